@@ -1,0 +1,69 @@
+/* hotline's C API for the profiled program: switch profiling on and off, and mark moments.
+ *
+ * A program may call these whether or not it runs under `hotline record`, and needs no library
+ * to link: each call looks up the runtime (libhotline-rt.so, preloaded by `hotline record`) once
+ * through dlsym and does nothing when it is absent. Safe from any thread; not from signal
+ * handlers.
+ *
+ *   hotline_stop();            ... set-up you do not want in the profile ...
+ *   hotline_start();
+ *   hotline_mark("phase 2");   a labelled point in time, shown in reports
+ */
+#ifndef HOTLINE_HOTLINE_H
+#define HOTLINE_HOTLINE_H
+
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE 1 /* RTLD_DEFAULT */
+#endif
+#include <dlfcn.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The runtime's entry points, resolved at run time. Not for direct use. */
+typedef void (*hotline_rt_void_fn)(void);
+typedef void (*hotline_rt_mark_fn)(const char *);
+
+static inline void *hotline__lookup(const char *name) {
+  return dlsym(RTLD_DEFAULT, name);
+}
+
+/* Resumes sampling (after hotline_stop() or `hotline record --start-paused`). */
+static inline void hotline_start(void) {
+  static hotline_rt_void_fn fn;
+  static int looked;
+  if (!looked) {
+    fn = (hotline_rt_void_fn)hotline__lookup("hotline_rt_start");
+    looked = 1;
+  }
+  if (fn) fn();
+}
+
+/* Pauses sampling: nothing is recorded until hotline_start(). */
+static inline void hotline_stop(void) {
+  static hotline_rt_void_fn fn;
+  static int looked;
+  if (!looked) {
+    fn = (hotline_rt_void_fn)hotline__lookup("hotline_rt_stop");
+    looked = 1;
+  }
+  if (fn) fn();
+}
+
+/* Records a labelled point in time on the calling thread. The label is copied. */
+static inline void hotline_mark(const char *label) {
+  static hotline_rt_mark_fn fn;
+  static int looked;
+  if (!looked) {
+    fn = (hotline_rt_mark_fn)hotline__lookup("hotline_rt_mark");
+    looked = 1;
+  }
+  if (fn) fn(label);
+}
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* HOTLINE_HOTLINE_H */

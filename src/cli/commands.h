@@ -1,0 +1,14 @@
+// Each subcommand lives in a file of its own (<name>_command.cc) with its own options struct,
+// and registers itself on the CLI11 app here. A subcommand's callback stores its exit code in
+// *exit_code.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace hotline::cli {
+
+void RegisterRecordCommand(CLI::App& app, int* exit_code);
+void RegisterDumpCommand(CLI::App& app, int* exit_code);
+void RegisterReportCommand(CLI::App& app, int* exit_code);
+
+}  // namespace hotline::cli

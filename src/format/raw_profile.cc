@@ -1,0 +1,141 @@
+#include "format/raw_profile.h"
+
+namespace hotline::format {
+
+std::string RawProfile::str(uint64_t id) {
+  if (id == 0) return {};
+  auto it = strings.find(id);
+  if (it == strings.end()) {
+    ++dangling_references;
+    return "[unknown]";
+  }
+  return it->second;
+}
+
+std::vector<uint64_t> RawProfile::stack(uint64_t node, bool* broken) const {
+  std::vector<uint64_t> frames;
+  // A well-formed trie has parents defined before children, so a chain can never be longer
+  // than the node count; the bound also stops cycles in a forged file.
+  size_t limit = stack_nodes.size() + 1;
+  while (node != 0 && limit-- > 0) {
+    auto it = stack_nodes.find(node);
+    if (it == stack_nodes.end()) {
+      if (broken) *broken = true;
+      break;
+    }
+    frames.push_back(it->second.address);
+    node = it->second.parent;
+  }
+  if (node != 0 && broken) *broken = true;
+  return frames;
+}
+
+const RawModule* RawProfile::moduleAt(uint64_t address, uint64_t time) const {
+  const RawModule* found = nullptr;
+  for (const RawModule& m : modules) {
+    if (address < m.start || address - m.start >= m.size) continue;
+    if (m.load_time > time && found) continue;  // loaded later than the sample: a reuse
+    if (m.unload_time != 0 && m.unload_time < time) continue;
+    found = &m;
+  }
+  return found;
+}
+
+RawThread* RawProfile::thread(uint64_t tid) {
+  for (auto it = threads.rbegin(); it != threads.rend(); ++it)
+    if (it->tid == tid) return &*it;
+  return nullptr;
+}
+
+std::unordered_map<uint64_t, uint64_t> RawProfile::samplesPerThread() const {
+  std::unordered_map<uint64_t, uint64_t> counts;
+  for (const SampleRecord& s : samples) counts[s.tid] += s.weight;
+  return counts;
+}
+
+void RawProfile::onProcess(const ProcessRecord& r) {
+  RawProcess p;
+  p.pid = r.pid;
+  p.ppid = r.ppid;
+  p.realtime_ns = r.realtime_ns;
+  p.time = r.time;
+  p.exe = str(r.exe);
+  for (uint64_t i = 0; i < r.argc; ++i) p.argv.push_back(str(r.argv[i]));
+  p.clock = r.clock;
+  p.sampler = r.sampler;
+  p.period_ns = r.period_ns;
+  p.unwinder = r.unwinder;
+  p.max_depth = r.max_depth;
+  p.flags = r.flags;
+  process = std::move(p);
+}
+
+void RawProfile::onString(const StringRecord& r) {
+  strings[r.id] = std::string(r.text, r.size);
+}
+
+void RawProfile::onModuleLoad(const ModuleLoadRecord& r) {
+  RawModule m;
+  m.id = r.id;
+  m.load_time = r.time;
+  m.path = str(r.path);
+  m.bias = r.bias;
+  m.start = r.start;
+  m.size = r.size;
+  m.file_offset = r.file_offset;
+  m.build_id.assign(reinterpret_cast<const char*>(r.build_id), r.build_id_size);
+  modules.push_back(std::move(m));
+}
+
+void RawProfile::onModuleUnload(const ModuleUnloadRecord& r) {
+  for (RawModule& m : modules)
+    if (m.id == r.id) m.unload_time = r.time;
+}
+
+void RawProfile::onThreadStart(const ThreadStartRecord& r) {
+  RawThread t;
+  t.tid = r.tid;
+  t.start_time = r.time;
+  t.name = str(r.name);
+  t.flags = r.flags;
+  threads.push_back(std::move(t));
+}
+
+void RawProfile::onThreadEnd(const ThreadEndRecord& r) {
+  RawThread* t = thread(r.tid);
+  if (!t) {
+    threads.push_back(RawThread{r.tid, 0, 0, {}, 0, {}});
+    t = &threads.back();
+  }
+  t->end_time = r.time;
+  t->cpu_ns = r.cpu_ns;
+}
+
+void RawProfile::onThreadName(const ThreadNameRecord& r) {
+  if (RawThread* t = thread(r.tid)) t->name = str(r.name);
+}
+
+void RawProfile::onStackNode(const StackNodeRecord& r) {
+  stack_nodes[r.id] = RawStackNode{r.parent, r.address};
+}
+
+void RawProfile::onSample(const SampleRecord& r) { samples.push_back(r); }
+
+void RawProfile::onMark(const MarkRecord& r) { marks.push_back(RawMark{r.time, r.tid, str(r.label)}); }
+
+void RawProfile::onState(const StateRecord& r) { states.push_back(r); }
+
+void RawProfile::onStats(const StatsRecord& r) { stats.emplace_back(str(r.key), r.value); }
+
+void RawProfile::onDisabled(const DisabledRecord& r) { disabled_reasons.push_back(str(r.reason)); }
+
+void RawProfile::onEnd(const EndRecord& r) { end = r; }
+
+Expected<RawProfile> LoadRawProfile(const std::string& path, ReadStats* stats) {
+  RawProfile profile;
+  Status status = ReadProfileFile(path, profile, stats);
+  if (!status.ok()) return status;
+  return profile;
+}
+
+}  // namespace hotline::format

@@ -1,0 +1,100 @@
+// Every record of a profile, kept in memory as read: the input of `hotline dump`, of the model
+// and of tests. Ids are resolved lazily through the tables below; a dangling id (its defining
+// record was in a damaged chunk) resolves to nothing and is counted by the caller.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "base/status.h"
+#include "format/reader.h"
+
+namespace hotline::format {
+
+struct RawModule {
+  uint64_t id = 0;
+  uint64_t load_time = 0, unload_time = 0;  // unload_time 0 = never unloaded
+  std::string path;
+  uint64_t bias = 0, start = 0, size = 0, file_offset = 0;
+  std::string build_id;  // raw bytes
+};
+
+struct RawThread {
+  uint64_t tid = 0;
+  uint64_t start_time = 0, end_time = 0;
+  std::string name;
+  uint64_t flags = 0;
+  std::optional<uint64_t> cpu_ns;  // known when the thread's end was recorded
+};
+
+struct RawProcess {
+  uint64_t pid = 0, ppid = 0, realtime_ns = 0, time = 0;
+  std::string exe;
+  std::vector<std::string> argv;
+  ClockMode clock = ClockMode::kCpu;
+  Sampler sampler = Sampler::kNone;
+  uint64_t period_ns = 0;
+  Unwinder unwinder = Unwinder::kDwarf;
+  uint64_t max_depth = 0;
+  uint64_t flags = 0;
+};
+
+struct RawStackNode {
+  uint64_t parent = 0, address = 0;
+};
+
+struct RawMark {
+  uint64_t time = 0, tid = 0;
+  std::string label;
+};
+
+// Records in file order, strings resolved at the time they were read.
+class RawProfile : public RecordVisitor {
+ public:
+  std::optional<RawProcess> process;
+  std::vector<RawModule> modules;  // in load order
+  std::vector<RawThread> threads;  // in start order
+  std::unordered_map<uint64_t, RawStackNode> stack_nodes;
+  std::vector<SampleRecord> samples;
+  std::vector<RawMark> marks;
+  std::vector<StateRecord> states;
+  std::vector<std::pair<std::string, uint64_t>> stats;  // key, value, in order
+  std::vector<std::string> disabled_reasons;
+  std::optional<EndRecord> end;
+  std::unordered_map<uint64_t, std::string> strings;
+  uint64_t dangling_references = 0;  // ids used but never defined
+
+  // The frames of `node`, innermost first. Sets *broken when a parent link dangles.
+  std::vector<uint64_t> stack(uint64_t node, bool* broken = nullptr) const;
+  // The module whose range holds `address` at `time`, or nullptr.
+  const RawModule* moduleAt(uint64_t address, uint64_t time) const;
+  RawThread* thread(uint64_t tid);
+  // Sum of sample weights per thread id.
+  std::unordered_map<uint64_t, uint64_t> samplesPerThread() const;
+
+  void onProcess(const ProcessRecord& r) override;
+  void onString(const StringRecord& r) override;
+  void onModuleLoad(const ModuleLoadRecord& r) override;
+  void onModuleUnload(const ModuleUnloadRecord& r) override;
+  void onThreadStart(const ThreadStartRecord& r) override;
+  void onThreadEnd(const ThreadEndRecord& r) override;
+  void onThreadName(const ThreadNameRecord& r) override;
+  void onStackNode(const StackNodeRecord& r) override;
+  void onSample(const SampleRecord& r) override;
+  void onMark(const MarkRecord& r) override;
+  void onState(const StateRecord& r) override;
+  void onStats(const StatsRecord& r) override;
+  void onDisabled(const DisabledRecord& r) override;
+  void onEnd(const EndRecord& r) override;
+
+ private:
+  std::string str(uint64_t id);
+};
+
+// Reads a whole profile into memory.
+Expected<RawProfile> LoadRawProfile(const std::string& path, ReadStats* stats);
+
+}  // namespace hotline::format

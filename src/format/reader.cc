@@ -1,0 +1,342 @@
+#include "format/reader.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zstd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <memory>
+
+#include "base/crc32c.h"
+#include "base/varint.h"
+
+namespace hotline::format {
+namespace {
+
+constexpr size_t kMaxProblems = 20;
+
+uint16_t Le16(const uint8_t* p) { return uint16_t(p[0] | p[1] << 8); }
+uint32_t Le32(const uint8_t* p) {
+  return uint32_t(p[0]) | uint32_t(p[1]) << 8 | uint32_t(p[2]) << 16 | uint32_t(p[3]) << 24;
+}
+uint64_t Le64(const uint8_t* p) { return Le32(p) | uint64_t(Le32(p + 4)) << 32; }
+
+struct ChunkHeader {
+  uint16_t type, flags;
+  uint32_t stored_len, raw_len, payload_crc;
+};
+
+// A chunk header is plausible when its sync, CRC and lengths check.
+bool ParseChunkHeader(const uint8_t* p, ChunkHeader* h) {
+  if (std::memcmp(p, kChunkSync, sizeof kChunkSync) != 0) return false;
+  if (Crc32c(p, 20) != Le32(p + 20)) return false;
+  h->type = Le16(p + 4);
+  h->flags = Le16(p + 6);
+  h->stored_len = Le32(p + 8);
+  h->raw_len = Le32(p + 12);
+  h->payload_crc = Le32(p + 16);
+  return h->stored_len <= kMaxChunkBytes && h->raw_len <= kMaxChunkBytes;
+}
+
+class PayloadDecoder {
+ public:
+  PayloadDecoder(RecordVisitor& visitor, ReadStats& stats, std::string_view name)
+      : visitor_(visitor), stats_(stats), name_(name) {}
+
+  // Decodes one records payload; returns false if it is cut short (the rest is dropped).
+  bool decode(const uint8_t* data, size_t size, uint64_t chunk_offset) {
+    ByteCursor in(data, size);
+    if (!in.varint(&time_)) return false;
+    while (!in.atEnd()) {
+      uint64_t kind, length;
+      const uint8_t* body;
+      if (!in.varint(&kind) || !in.varint(&length) || !in.bytes(length, &body)) {
+        note("chunk at offset " + std::to_string(chunk_offset) + ": record runs past its chunk");
+        return false;
+      }
+      ++stats_.records;
+      ByteCursor fields(body, length);
+      int result = dispatch(kind, fields);
+      if (result < 0) {
+        ++stats_.malformed_records;
+        note("chunk at offset " + std::to_string(chunk_offset) + ": malformed record of kind " +
+             std::to_string(kind));
+      } else if (result == 0) {
+        ++stats_.unknown_records;
+      }
+    }
+    return true;
+  }
+
+  void note(std::string line) {
+    if (stats_.problems.size() < kMaxProblems) stats_.problems.push_back(std::move(line));
+  }
+
+ private:
+  bool t(ByteCursor& in, uint64_t* out) {
+    int64_t delta;
+    if (!in.svarint(&delta)) return false;
+    time_ += static_cast<uint64_t>(delta);
+    *out = time_;
+    return true;
+  }
+
+  // 1 = delivered, 0 = unknown kind, -1 = malformed.
+  int dispatch(uint64_t kind, ByteCursor& in) {
+    switch (static_cast<RecordKind>(kind)) {
+      case RecordKind::kProcess: {
+        ProcessRecord r;
+        uint64_t clock, sampler, unwinder;
+        if (!in.varint(&r.pid) || !in.varint(&r.ppid) || !in.varint(&r.realtime_ns) ||
+            !t(in, &r.time) || !in.varint(&r.exe) || !in.varint(&r.argc))
+          return -1;
+        if (r.argc > in.remaining()) return -1;  // each id takes at least one byte
+        argv_.resize(r.argc);
+        for (auto& a : argv_)
+          if (!in.varint(&a)) return -1;
+        r.argv = argv_.data();
+        if (!in.varint(&clock) || !in.varint(&sampler) || !in.varint(&r.period_ns) ||
+            !in.varint(&unwinder) || !in.varint(&r.max_depth) || !in.varint(&r.flags))
+          return -1;
+        r.clock = static_cast<ClockMode>(clock);
+        r.sampler = static_cast<Sampler>(sampler);
+        r.unwinder = static_cast<Unwinder>(unwinder);
+        visitor_.onProcess(r);
+        return 1;
+      }
+      case RecordKind::kString: {
+        StringRecord r;
+        const uint8_t* text;
+        if (!in.varint(&r.id) || !in.varint(&r.size) || !in.bytes(r.size, &text)) return -1;
+        r.text = reinterpret_cast<const char*>(text);
+        visitor_.onString(r);
+        return 1;
+      }
+      case RecordKind::kModuleLoad: {
+        ModuleLoadRecord r;
+        if (!t(in, &r.time) || !in.varint(&r.id) || !in.varint(&r.path) || !in.varint(&r.bias) ||
+            !in.varint(&r.start) || !in.varint(&r.size) || !in.varint(&r.file_offset) ||
+            !in.varint(&r.build_id_size) || !in.bytes(r.build_id_size, &r.build_id))
+          return -1;
+        visitor_.onModuleLoad(r);
+        return 1;
+      }
+      case RecordKind::kModuleUnload: {
+        ModuleUnloadRecord r;
+        if (!t(in, &r.time) || !in.varint(&r.id)) return -1;
+        visitor_.onModuleUnload(r);
+        return 1;
+      }
+      case RecordKind::kThreadStart: {
+        ThreadStartRecord r;
+        if (!t(in, &r.time) || !in.varint(&r.tid) || !in.varint(&r.name) || !in.varint(&r.flags))
+          return -1;
+        visitor_.onThreadStart(r);
+        return 1;
+      }
+      case RecordKind::kThreadEnd: {
+        ThreadEndRecord r;
+        if (!t(in, &r.time) || !in.varint(&r.tid) || !in.varint(&r.cpu_ns)) return -1;
+        visitor_.onThreadEnd(r);
+        return 1;
+      }
+      case RecordKind::kThreadName: {
+        ThreadNameRecord r;
+        if (!t(in, &r.time) || !in.varint(&r.tid) || !in.varint(&r.name)) return -1;
+        visitor_.onThreadName(r);
+        return 1;
+      }
+      case RecordKind::kStackNode: {
+        StackNodeRecord r;
+        if (!in.varint(&r.id) || !in.varint(&r.parent) || !in.varint(&r.address)) return -1;
+        visitor_.onStackNode(r);
+        return 1;
+      }
+      case RecordKind::kSample: {
+        SampleRecord r;
+        if (!t(in, &r.time) || !in.varint(&r.tid) || !in.varint(&r.node) ||
+            !in.varint(&r.weight) || !in.varint(&r.flags))
+          return -1;
+        visitor_.onSample(r);
+        return 1;
+      }
+      case RecordKind::kMark: {
+        MarkRecord r;
+        if (!t(in, &r.time) || !in.varint(&r.tid) || !in.varint(&r.label)) return -1;
+        visitor_.onMark(r);
+        return 1;
+      }
+      case RecordKind::kState: {
+        StateRecord r;
+        uint64_t source;
+        if (!t(in, &r.time) || !in.varint(&r.tid) || !in.varint(&r.on) || !in.varint(&source))
+          return -1;
+        r.source = static_cast<StateSource>(source);
+        visitor_.onState(r);
+        return 1;
+      }
+      case RecordKind::kStats: {
+        StatsRecord r;
+        if (!t(in, &r.time) || !in.varint(&r.key) || !in.varint(&r.value)) return -1;
+        visitor_.onStats(r);
+        return 1;
+      }
+      case RecordKind::kDisabled: {
+        DisabledRecord r;
+        if (!t(in, &r.time) || !in.varint(&r.reason)) return -1;
+        visitor_.onDisabled(r);
+        return 1;
+      }
+      case RecordKind::kEnd: {
+        EndRecord r;
+        uint64_t how;
+        if (!t(in, &r.time) || !in.varint(&how) || !in.varint(&r.code)) return -1;
+        r.how = static_cast<EndHow>(how);
+        visitor_.onEnd(r);
+        return 1;
+      }
+    }
+    return 0;
+  }
+
+  RecordVisitor& visitor_;
+  ReadStats& stats_;
+  std::string_view name_;
+  uint64_t time_ = 0;
+  std::vector<uint64_t> argv_;
+};
+
+}  // namespace
+
+std::string ReadStats::summary() const {
+  if (!damaged()) return {};
+  std::string s;
+  auto add = [&](uint64_t n, const char* what) {
+    if (!n) return;
+    if (!s.empty()) s += ", ";
+    s += std::to_string(n) + what;
+  };
+  add(damaged_chunks, " damaged chunk(s) dropped");
+  add(bytes_skipped, " byte(s) skipped");
+  add(truncated_bytes, " byte(s) of a truncated tail dropped");
+  add(malformed_records, " malformed record(s) skipped");
+  return s;
+}
+
+Status ReadProfileBytes(const uint8_t* data, size_t size, std::string_view name,
+                        RecordVisitor& visitor, ReadStats* stats_out) {
+  ReadStats local;
+  ReadStats& stats = stats_out ? *stats_out : local;
+  stats = ReadStats{};
+  stats.file_bytes = size;
+  std::string who(name);
+
+  if (size < sizeof kMagic || std::memcmp(data, kMagic, sizeof kMagic) != 0)
+    return Status::Error(who + ": not a hotline profile (wrong magic)");
+  if (size < kFileHeaderSize)
+    return Status::Error(who + ": truncated profile header (" + std::to_string(size) + " bytes)");
+  if (Crc32c(data, 28) != Le32(data + 28))
+    return Status::Error(who + ": damaged profile header (checksum mismatch)");
+  stats.version = Le16(data + 8);
+  stats.min_reader_version = Le16(data + 10);
+  uint32_t header_size = Le32(data + 12);
+  stats.features = Le64(data + 16);
+  if (stats.min_reader_version > kVersion) {
+    return Status::Error(who + ": written by format version " + std::to_string(stats.version) +
+                         ", which needs a reader of version " +
+                         std::to_string(stats.min_reader_version) + "; this hotline reads version " +
+                         std::to_string(kVersion));
+  }
+  if (header_size < kFileHeaderSize || header_size > size)
+    return Status::Error(who + ": damaged profile header (size " + std::to_string(header_size) +
+                         ")");
+
+  PayloadDecoder decoder(visitor, stats, name);
+  ZSTD_DCtx* dctx = ZSTD_createDCtx();
+  std::unique_ptr<ZSTD_DCtx, size_t (*)(ZSTD_DCtx*)> dctx_owner(dctx, ZSTD_freeDCtx);
+  std::vector<uint8_t> raw;
+
+  size_t pos = header_size;
+  bool in_damage = false;  // scanning forward after a damaged chunk
+  while (pos < size) {
+    ChunkHeader h;
+    bool header_ok = size - pos >= kChunkHeaderSize && ParseChunkHeader(data + pos, &h);
+    if (!header_ok) {
+      if (size - pos < kChunkHeaderSize && !in_damage &&
+          std::memcmp(data + pos, kChunkSync, std::min<size_t>(4, size - pos)) == 0) {
+        stats.truncated_bytes += size - pos;  // a header cut short at the end of the file
+        break;
+      }
+      if (!in_damage) {
+        ++stats.damaged_chunks;
+        decoder.note("damaged chunk header at offset " + std::to_string(pos));
+        in_damage = true;
+      }
+      ++stats.bytes_skipped;
+      ++pos;
+      continue;
+    }
+    in_damage = false;
+    size_t payload_at = pos + kChunkHeaderSize;
+    if (h.stored_len > size - payload_at) {
+      stats.truncated_bytes += size - pos;  // the last chunk was cut short
+      break;
+    }
+    const uint8_t* payload = data + payload_at;
+    bool ok = Crc32c(payload, h.stored_len) == h.payload_crc;
+    const uint8_t* plain = payload;
+    size_t plain_size = h.stored_len;
+    if (ok && (h.flags & kChunkZstd)) {
+      raw.resize(h.raw_len);
+      size_t n = ZSTD_decompressDCtx(dctx, raw.data(), raw.size(), payload, h.stored_len);
+      ok = !ZSTD_isError(n) && n == h.raw_len;
+      plain = raw.data();
+      plain_size = h.raw_len;
+    } else if (ok && h.raw_len != h.stored_len) {
+      ok = false;
+    }
+    if (!ok) {
+      ++stats.damaged_chunks;
+      decoder.note("damaged chunk at offset " + std::to_string(pos) +
+                   " (checksum or compression)");
+      // The header checked, so its length is trustworthy enough to skip the payload.
+      stats.bytes_skipped += kChunkHeaderSize + h.stored_len;
+      pos = payload_at + h.stored_len;
+      continue;
+    }
+    if (h.type == static_cast<uint16_t>(ChunkType::kRecords)) {
+      if (!decoder.decode(plain, plain_size, pos)) ++stats.malformed_records;
+    }
+    ++stats.chunks;
+    pos = payload_at + h.stored_len;
+  }
+  return Status();
+}
+
+Status ReadProfileFile(const std::string& path, RecordVisitor& visitor, ReadStats* stats) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return Status::Error(path + ": " + std::strerror(errno));
+  struct stat st;
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return Status::Error(path + ": not a regular file");
+  }
+  size_t size = static_cast<size_t>(st.st_size);
+  if (size == 0) {
+    ::close(fd);
+    return Status::Error(path + ": empty file, not a hotline profile");
+  }
+  void* map = mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+  ::close(fd);
+  if (map == MAP_FAILED) return Status::Error(path + ": cannot map: " + std::strerror(errno));
+  Status status =
+      ReadProfileBytes(static_cast<const uint8_t*>(map), size, path, visitor, stats);
+  munmap(map, size);
+  return status;
+}
+
+}  // namespace hotline::format

@@ -1,0 +1,65 @@
+// Reads a .hotline file (docs/format.md) and hands every record to a visitor. Never trusts a
+// byte: damaged chunks are skipped and counted, a truncated tail is accepted, and only a file
+// that cannot be a readable profile at all (missing, wrong magic, damaged header, too new)
+// fails with a Status.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/status.h"
+#include "format/schema.h"
+
+namespace hotline::format {
+
+// What the reader saw besides the records: the header, and every kind of damage.
+struct ReadStats {
+  uint16_t version = 0;
+  uint16_t min_reader_version = 0;
+  uint64_t features = 0;
+  uint64_t file_bytes = 0;
+  uint64_t chunks = 0;             // chunks read whole
+  uint64_t damaged_chunks = 0;     // chunks dropped: bad checksum, length or compression
+  uint64_t bytes_skipped = 0;      // bytes passed over while looking for the next chunk
+  uint64_t truncated_bytes = 0;    // bytes of an incomplete last chunk
+  uint64_t records = 0;
+  uint64_t unknown_records = 0;    // kinds this reader does not know (a newer writer): skipped
+  uint64_t malformed_records = 0;  // records whose fields do not parse: skipped
+  std::vector<std::string> problems;  // one line per problem, the first few only
+
+  bool damaged() const {
+    return damaged_chunks || bytes_skipped || truncated_bytes || malformed_records;
+  }
+  // One line summarising the damage, empty when there is none.
+  std::string summary() const;
+};
+
+// Receives records in file order. Pointers inside records are valid only during the call.
+class RecordVisitor {
+ public:
+  virtual ~RecordVisitor() = default;
+  virtual void onProcess(const ProcessRecord&) {}
+  virtual void onString(const StringRecord&) {}
+  virtual void onModuleLoad(const ModuleLoadRecord&) {}
+  virtual void onModuleUnload(const ModuleUnloadRecord&) {}
+  virtual void onThreadStart(const ThreadStartRecord&) {}
+  virtual void onThreadEnd(const ThreadEndRecord&) {}
+  virtual void onThreadName(const ThreadNameRecord&) {}
+  virtual void onStackNode(const StackNodeRecord&) {}
+  virtual void onSample(const SampleRecord&) {}
+  virtual void onMark(const MarkRecord&) {}
+  virtual void onState(const StateRecord&) {}
+  virtual void onStats(const StatsRecord&) {}
+  virtual void onDisabled(const DisabledRecord&) {}
+  virtual void onEnd(const EndRecord&) {}
+};
+
+// Reads the file at `path`. Errors name the file.
+Status ReadProfileFile(const std::string& path, RecordVisitor& visitor, ReadStats* stats);
+// Reads a profile held in memory; `name` is used in messages.
+Status ReadProfileBytes(const uint8_t* data, size_t size, std::string_view name,
+                        RecordVisitor& visitor, ReadStats* stats);
+
+}  // namespace hotline::format

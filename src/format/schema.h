@@ -1,0 +1,130 @@
+// The .hotline file format: the one header shared by writer (runtime) and reader (tool).
+// docs/format.md is the specification; keep the two in step.
+#pragma once
+
+#include <cstdint>
+
+namespace hotline::format {
+
+inline constexpr uint8_t kMagic[8] = {0x89, 'H', 'T', 'L', 0x0D, 0x0A, 0x1A, 0x0A};
+inline constexpr uint16_t kVersion = 1;
+inline constexpr uint16_t kMinReaderVersion = 1;
+inline constexpr uint32_t kFileHeaderSize = 32;
+inline constexpr uint32_t kChunkHeaderSize = 24;
+inline constexpr uint8_t kChunkSync[4] = {'H', 'L', 'C', 'K'};
+inline constexpr uint32_t kMaxChunkBytes = 64u << 20;
+
+enum Feature : uint64_t {
+  kFeatureSamples = 1u << 0,
+};
+
+enum class ChunkType : uint16_t { kRecords = 1 };
+enum ChunkFlags : uint16_t { kChunkZstd = 1u << 0 };
+
+enum class RecordKind : uint32_t {
+  kProcess = 1,
+  kString = 2,
+  kModuleLoad = 3,
+  kModuleUnload = 4,
+  kThreadStart = 5,
+  kThreadEnd = 6,
+  kThreadName = 7,
+  kStackNode = 8,
+  kSample = 9,
+  kMark = 10,
+  kState = 11,
+  kStats = 12,
+  kDisabled = 13,
+  kEnd = 14,
+};
+
+enum class ClockMode : uint32_t { kCpu = 0, kWall = 1 };
+enum class Sampler : uint32_t { kNone = 0, kPerfTaskClock = 1, kPosixCpuTimer = 2, kPosixMonotonicTimer = 3 };
+enum class Unwinder : uint32_t { kFramePointers = 0, kDwarf = 1 };
+enum class EndHow : uint32_t { kExit = 0, kUnderscoreExit = 1, kSignal = 2, kExec = 3, kUnload = 4 };
+enum class StateSource : uint32_t { kApi = 0, kSignal = 1, kStartup = 2 };
+
+enum ProcessFlags : uint32_t { kStartedPaused = 1u << 0, kForkedChild = 1u << 1, kExecImage = 1u << 2 };
+enum ThreadFlags : uint32_t { kThreadPreexisting = 1u << 0 };
+enum SampleFlags : uint32_t {
+  kSampleTruncated = 1u << 0,
+  kSampleBroken = 1u << 1,
+  kSampleInRuntime = 1u << 2,
+};
+
+// Record bodies, in field order. Strings are ids into the file's string table (0 = none).
+// Times are absolute CLOCK_MONOTONIC nanoseconds here; the encoding makes them deltas.
+
+struct ProcessRecord {
+  uint64_t pid = 0, ppid = 0, realtime_ns = 0, time = 0;
+  uint64_t exe = 0;
+  uint64_t argc = 0;
+  const uint64_t* argv = nullptr;  // argc string ids; valid only during the call
+  ClockMode clock = ClockMode::kCpu;
+  Sampler sampler = Sampler::kNone;
+  uint64_t period_ns = 0;
+  Unwinder unwinder = Unwinder::kDwarf;
+  uint64_t max_depth = 0;
+  uint64_t flags = 0;
+};
+
+struct StringRecord {
+  uint64_t id = 0;
+  const char* text = nullptr;  // not NUL-terminated; valid only during the call
+  uint64_t size = 0;
+};
+
+struct ModuleLoadRecord {
+  uint64_t time = 0, id = 0, path = 0, bias = 0, start = 0, size = 0, file_offset = 0;
+  const uint8_t* build_id = nullptr;  // valid only during the call
+  uint64_t build_id_size = 0;
+};
+
+struct ModuleUnloadRecord {
+  uint64_t time = 0, id = 0;
+};
+
+struct ThreadStartRecord {
+  uint64_t time = 0, tid = 0, name = 0, flags = 0;
+};
+
+struct ThreadEndRecord {
+  uint64_t time = 0, tid = 0, cpu_ns = 0;
+};
+
+struct ThreadNameRecord {
+  uint64_t time = 0, tid = 0, name = 0;
+};
+
+struct StackNodeRecord {
+  uint64_t id = 0, parent = 0, address = 0;
+};
+
+struct SampleRecord {
+  uint64_t time = 0, tid = 0, node = 0, weight = 1, flags = 0;
+};
+
+struct MarkRecord {
+  uint64_t time = 0, tid = 0, label = 0;
+};
+
+struct StateRecord {
+  uint64_t time = 0, tid = 0, on = 0;
+  StateSource source = StateSource::kApi;
+};
+
+struct StatsRecord {
+  uint64_t time = 0, key = 0, value = 0;
+};
+
+struct DisabledRecord {
+  uint64_t time = 0, reason = 0;
+};
+
+struct EndRecord {
+  uint64_t time = 0;
+  EndHow how = EndHow::kExit;
+  uint64_t code = 0;
+};
+
+}  // namespace hotline::format

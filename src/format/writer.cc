@@ -1,0 +1,366 @@
+#include "format/writer.h"
+
+#include <errno.h>
+#include <unistd.h>
+#include <zstd.h>
+
+#include <cstdlib>
+#include <cstring>
+
+#include "base/crc32c.h"
+
+namespace hotline::format {
+
+struct Writer::StringSlot {
+  uint64_t hash;  // 0 = empty slot
+  uint64_t id;
+  size_t offset, size;  // in string_arena_
+};
+
+struct Writer::NodeSlot {
+  uint64_t parent, address;
+  uint64_t id;  // 0 = empty slot
+};
+
+namespace {
+
+uint64_t HashBytes(const char* p, size_t n) {
+  uint64_t h = 1469598103934665603ull;  // FNV-1a
+  for (size_t i = 0; i < n; ++i) h = (h ^ static_cast<uint8_t>(p[i])) * 1099511628211ull;
+  return h | 1;  // never 0, which marks an empty slot
+}
+
+uint64_t HashNode(uint64_t parent, uint64_t address) {
+  uint64_t h = parent * 0x9E3779B97F4A7C15ull ^ (address + 0x632BE59BD9B4E019ull);
+  h ^= h >> 29;
+  h *= 0xBF58476D1CE4E5B9ull;
+  return h ^ (h >> 32);
+}
+
+constexpr int kZstdLevel = 1;
+constexpr size_t kAutoFlushBytes = 8u << 20;  // the writer runs beside the program: favour speed
+
+}  // namespace
+
+Writer::Writer() = default;
+
+Writer::~Writer() {
+  if (zstd_) ZSTD_freeCCtx(static_cast<ZSTD_CCtx*>(zstd_));
+  std::free(strings_);
+  std::free(nodes_);
+}
+
+bool Writer::begin(int fd, uint64_t features) {
+  fd_ = fd;
+  ByteBuffer header;
+  header.append(kMagic, sizeof kMagic);
+  header.u16(kVersion);
+  header.u16(kMinReaderVersion);
+  header.u32(kFileHeaderSize);
+  header.u64(features);
+  header.u32(0);
+  if (header.failed()) {
+    fail("out of memory");
+    return false;
+  }
+  header.u32(Crc32c(header.data(), header.size()));
+  return writeAll(header.data(), header.size());
+}
+
+void Writer::reset() {
+  chunk_.clear();
+  record_.clear();
+  last_time_ = 0;
+  if (strings_) std::memset(strings_, 0, strings_capacity_ * sizeof(StringSlot));
+  strings_count_ = 0;
+  string_arena_.clear();
+  if (nodes_) std::memset(nodes_, 0, nodes_capacity_ * sizeof(NodeSlot));
+  nodes_count_ = 0;
+  bytes_written_ = 0;
+  error_ = nullptr;
+}
+
+bool Writer::growStrings() {
+  size_t capacity = strings_capacity_ ? strings_capacity_ * 2 : 256;
+  auto* grown = static_cast<StringSlot*>(std::calloc(capacity, sizeof(StringSlot)));
+  if (!grown) return false;
+  for (size_t i = 0; i < strings_capacity_; ++i) {
+    if (!strings_[i].hash) continue;
+    size_t j = strings_[i].hash & (capacity - 1);
+    while (grown[j].hash) j = (j + 1) & (capacity - 1);
+    grown[j] = strings_[i];
+  }
+  std::free(strings_);
+  strings_ = grown;
+  strings_capacity_ = capacity;
+  return true;
+}
+
+uint64_t Writer::internString(const char* text) {
+  return text ? internString(text, std::strlen(text)) : 0;
+}
+
+uint64_t Writer::internString(const char* text, size_t size) {
+  if ((strings_count_ + 1) * 2 > strings_capacity_ && !growStrings()) {
+    fail("out of memory");
+    return 0;
+  }
+  uint64_t hash = HashBytes(text, size);
+  size_t mask = strings_capacity_ - 1;
+  size_t i = hash & mask;
+  for (; strings_[i].hash; i = (i + 1) & mask) {
+    const StringSlot& s = strings_[i];
+    if (s.hash == hash && s.size == size &&
+        std::memcmp(string_arena_.data() + s.offset, text, size) == 0) {
+      return s.id;
+    }
+  }
+  size_t offset = string_arena_.size();
+  string_arena_.append(text, size);
+  if (string_arena_.failed()) {
+    fail("out of memory");
+    return 0;
+  }
+  uint64_t id = ++strings_count_;
+  strings_[i] = StringSlot{hash, id, offset, size};
+  addString(id, text, size);
+  return id;
+}
+
+bool Writer::growNodes() {
+  size_t capacity = nodes_capacity_ ? nodes_capacity_ * 2 : 4096;
+  auto* grown = static_cast<NodeSlot*>(std::calloc(capacity, sizeof(NodeSlot)));
+  if (!grown) return false;
+  for (size_t i = 0; i < nodes_capacity_; ++i) {
+    if (!nodes_[i].id) continue;
+    size_t j = HashNode(nodes_[i].parent, nodes_[i].address) & (capacity - 1);
+    while (grown[j].id) j = (j + 1) & (capacity - 1);
+    grown[j] = nodes_[i];
+  }
+  std::free(nodes_);
+  nodes_ = grown;
+  nodes_capacity_ = capacity;
+  return true;
+}
+
+uint64_t Writer::internStackNode(uint64_t parent, uint64_t address) {
+  if ((nodes_count_ + 1) * 2 > nodes_capacity_ && !growNodes()) {
+    fail("out of memory");
+    return 0;
+  }
+  size_t mask = nodes_capacity_ - 1;
+  size_t i = HashNode(parent, address) & mask;
+  for (; nodes_[i].id; i = (i + 1) & mask) {
+    if (nodes_[i].parent == parent && nodes_[i].address == address) return nodes_[i].id;
+  }
+  uint64_t id = ++nodes_count_;
+  nodes_[i] = NodeSlot{parent, address, id};
+  addStackNode(id, parent, address);
+  return id;
+}
+
+void Writer::beginRecord(RecordKind kind) {
+  if (chunk_.size() == 0) chunk_.varint(last_time_);  // the chunk's base time
+  kind_ = kind;
+  record_.clear();
+}
+
+void Writer::endRecord() {
+  chunk_.varint(static_cast<uint64_t>(kind_));
+  chunk_.varint(record_.size());
+  chunk_.append(record_.data(), record_.size());
+  if (chunk_.failed() || record_.failed()) fail("out of memory");
+  if (chunk_.size() >= kAutoFlushBytes) flush();  // keep chunks far below kMaxChunkBytes
+}
+
+void Writer::time(uint64_t t) {
+  record_.svarint(static_cast<int64_t>(t - last_time_));
+  last_time_ = t;
+}
+
+void Writer::addString(uint64_t id, const char* text, size_t size) {
+  beginRecord(RecordKind::kString);
+  record_.varint(id);
+  record_.varint(size);
+  record_.append(text, size);
+  endRecord();
+}
+
+void Writer::addStackNode(uint64_t id, uint64_t parent, uint64_t address) {
+  beginRecord(RecordKind::kStackNode);
+  record_.varint(id);
+  record_.varint(parent);
+  record_.varint(address);
+  endRecord();
+}
+
+void Writer::add(const ProcessRecord& r) {
+  beginRecord(RecordKind::kProcess);
+  record_.varint(r.pid);
+  record_.varint(r.ppid);
+  record_.varint(r.realtime_ns);
+  time(r.time);
+  record_.varint(r.exe);
+  record_.varint(r.argc);
+  for (uint64_t i = 0; i < r.argc; ++i) record_.varint(r.argv[i]);
+  record_.varint(static_cast<uint64_t>(r.clock));
+  record_.varint(static_cast<uint64_t>(r.sampler));
+  record_.varint(r.period_ns);
+  record_.varint(static_cast<uint64_t>(r.unwinder));
+  record_.varint(r.max_depth);
+  record_.varint(r.flags);
+  endRecord();
+}
+
+void Writer::add(const ModuleLoadRecord& r) {
+  beginRecord(RecordKind::kModuleLoad);
+  time(r.time);
+  record_.varint(r.id);
+  record_.varint(r.path);
+  record_.varint(r.bias);
+  record_.varint(r.start);
+  record_.varint(r.size);
+  record_.varint(r.file_offset);
+  record_.varint(r.build_id_size);
+  record_.append(r.build_id, r.build_id_size);
+  endRecord();
+}
+
+void Writer::add(const ModuleUnloadRecord& r) {
+  beginRecord(RecordKind::kModuleUnload);
+  time(r.time);
+  record_.varint(r.id);
+  endRecord();
+}
+
+void Writer::add(const ThreadStartRecord& r) {
+  beginRecord(RecordKind::kThreadStart);
+  time(r.time);
+  record_.varint(r.tid);
+  record_.varint(r.name);
+  record_.varint(r.flags);
+  endRecord();
+}
+
+void Writer::add(const ThreadEndRecord& r) {
+  beginRecord(RecordKind::kThreadEnd);
+  time(r.time);
+  record_.varint(r.tid);
+  record_.varint(r.cpu_ns);
+  endRecord();
+}
+
+void Writer::add(const ThreadNameRecord& r) {
+  beginRecord(RecordKind::kThreadName);
+  time(r.time);
+  record_.varint(r.tid);
+  record_.varint(r.name);
+  endRecord();
+}
+
+void Writer::add(const SampleRecord& r) {
+  beginRecord(RecordKind::kSample);
+  time(r.time);
+  record_.varint(r.tid);
+  record_.varint(r.node);
+  record_.varint(r.weight);
+  record_.varint(r.flags);
+  endRecord();
+}
+
+void Writer::add(const MarkRecord& r) {
+  beginRecord(RecordKind::kMark);
+  time(r.time);
+  record_.varint(r.tid);
+  record_.varint(r.label);
+  endRecord();
+}
+
+void Writer::add(const StateRecord& r) {
+  beginRecord(RecordKind::kState);
+  time(r.time);
+  record_.varint(r.tid);
+  record_.varint(r.on);
+  record_.varint(static_cast<uint64_t>(r.source));
+  endRecord();
+}
+
+void Writer::add(const StatsRecord& r) {
+  beginRecord(RecordKind::kStats);
+  time(r.time);
+  record_.varint(r.key);
+  record_.varint(r.value);
+  endRecord();
+}
+
+void Writer::add(const DisabledRecord& r) {
+  beginRecord(RecordKind::kDisabled);
+  time(r.time);
+  record_.varint(r.reason);
+  endRecord();
+}
+
+void Writer::add(const EndRecord& r) {
+  beginRecord(RecordKind::kEnd);
+  time(r.time);
+  record_.varint(static_cast<uint64_t>(r.how));
+  record_.varint(r.code);
+  endRecord();
+}
+
+bool Writer::flush() {
+  if (failed()) return false;
+  if (chunk_.size() == 0) return true;
+  if (!zstd_) zstd_ = ZSTD_createCCtx();
+
+  const uint8_t* payload = chunk_.data();
+  size_t stored = chunk_.size();
+  uint16_t flags = 0;
+  if (zstd_) {
+    size_t bound = ZSTD_compressBound(chunk_.size());
+    compressed_.clear();
+    if (uint8_t* out = compressed_.prepare(bound)) {
+      size_t n = ZSTD_compressCCtx(static_cast<ZSTD_CCtx*>(zstd_), out, bound, chunk_.data(),
+                                   chunk_.size(), kZstdLevel);
+      if (!ZSTD_isError(n) && n < chunk_.size()) {
+        payload = out;
+        stored = n;
+        flags = kChunkZstd;
+      }
+    }
+  }
+
+  ByteBuffer header;
+  header.append(kChunkSync, sizeof kChunkSync);
+  header.u16(static_cast<uint16_t>(ChunkType::kRecords));
+  header.u16(flags);
+  header.u32(static_cast<uint32_t>(stored));
+  header.u32(static_cast<uint32_t>(chunk_.size()));
+  header.u32(Crc32c(payload, stored));
+  if (header.failed()) {
+    fail("out of memory");
+    return false;
+  }
+  header.u32(Crc32c(header.data(), header.size()));
+  bool ok = writeAll(header.data(), header.size()) && writeAll(payload, stored);
+  chunk_.clear();
+  return ok;
+}
+
+bool Writer::writeAll(const void* data, size_t size) {
+  const auto* p = static_cast<const uint8_t*>(data);
+  while (size > 0) {
+    ssize_t n = ::write(fd_, p, size);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      fail("write to the profile failed");
+      return false;
+    }
+    p += n;
+    size -= static_cast<size_t>(n);
+    bytes_written_ += static_cast<uint64_t>(n);
+  }
+  return true;
+}
+
+}  // namespace hotline::format

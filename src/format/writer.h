@@ -1,0 +1,88 @@
+// Writes a .hotline file (docs/format.md). Used by the runtime, so it never throws and never
+// aborts: every failure (allocation, write) is sticky and visible through failed()/error().
+// Not thread-safe: one thread owns a Writer. Never call it from a signal handler.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "format/byte_buffer.h"
+#include "format/schema.h"
+
+namespace hotline::format {
+
+class Writer {
+ public:
+  Writer();
+  ~Writer();
+  Writer(const Writer&) = delete;
+  Writer& operator=(const Writer&) = delete;
+
+  // Starts a file on `fd` (which the caller keeps owning) and writes its header.
+  bool begin(int fd, uint64_t features);
+
+  // Returns the id of `text`, writing a STRING record the first time it is seen.
+  uint64_t internString(const char* text, size_t size);
+  uint64_t internString(const char* text);
+  // Returns the id of the stack node (parent, address), writing a STACK_NODE the first time.
+  uint64_t internStackNode(uint64_t parent, uint64_t address);
+
+  void add(const ProcessRecord& r);
+  void add(const ModuleLoadRecord& r);
+  void add(const ModuleUnloadRecord& r);
+  void add(const ThreadStartRecord& r);
+  void add(const ThreadEndRecord& r);
+  void add(const ThreadNameRecord& r);
+  void add(const SampleRecord& r);
+  void add(const MarkRecord& r);
+  void add(const StateRecord& r);
+  void add(const StatsRecord& r);
+  void add(const DisabledRecord& r);
+  void add(const EndRecord& r);
+
+  // Bytes of records waiting for the next flush.
+  size_t pendingBytes() const { return chunk_.size(); }
+  // Compresses the pending records into one chunk and writes it. No-op when nothing is pending.
+  bool flush();
+
+  // Forgets the interned strings and stacks (after fork, a child starts a file of its own).
+  void reset();
+
+  bool failed() const { return error_ != nullptr; }
+  const char* error() const { return error_; }
+  uint64_t bytesWritten() const { return bytes_written_; }
+
+ private:
+  struct StringSlot;
+  struct NodeSlot;
+
+  void addString(uint64_t id, const char* text, size_t size);
+  void addStackNode(uint64_t id, uint64_t parent, uint64_t address);
+  void beginRecord(RecordKind kind);
+  void endRecord();
+  void time(uint64_t t);
+  bool writeAll(const void* data, size_t size);
+  bool growStrings();
+  bool growNodes();
+  void fail(const char* why) {
+    if (!error_) error_ = why;
+  }
+
+  int fd_ = -1;
+  ByteBuffer chunk_;       // records of the chunk being built (raw payload)
+  ByteBuffer record_;      // body of the record being built
+  ByteBuffer compressed_;  // scratch for zstd
+  RecordKind kind_ = RecordKind::kProcess;
+  uint64_t last_time_ = 0;
+  void* zstd_ = nullptr;  // ZSTD_CCtx*
+  const char* error_ = nullptr;
+  uint64_t bytes_written_ = 0;
+
+  StringSlot* strings_ = nullptr;
+  size_t strings_capacity_ = 0, strings_count_ = 0;
+  ByteBuffer string_arena_;
+  NodeSlot* nodes_ = nullptr;
+  size_t nodes_capacity_ = 0, nodes_count_ = 0;
+};
+
+}  // namespace hotline::format
