@@ -1,0 +1,1 @@
+#include "symbolize/symbolizer.h"  // placeholder until the symbolizer lands
