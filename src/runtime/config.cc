@@ -1,0 +1,135 @@
+#include "runtime/config.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+namespace hotline::rt {
+namespace {
+
+uint64_t ParseU64(const char* s, size_t n, bool* ok) {
+  uint64_t v = 0;
+  *ok = n > 0;
+  for (size_t i = 0; i < n; ++i) {
+    if (s[i] < '0' || s[i] > '9') {
+      *ok = false;
+      return 0;
+    }
+    v = v * 10 + uint64_t(s[i] - '0');
+  }
+  return v;
+}
+
+bool Is(const char* s, size_t n, const char* word) {
+  return std::strlen(word) == n && std::memcmp(s, word, n) == 0;
+}
+
+void ApplyOption(Config* c, const char* key, size_t key_len, const char* val, size_t val_len) {
+  bool ok;
+  uint64_t num = ParseU64(val, val_len, &ok);
+  if (Is(key, key_len, "freq")) {
+    if (ok && num >= 1 && num <= 100000) c->freq_hz = uint32_t(num);
+  } else if (Is(key, key_len, "clock")) {
+    if (Is(val, val_len, "wall")) c->clock = format::ClockMode::kWall;
+    if (Is(val, val_len, "cpu")) c->clock = format::ClockMode::kCpu;
+  } else if (Is(key, key_len, "depth")) {
+    if (ok && num >= 1 && num <= 4096) c->max_depth = uint32_t(num);
+  } else if (Is(key, key_len, "unwind")) {
+    if (Is(val, val_len, "fp")) c->unwinder = format::Unwinder::kFramePointers;
+    if (Is(val, val_len, "dwarf")) c->unwinder = format::Unwinder::kDwarf;
+  } else if (Is(key, key_len, "paused")) {
+    if (ok) c->start_paused = num != 0;
+  } else if (Is(key, key_len, "toggle")) {
+    if (ok && num < 65) c->toggle_signal = int(num);
+  } else if (Is(key, key_len, "follow_exec")) {
+    if (ok) c->follow_exec = num != 0;
+  }
+}
+
+}  // namespace
+
+void ReadConfig(Config* c) {
+  const char* output = getenv("HOTLINE_OUTPUT");
+  if (!output || !*output || std::strlen(output) >= sizeof c->output) return;
+  std::strcpy(c->output, output);
+  c->active = true;
+  if (const char* root = getenv("HOTLINE_ROOT_PID")) {
+    bool ok;
+    c->root_pid = ParseU64(root, std::strlen(root), &ok);
+  }
+  c->later_image = getenv("HOTLINE_LATER_IMAGE") != nullptr;
+  const char* opts = getenv("HOTLINE_OPTIONS");
+  while (opts && *opts) {
+    const char* end = std::strchr(opts, ',');
+    size_t len = end ? size_t(end - opts) : std::strlen(opts);
+    const char* eq = static_cast<const char*>(std::memchr(opts, '=', len));
+    if (eq) ApplyOption(c, opts, size_t(eq - opts), eq + 1, len - size_t(eq - opts) - 1);
+    opts = end ? end + 1 : nullptr;
+  }
+}
+
+void PrepareEnvironmentForChildren(const Config& c) {
+  if (c.follow_exec) {
+    setenv("HOTLINE_LATER_IMAGE", "1", 1);
+    return;
+  }
+  if (const char* preload = getenv("LD_PRELOAD")) {
+    // Keep every entry but ours (the ones naming libhotline-rt.so).
+    char kept[4096];
+    size_t used = 0;
+    const char* p = preload;
+    while (*p) {
+      while (*p == ' ' || *p == ':') ++p;
+      const char* start = p;
+      while (*p && *p != ' ' && *p != ':') ++p;
+      size_t len = size_t(p - start);
+      if (len == 0) continue;
+      bool ours = false;
+      for (size_t i = 0; i + 14 <= len; ++i)
+        if (std::memcmp(start + i, "libhotline-rt.", 14) == 0) ours = true;
+      if (ours || used + len + 2 > sizeof kept) continue;
+      if (used) kept[used++] = ':';
+      std::memcpy(kept + used, start, len);
+      used += len;
+    }
+    kept[used] = '\0';
+    if (used) {
+      setenv("LD_PRELOAD", kept, 1);
+    } else {
+      unsetenv("LD_PRELOAD");
+    }
+  }
+  unsetenv("HOTLINE_OUTPUT");
+  unsetenv("HOTLINE_OPTIONS");
+  unsetenv("HOTLINE_ROOT_PID");
+  unsetenv("HOTLINE_LATER_IMAGE");
+}
+
+int OpenProfileFile(const Config& c, bool root_image, char* path_out, uint64_t path_size) {
+  if (root_image) {
+    std::snprintf(path_out, path_size, "%s", c.output);
+    return open(c.output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  }
+  // BASE.PID.hotline beside the configured output, with .N when that is taken.
+  char base[4096];
+  std::snprintf(base, sizeof base, "%s", c.output);
+  size_t len = std::strlen(base);
+  if (len > 8 && std::strcmp(base + len - 8, ".hotline") == 0) base[len - 8] = '\0';
+  long pid = long(getpid());
+  for (int n = 0; n < 1000; ++n) {
+    if (n == 0) {
+      std::snprintf(path_out, path_size, "%s.%ld.hotline", base, pid);
+    } else {
+      std::snprintf(path_out, path_size, "%s.%ld.%d.hotline", base, pid, n);
+    }
+    int fd = open(path_out, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd >= 0 || errno != EEXIST) return fd;
+  }
+  return -1;
+}
+
+}  // namespace hotline::rt

@@ -1,0 +1,37 @@
+// The runtime's options, read once from the environment (docs/runtime-protocol.md).
+#pragma once
+
+#include <cstdint>
+
+#include "format/schema.h"
+
+namespace hotline::rt {
+
+struct Config {
+  bool active = false;  // HOTLINE_OUTPUT was given
+  char output[4096] = {};
+  uint64_t root_pid = 0;
+  bool later_image = false;  // an image exec'd after the first one under follow_exec
+  uint32_t freq_hz = 1000;
+  format::ClockMode clock = format::ClockMode::kCpu;
+  uint32_t max_depth = 256;
+  format::Unwinder unwinder = format::Unwinder::kDwarf;
+  bool start_paused = false;
+  int toggle_signal = 12;  // SIGUSR2
+  bool follow_exec = false;
+
+  uint64_t periodNs() const { return 1000000000ull / (freq_hz ? freq_hz : 1); }
+};
+
+// Reads HOTLINE_* from the environment. Unknown keys are ignored; bad values keep defaults.
+void ReadConfig(Config* config);
+
+// Removes the runtime from LD_PRELOAD and the HOTLINE_* variables from the environment, so
+// programs the host executes run unprofiled. Marks later images when following exec.
+void PrepareEnvironmentForChildren(const Config& config);
+
+// Opens the profile this process writes: the configured output for the root process's first
+// image, BASE.PID[.N].hotline otherwise. Returns the fd or -1.
+int OpenProfileFile(const Config& config, bool root_image, char* path_out, uint64_t path_size);
+
+}  // namespace hotline::rt

@@ -1,0 +1,252 @@
+// The functions the runtime interposes in the host, and the C API behind hotline.h. Each shim
+// finds the real function with dlsym(RTLD_NEXT) and does as little as it can around it.
+#include <dlfcn.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+
+#include "runtime/session.h"
+#include "runtime/signals.h"
+#include "runtime/threads.h"
+
+#define HOTLINE_EXPORT extern "C" __attribute__((visibility("default")))
+
+namespace hotline::rt {
+namespace {
+
+template <typename Fn>
+Fn Real(const char* name) {
+  return reinterpret_cast<Fn>(dlsym(RTLD_NEXT, name));
+}
+
+struct ThreadStart {
+  void* (*routine)(void*);
+  void* arg;
+};
+
+void* ThreadTrampoline(void* data) {
+  ThreadStart start = *static_cast<ThreadStart*>(data);
+  std::free(data);
+  {
+    InRuntime guard;
+    RegisterCurrentThread();
+  }
+  return start.routine(start.arg);
+}
+
+// A sampling signal that lands inside a blocking sleep makes it return EINTR early; the
+// program did not ask for that, so the sleep goes on for the time that is left.
+bool InterruptedOnlyByUs(int result_errno, unsigned long samples_before) {
+  return result_errno == EINTR && Running() && SamplesOnThisThread() != samples_before;
+}
+
+constexpr int kMaxExecArgs = 4096;
+
+}  // namespace
+}  // namespace hotline::rt
+
+using namespace hotline::rt;
+
+HOTLINE_EXPORT int pthread_create(pthread_t* thread, const pthread_attr_t* attr,
+                                  void* (*routine)(void*), void* arg) {
+  using Fn = int (*)(pthread_t*, const pthread_attr_t*, void* (*)(void*), void*);
+  static Fn real = Real<Fn>("pthread_create");
+  if (!real) return EAGAIN;
+  if (!Running()) return real(thread, attr, routine, arg);
+  auto* start = static_cast<ThreadStart*>(std::malloc(sizeof(ThreadStart)));
+  if (!start) return real(thread, attr, routine, arg);
+  *start = ThreadStart{routine, arg};
+  int result = real(thread, attr, ThreadTrampoline, start);
+  if (result != 0) std::free(start);
+  return result;
+}
+
+HOTLINE_EXPORT int pthread_setname_np(pthread_t thread, const char* name) {
+  using Fn = int (*)(pthread_t, const char*);
+  static Fn real = Real<Fn>("pthread_setname_np");
+  if (!real) return ENOSYS;
+  int result = real(thread, name);
+  if (result == 0 && Running() && pthread_equal(thread, pthread_self())) {
+    InRuntime guard;
+    RecordThreadName(GetTid(), name);
+  }
+  return result;
+}
+
+HOTLINE_EXPORT void exit(int code) {
+  using Fn = void (*)(int);
+  static Fn real = Real<Fn>("exit");
+  g_session.exit_code = uint64_t(code);
+  g_session.exit_code_known = true;
+  real(code);
+  __builtin_unreachable();
+}
+
+HOTLINE_EXPORT void _exit(int code) {
+  using Fn = void (*)(int);
+  static Fn real = Real<Fn>("_exit");
+  FinishSession(hotline::format::EndHow::kUnderscoreExit, uint64_t(code), true);
+  real(code);
+  __builtin_unreachable();
+}
+
+HOTLINE_EXPORT void _Exit(int code) { _exit(code); }
+
+HOTLINE_EXPORT int execve(const char* path, char* const argv[], char* const envp[]) {
+  using Fn = int (*)(const char*, char* const[], char* const[]);
+  static Fn real = Real<Fn>("execve");
+  FlushBeforeExec();
+  return real(path, argv, envp);
+}
+
+HOTLINE_EXPORT int execv(const char* path, char* const argv[]) {
+  using Fn = int (*)(const char*, char* const[]);
+  static Fn real = Real<Fn>("execv");
+  FlushBeforeExec();
+  return real(path, argv);
+}
+
+HOTLINE_EXPORT int execvp(const char* file, char* const argv[]) {
+  using Fn = int (*)(const char*, char* const[]);
+  static Fn real = Real<Fn>("execvp");
+  FlushBeforeExec();
+  return real(file, argv);
+}
+
+HOTLINE_EXPORT int execvpe(const char* file, char* const argv[], char* const envp[]) {
+  using Fn = int (*)(const char*, char* const[], char* const[]);
+  static Fn real = Real<Fn>("execvpe");
+  FlushBeforeExec();
+  return real(file, argv, envp);
+}
+
+// The execl family collects its variable arguments into an array for the execv family.
+HOTLINE_EXPORT int execl(const char* path, const char* arg, ...) {
+  char* argv[kMaxExecArgs];
+  int n = 0;
+  va_list ap;
+  va_start(ap, arg);
+  for (const char* a = arg; n < kMaxExecArgs - 1 && a; a = va_arg(ap, const char*))
+    argv[n++] = const_cast<char*>(a);
+  va_end(ap);
+  argv[n] = nullptr;
+  return execv(path, argv);
+}
+
+HOTLINE_EXPORT int execlp(const char* file, const char* arg, ...) {
+  char* argv[kMaxExecArgs];
+  int n = 0;
+  va_list ap;
+  va_start(ap, arg);
+  for (const char* a = arg; n < kMaxExecArgs - 1 && a; a = va_arg(ap, const char*))
+    argv[n++] = const_cast<char*>(a);
+  va_end(ap);
+  argv[n] = nullptr;
+  return execvp(file, argv);
+}
+
+HOTLINE_EXPORT int execle(const char* path, const char* arg, ...) {
+  char* argv[kMaxExecArgs];
+  int n = 0;
+  va_list ap;
+  va_start(ap, arg);
+  const char* a = arg;
+  for (; n < kMaxExecArgs - 1 && a; a = va_arg(ap, const char*)) argv[n++] = const_cast<char*>(a);
+  while (a) a = va_arg(ap, const char*);  // skip any arguments past our limit
+  char* const* envp = va_arg(ap, char* const*);
+  va_end(ap);
+  argv[n] = nullptr;
+  return execve(path, argv, envp);
+}
+
+HOTLINE_EXPORT int sigaction(int sig, const struct sigaction* act, struct sigaction* old) {
+  if (IsManagedSignal(sig)) {
+    ProgramSigaction(sig, act, old);
+    return 0;
+  }
+  return RealSigaction(sig, act, old);
+}
+
+HOTLINE_EXPORT sighandler_t signal(int sig, sighandler_t handler) {
+  struct sigaction act = {}, old = {};
+  act.sa_handler = handler;
+  act.sa_flags = SA_RESTART;  // BSD semantics, as glibc's signal() gives
+  sigemptyset(&act.sa_mask);
+  if (sigaction(sig, &act, &old) != 0) return SIG_ERR;
+  return old.sa_handler;
+}
+
+HOTLINE_EXPORT int nanosleep(const struct timespec* request, struct timespec* remain) {
+  using Fn = int (*)(const struct timespec*, struct timespec*);
+  static Fn real = Real<Fn>("nanosleep");
+  if (!request) return real(request, remain);
+  struct timespec left = *request, rest = {};
+  for (;;) {
+    unsigned long before = SamplesOnThisThread();
+    int result = real(&left, &rest);
+    if (result == 0) return 0;
+    int saved = errno;
+    if (!InterruptedOnlyByUs(saved, before)) {
+      if (remain) *remain = rest;
+      errno = saved;
+      return result;
+    }
+    left = rest;
+  }
+}
+
+HOTLINE_EXPORT int clock_nanosleep(clockid_t clock, int flags, const struct timespec* request,
+                                   struct timespec* remain) {
+  using Fn = int (*)(clockid_t, int, const struct timespec*, struct timespec*);
+  static Fn real = Real<Fn>("clock_nanosleep");
+  if (!request) return real(clock, flags, request, remain);
+  struct timespec left = *request, rest = {};
+  for (;;) {
+    unsigned long before = SamplesOnThisThread();
+    int result = real(clock, flags, &left, &rest);
+    if (result == 0) return 0;
+    if (!InterruptedOnlyByUs(result, before)) {
+      if (remain) *remain = rest;
+      return result;
+    }
+    if (!(flags & TIMER_ABSTIME)) left = rest;  // an absolute deadline stays as it was
+  }
+}
+
+HOTLINE_EXPORT unsigned int sleep(unsigned int seconds) {
+  struct timespec request = {time_t(seconds), 0}, remain = {};
+  if (nanosleep(&request, &remain) == 0) return 0;
+  return unsigned(remain.tv_sec) + (remain.tv_nsec > 0 ? 1 : 0);
+}
+
+HOTLINE_EXPORT int usleep(useconds_t usec) {
+  struct timespec request = {time_t(usec / 1000000), long(usec % 1000000) * 1000};
+  return nanosleep(&request, nullptr);
+}
+
+// The C API (include/hotline/hotline.h finds these with dlsym).
+HOTLINE_EXPORT void hotline_rt_start(void) {
+  InRuntime guard;
+  RecordState(true, hotline::format::StateSource::kApi);
+}
+
+HOTLINE_EXPORT void hotline_rt_stop(void) {
+  InRuntime guard;
+  RecordState(false, hotline::format::StateSource::kApi);
+}
+
+HOTLINE_EXPORT void hotline_rt_mark(const char* label) {
+  InRuntime guard;
+  RecordMark(label);
+}
+
+__attribute__((constructor(101))) static void HotlineRuntimeStart() { StartSession(); }
+
+__attribute__((destructor(101))) static void HotlineRuntimeEnd() {
+  FinishSession(hotline::format::EndHow::kExit, g_session.exit_code, false);
+}

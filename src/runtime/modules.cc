@@ -1,0 +1,140 @@
+#include "runtime/modules.h"
+
+#include <elf.h>
+#include <link.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+
+namespace hotline::rt {
+namespace {
+
+struct Module {
+  uint64_t id;
+  uint64_t bias, start, size, file_offset;
+  char path[512];
+  uint8_t build_id[64];
+  uint32_t build_id_size;
+  bool seen;  // in the current scan
+};
+
+constexpr int kMaxModules = 2048;
+Module g_modules[kMaxModules];
+int g_count = 0;
+uint64_t g_next_id = 1;
+
+void ReadBuildId(const dl_phdr_info* info, Module* m) {
+  m->build_id_size = 0;
+  for (int i = 0; i < info->dlpi_phnum; ++i) {
+    const ElfW(Phdr)& ph = info->dlpi_phdr[i];
+    if (ph.p_type != PT_NOTE) continue;
+    auto* p = reinterpret_cast<const uint8_t*>(info->dlpi_addr + ph.p_vaddr);
+    const uint8_t* end = p + ph.p_memsz;
+    while (p + sizeof(ElfW(Nhdr)) <= end) {
+      auto* note = reinterpret_cast<const ElfW(Nhdr)*>(p);
+      size_t name_size = (note->n_namesz + 3) & ~3u;
+      size_t desc_size = (note->n_descsz + 3) & ~3u;
+      const uint8_t* name = p + sizeof(ElfW(Nhdr));
+      const uint8_t* desc = name + name_size;
+      if (desc + desc_size > end) break;
+      if (note->n_type == NT_GNU_BUILD_ID && note->n_namesz == 4 &&
+          std::memcmp(name, "GNU", 4) == 0 && note->n_descsz <= sizeof m->build_id) {
+        std::memcpy(m->build_id, desc, note->n_descsz);
+        m->build_id_size = note->n_descsz;
+        return;
+      }
+      p = desc + desc_size;
+    }
+  }
+}
+
+void DescribeModule(const dl_phdr_info* info, Module* m) {
+  uint64_t low = UINT64_MAX, high = 0;
+  m->file_offset = 0;
+  bool first = true;
+  for (int i = 0; i < info->dlpi_phnum; ++i) {
+    const ElfW(Phdr)& ph = info->dlpi_phdr[i];
+    if (ph.p_type != PT_LOAD) continue;
+    if (first) m->file_offset = ph.p_offset;
+    first = false;
+    if (ph.p_vaddr < low) low = ph.p_vaddr;
+    if (ph.p_vaddr + ph.p_memsz > high) high = ph.p_vaddr + ph.p_memsz;
+  }
+  m->bias = info->dlpi_addr;
+  m->start = low == UINT64_MAX ? 0 : info->dlpi_addr + low;
+  m->size = high > low ? high - low : 0;
+  const char* name = info->dlpi_name ? info->dlpi_name : "";
+  if (name[0] == '\0') {
+    ssize_t n = readlink("/proc/self/exe", m->path, sizeof m->path - 1);
+    m->path[n > 0 ? n : 0] = '\0';
+  } else if (std::strncmp(name, "linux-vdso", 10) == 0 || std::strncmp(name, "linux-gate", 10) == 0) {
+    std::strcpy(m->path, "[vdso]");
+  } else {
+    std::strncpy(m->path, name, sizeof m->path - 1);
+    m->path[sizeof m->path - 1] = '\0';
+  }
+  ReadBuildId(info, m);
+}
+
+int OnModule(dl_phdr_info* info, size_t, void* data) {
+  Module candidate;
+  DescribeModule(info, &candidate);
+  if (candidate.size == 0) return 0;
+  for (int i = 0; i < g_count; ++i) {
+    Module& m = g_modules[i];
+    if (m.start == candidate.start && m.bias == candidate.bias &&
+        std::strcmp(m.path, candidate.path) == 0) {
+      m.seen = true;
+      return 0;
+    }
+  }
+  if (g_count == kMaxModules) return 0;
+  candidate.id = g_next_id++;
+  candidate.seen = true;
+  g_modules[g_count++] = candidate;
+  auto* emit = static_cast<bool*>(data);
+  *emit = true;
+  return 0;
+}
+
+void EmitLoad(format::Writer& writer, const Module& m, uint64_t now) {
+  format::ModuleLoadRecord r;
+  r.time = now;
+  r.id = m.id;
+  r.path = writer.internString(m.path);
+  r.bias = m.bias;
+  r.start = m.start;
+  r.size = m.size;
+  r.file_offset = m.file_offset;
+  r.build_id = m.build_id;
+  r.build_id_size = m.build_id_size;
+  writer.add(r);
+}
+
+}  // namespace
+
+void RescanModules(format::Writer& writer, uint64_t now) {
+  for (int i = 0; i < g_count; ++i) g_modules[i].seen = false;
+  int before = g_count;
+  bool added = false;
+  dl_iterate_phdr(OnModule, &added);
+  for (int i = before; i < g_count; ++i) EmitLoad(writer, g_modules[i], now);
+  // Drop modules that are gone, keeping the table compact.
+  int kept = 0;
+  for (int i = 0; i < g_count; ++i) {
+    if (g_modules[i].seen) {
+      g_modules[kept++] = g_modules[i];
+    } else {
+      writer.add(format::ModuleUnloadRecord{now, g_modules[i].id});
+    }
+  }
+  g_count = kept;
+}
+
+void ReemitModules(format::Writer& writer, uint64_t now) {
+  for (int i = 0; i < g_count; ++i) EmitLoad(writer, g_modules[i], now);
+  RescanModules(writer, now);
+}
+
+}  // namespace hotline::rt

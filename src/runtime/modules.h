@@ -1,0 +1,17 @@
+// The module map of the process (executable, shared libraries, vdso), from dl_iterate_phdr.
+// Rescanned at start-up and after every dlopen/dlclose; differences become MODULE_LOAD and
+// MODULE_UNLOAD records. Call with the session lock held; not for signal handlers.
+#pragma once
+
+#include <cstdint>
+
+#include "format/writer.h"
+
+namespace hotline::rt {
+
+// Emits records for modules that appeared or disappeared since the last call.
+void RescanModules(format::Writer& writer, uint64_t now);
+// Forgets what was emitted (a forked child starts a new file) and emits every module again.
+void ReemitModules(format::Writer& writer, uint64_t now);
+
+}  // namespace hotline::rt

@@ -1,0 +1,423 @@
+#include "runtime/session.h"
+
+#include <dirent.h>
+#include <dlfcn.h>
+#include <link.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <cstddef>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
+#include "runtime/modules.h"
+#include "runtime/signals.h"
+#include "runtime/threads.h"
+#include "runtime/unwind.h"
+
+namespace hotline::rt {
+
+Session g_session;
+
+namespace {
+
+constexpr uint64_t kDrainIntervalNs = 25'000'000;  // the writer thread wakes this often
+constexpr uint64_t kFlushIntervalNs = 75'000'000;  // so a SIGKILL loses at most ~100 ms
+constexpr size_t kFlushBytes = 1u << 20;
+
+alignas(format::Writer) unsigned char g_writer_storage[sizeof(format::Writer)];
+pthread_key_t g_thread_key;
+pid_t g_writer_tid = 0;
+uint64_t g_writer_cpu_ns = 0;  // the writer thread's CPU time, kept when it ends
+std::atomic<uint64_t> g_toggle_time{0};
+
+format::Writer& W() { return *g_session.writer; }
+
+void ReadSmallFile(const char* path, char* buf, size_t size, size_t* len) {
+  *len = 0;
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return;
+  while (*len < size) {
+    ssize_t n = read(fd, buf + *len, size - *len);
+    if (n <= 0) break;
+    *len += size_t(n);
+  }
+  close(fd);
+}
+
+void WriteProcessLocked(uint64_t flags) {
+  char exe[4096];
+  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  exe[n > 0 ? n : 0] = '\0';
+  static char cmdline[65536];
+  size_t len;
+  ReadSmallFile("/proc/self/cmdline", cmdline, sizeof cmdline, &len);
+  uint64_t argv[256];
+  uint64_t argc = 0;
+  for (size_t i = 0; i < len && argc < 256;) {
+    size_t end = i;
+    while (end < len && cmdline[end] != '\0') ++end;
+    argv[argc++] = W().internString(cmdline + i, end - i);
+    i = end + 1;
+  }
+  timespec real;
+  clock_gettime(CLOCK_REALTIME, &real);
+  format::ProcessRecord r;
+  r.pid = uint64_t(getpid());
+  r.ppid = uint64_t(getppid());
+  r.realtime_ns = uint64_t(real.tv_sec) * 1000000000u + uint64_t(real.tv_nsec);
+  r.time = NowNs();
+  r.exe = W().internString(exe);
+  r.argc = argc;
+  r.argv = argv;
+  r.clock = g_session.config.clock;
+  r.sampler = g_session.sampler;
+  r.period_ns = g_session.config.periodNs();
+  r.unwinder = g_session.config.unwinder;
+  r.max_depth = g_session.config.max_depth;
+  r.flags = flags | (g_session.config.start_paused ? uint64_t(format::kStartedPaused) : 0);
+  W().add(r);
+}
+
+void ThreadStartLocked(pid_t tid, bool preexisting) {
+  char path[64], name[64];
+  size_t len;
+  snprintf(path, sizeof path, "/proc/self/task/%d/comm", int(tid));
+  ReadSmallFile(path, name, sizeof name - 1, &len);
+  while (len > 0 && (name[len - 1] == '\n' || name[len - 1] == '\0')) --len;
+  format::ThreadStartRecord r;
+  r.time = NowNs();
+  r.tid = uint64_t(tid);
+  r.name = len ? W().internString(name, len) : 0;
+  r.flags = preexisting ? uint64_t(format::kThreadPreexisting) : 0;
+  W().add(r);
+}
+
+void DrainLocked() {
+  for (ThreadSlot& s : g_slots) {
+    int state = s.state.load(std::memory_order_acquire);
+    if (state != int(SlotState::kActive) && state != int(SlotState::kExited)) continue;
+    while (const SampleEntry* e = s.ring.peek()) {
+      uint64_t node = 0;
+      for (uint32_t i = e->depth; i-- > 0;) node = W().internStackNode(node, e->frames[i]);
+      W().add(format::SampleRecord{e->time, uint64_t(s.tid), node, e->weight, e->flags});
+      ++g_session.samples;
+      if (e->flags & format::kSampleBroken) ++g_session.stacks_broken;
+      if (e->flags & format::kSampleTruncated) ++g_session.stacks_truncated;
+      s.ring.pop();
+    }
+    if (state == int(SlotState::kExited)) s.state.store(int(SlotState::kFree));
+  }
+  uint64_t toggles = g_session.toggles.load();
+  if (toggles != g_session.toggles_seen) {
+    g_session.toggles_seen = toggles;
+    W().add(format::StateRecord{g_toggle_time.load(), 0, g_session.enabled.load() ? 1u : 0u,
+                                format::StateSource::kSignal});
+  }
+}
+
+void FlushLocked(bool force) {
+  uint64_t now = NowNs();
+  if (!force && W().pendingBytes() < kFlushBytes && now - g_session.last_flush < kFlushIntervalNs) return;
+  W().flush();
+  g_session.last_flush = now;
+  if (W().failed()) {
+    // Nowhere left to say why: stop sampling so the program runs on undisturbed.
+    g_session.enabled.store(false);
+  }
+}
+
+void* WriterMain(void*) {
+  sigset_t all;
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, nullptr);
+  g_writer_tid = GetTid();
+  pthread_mutex_lock(&g_session.lock);
+  while (!g_session.writer_stop.load() && Running()) {
+    timespec until;
+    clock_gettime(CLOCK_MONOTONIC, &until);
+    uint64_t ns = uint64_t(until.tv_nsec) + kDrainIntervalNs;
+    until.tv_sec += time_t(ns / 1000000000u);
+    until.tv_nsec = long(ns % 1000000000u);
+    pthread_cond_timedwait(&g_session.writer_wake, &g_session.lock, &until);
+    if (g_session.writer_stop.load() || !Running()) break;
+    CheckModulesLocked();
+    DrainLocked();
+    FlushLocked(false);
+  }
+  g_writer_cpu_ns = ThreadCpuNs(g_writer_tid);
+  pthread_mutex_unlock(&g_session.lock);
+  return nullptr;
+}
+
+using PthreadCreateFn = int (*)(pthread_t*, const pthread_attr_t*, void* (*)(void*), void*);
+
+void StartWriterThread() {
+  static auto real_create = reinterpret_cast<PthreadCreateFn>(dlsym(RTLD_NEXT, "pthread_create"));
+  g_session.writer_stop.store(false);
+  g_session.writer_running =
+      real_create && real_create(&g_session.writer_thread, nullptr, WriterMain, nullptr) == 0;
+  if (!g_session.writer_running) RecordDisabled("could not start the writer thread");
+}
+
+void OnThreadExit(void* data) {
+  auto* slot = static_cast<ThreadSlot*>(data);
+  if (!slot || !Running()) return;
+  InRuntime guard;
+  pid_t tid = slot->tid;
+  uint64_t cpu = ThreadCpuNs(tid);
+  RetireSlot(slot);
+  RecordThreadEnd(tid, cpu);
+}
+
+void RegisterPreexistingThreads(pid_t self) {
+  DIR* dir = opendir("/proc/self/task");
+  if (!dir) return;
+  while (dirent* entry = readdir(dir)) {
+    pid_t tid = pid_t(atoi(entry->d_name));
+    if (tid <= 0 || tid == self) continue;
+    if (RegisterThread(tid, false)) RecordThreadStart(tid, true);
+  }
+  closedir(dir);
+}
+
+void InitSync() {
+  pthread_mutex_init(&g_session.lock, nullptr);
+  pthread_condattr_t attr;
+  pthread_condattr_init(&attr);
+  pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+  pthread_cond_init(&g_session.writer_wake, &attr);
+  pthread_condattr_destroy(&attr);
+}
+
+}  // namespace
+
+uint64_t NowNs() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return uint64_t(ts.tv_sec) * 1000000000u + uint64_t(ts.tv_nsec);
+}
+
+void RegisterCurrentThread() {
+  if (!Running()) return;
+  ThreadSlot* slot = RegisterThread(GetTid(), true);
+  if (!slot) {
+    RecordDisabled("out of thread slots: a thread is not sampled");
+    return;
+  }
+  pthread_setspecific(g_thread_key, slot);
+  RecordThreadStart(slot->tid, false);
+}
+
+void StartSession() {
+  Session& s = g_session;
+  ReadConfig(&s.config);
+  if (!s.config.active) return;
+  s.pid = getpid();
+  bool root_image = s.config.root_pid == uint64_t(s.pid) && !s.config.later_image;
+  PrepareEnvironmentForChildren(s.config);
+  s.fd = OpenProfileFile(s.config, root_image, s.path, sizeof s.path);
+  if (s.fd < 0) return;  // nowhere to write, not even why: stay off
+  InitSync();
+  s.writer = new (g_writer_storage) format::Writer();
+  if (!W().begin(s.fd, format::kFeatureSamples)) return;
+  InitUnwinder();
+  s.sampler = s.config.clock == format::ClockMode::kWall ? format::Sampler::kPosixMonotonicTimer
+                                                          : format::Sampler::kPerfTaskClock;
+  s.enabled.store(!s.config.start_paused);
+  if (pthread_key_create(&g_thread_key, OnThreadExit) != 0 || !InstallSignalHandlers()) {
+    pthread_mutex_lock(&s.lock);
+    W().add(format::DisabledRecord{NowNs(), W().internString("no free signal or thread key for sampling")});
+    W().flush();
+    pthread_mutex_unlock(&s.lock);
+    return;
+  }
+  s.phase.store(int(Phase::kRunning));
+  pid_t self = GetTid();
+  // The main thread decides which CPU sampler works here; the others follow it.
+  ThreadSlot* main_slot = RegisterThread(self, true);
+  if (main_slot) pthread_setspecific(g_thread_key, main_slot);
+  if (main_slot && main_slot->has_timer && s.sampler == format::Sampler::kPerfTaskClock)
+    s.sampler = format::Sampler::kPosixCpuTimer;
+  pthread_mutex_lock(&s.lock);
+  WriteProcessLocked(s.config.later_image ? uint64_t(format::kExecImage) : 0);
+  CheckModulesLocked();
+  if (main_slot) ThreadStartLocked(self, false);
+  if (s.config.start_paused) W().add(format::StateRecord{NowNs(), uint64_t(self), 0, format::StateSource::kStartup});
+  pthread_mutex_unlock(&s.lock);
+  RegisterPreexistingThreads(self);
+  pthread_atfork(BeforeFork, AfterForkParent, AfterForkChild);
+  StartWriterThread();
+}
+
+void FinishSession(format::EndHow how, uint64_t code, bool bounded) {
+  Session& s = g_session;
+  if (getpid() != s.pid) return;  // a vfork child sharing our memory: not ours to close
+  int expected = int(Phase::kRunning);
+  if (!s.phase.compare_exchange_strong(expected, int(Phase::kFinishing))) return;
+  s.enabled.store(false);
+  bool on_writer = s.writer_running && pthread_equal(pthread_self(), s.writer_thread);
+  if (!bounded && s.writer_running && !on_writer) {
+    pthread_mutex_lock(&s.lock);
+    s.writer_stop.store(true);
+    pthread_cond_signal(&s.writer_wake);
+    pthread_mutex_unlock(&s.lock);
+    pthread_join(s.writer_thread, nullptr);
+    s.writer_running = false;
+  }
+  if (bounded) {
+    // The crashing thread may have died holding a lock the writer needs: wait a bounded time.
+    timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += 1;
+    if (pthread_mutex_timedlock(&s.lock, &until) != 0) return;
+  } else {
+    pthread_mutex_lock(&s.lock);
+  }
+  for (ThreadSlot& slot : g_slots)
+    if (slot.state.load() == int(SlotState::kActive)) StopTimer(&slot);
+  DrainLocked();
+  uint64_t now = NowNs();
+  uint64_t dropped = 0;
+  for (ThreadSlot& slot : g_slots) {
+    if (slot.state.load() != int(SlotState::kActive)) continue;
+    dropped += slot.dropped.load();
+    W().add(format::ThreadEndRecord{now, uint64_t(slot.tid), ThreadCpuNs(slot.tid)});
+  }
+  uint64_t writer_cpu = s.writer_running ? ThreadCpuNs(g_writer_tid) : g_writer_cpu_ns;
+  auto stat = [&](const char* key, uint64_t value) {
+    W().add(format::StatsRecord{now, W().internString(key), value});
+  };
+  stat("samples", s.samples);
+  stat("samples_dropped", dropped);
+  stat("stacks_broken", s.stacks_broken);
+  stat("stacks_truncated", s.stacks_truncated);
+  stat("signals_without_thread", s.unowned_signals.load());
+  stat("runtime_cpu_ns", writer_cpu);
+  uint64_t end_code = code;
+  if (how == format::EndHow::kExit && !s.exit_code_known) end_code = 0;
+  W().add(format::EndRecord{now, how, end_code});
+  W().flush();
+  close(s.fd);
+  s.fd = -1;
+  s.phase.store(int(Phase::kDone));
+  pthread_mutex_unlock(&s.lock);
+}
+
+void FlushBeforeExec() {
+  if (!Running() || getpid() != g_session.pid) return;
+  pthread_mutex_lock(&g_session.lock);
+  DrainLocked();
+  W().add(format::EndRecord{NowNs(), format::EndHow::kExec, 0});
+  FlushLocked(true);
+  pthread_mutex_unlock(&g_session.lock);
+}
+
+void RecordThreadStart(pid_t tid, bool preexisting) {
+  if (!Running()) return;
+  pthread_mutex_lock(&g_session.lock);
+  ThreadStartLocked(tid, preexisting);
+  pthread_mutex_unlock(&g_session.lock);
+}
+
+void RecordThreadEnd(pid_t tid, uint64_t cpu_ns) {
+  if (!Running()) return;
+  pthread_mutex_lock(&g_session.lock);
+  W().add(format::ThreadEndRecord{NowNs(), uint64_t(tid), cpu_ns});
+  pthread_mutex_unlock(&g_session.lock);
+}
+
+void RecordThreadName(pid_t tid, const char* name) {
+  if (!Running()) return;
+  pthread_mutex_lock(&g_session.lock);
+  W().add(format::ThreadNameRecord{NowNs(), uint64_t(tid), W().internString(name)});
+  pthread_mutex_unlock(&g_session.lock);
+}
+
+void RecordState(bool on, format::StateSource source) {
+  if (!Running()) return;
+  pthread_mutex_lock(&g_session.lock);
+  g_session.enabled.store(on);
+  W().add(format::StateRecord{NowNs(), uint64_t(GetTid()), on ? 1u : 0u, source});
+  pthread_mutex_unlock(&g_session.lock);
+}
+
+void RecordMark(const char* label) {
+  if (!Running() || !label) return;
+  pthread_mutex_lock(&g_session.lock);
+  W().add(format::MarkRecord{NowNs(), uint64_t(GetTid()), W().internString(label)});
+  pthread_mutex_unlock(&g_session.lock);
+}
+
+namespace {
+unsigned long long g_loader_adds = 0, g_loader_subs = 0;
+
+int ReadLoaderCounters(dl_phdr_info* info, size_t size, void* changed) {
+  if (size >= offsetof(dl_phdr_info, dlpi_subs) + sizeof info->dlpi_subs &&
+      (info->dlpi_adds != g_loader_adds || info->dlpi_subs != g_loader_subs)) {
+    g_loader_adds = info->dlpi_adds;
+    g_loader_subs = info->dlpi_subs;
+    *static_cast<bool*>(changed) = true;
+  }
+  return 1;  // the counters are the same in every entry: one is enough
+}
+}  // namespace
+
+// dlopen is not interposed: glibc resolves a dlopen'ed name with the caller's RUNPATH, and a
+// wrapper would make the runtime the caller. The loader's counters show changes instead.
+void CheckModulesLocked() {
+  bool changed = false;
+  dl_iterate_phdr(ReadLoaderCounters, &changed);
+  if (changed) RescanModules(W(), NowNs());
+}
+
+void RecordDisabled(const char* reason) {
+  if (!Running()) return;
+  pthread_mutex_lock(&g_session.lock);
+  W().add(format::DisabledRecord{NowNs(), W().internString(reason)});
+  pthread_mutex_unlock(&g_session.lock);
+}
+
+void NoteToggle() { g_toggle_time.store(NowNs()); }
+
+void BeforeFork() {
+  if (Running()) pthread_mutex_lock(&g_session.lock);
+}
+
+void AfterForkParent() {
+  if (Running()) pthread_mutex_unlock(&g_session.lock);
+}
+
+void AfterForkChild() {
+  Session& s = g_session;
+  if (!Running()) return;
+  pthread_mutex_unlock(&s.lock);
+  s.pid = getpid();
+  s.writer_running = false;  // threads other than the forking one do not exist in the child
+  s.samples = s.stacks_broken = s.stacks_truncated = 0;
+  s.unowned_signals.store(0);
+  close(s.fd);
+  s.fd = OpenProfileFile(s.config, false, s.path, sizeof s.path);
+  if (s.fd < 0) {
+    s.phase.store(int(Phase::kDone));
+    for (ThreadSlot& slot : g_slots) StopTimer(&slot);
+    return;
+  }
+  W().reset();
+  W().begin(s.fd, format::kFeatureSamples);
+  ResetSlotsAfterFork();
+  pthread_mutex_lock(&s.lock);
+  WriteProcessLocked(format::kForkedChild);
+  ReemitModules(W(), NowNs());
+  ThreadSlot* mine = CurrentSlot();
+  if (mine) ThreadStartLocked(mine->tid, false);
+  if (!s.enabled.load()) W().add(format::StateRecord{NowNs(), uint64_t(GetTid()), 0, format::StateSource::kStartup});
+  FlushLocked(true);
+  pthread_mutex_unlock(&s.lock);
+  if (!mine) RegisterCurrentThread();
+  StartWriterThread();
+}
+
+}  // namespace hotline::rt

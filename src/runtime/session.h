@@ -1,0 +1,77 @@
+// The runtime's process-wide state: configuration, the profile being written, the writer
+// thread, and the life cycle (start, fork, exec, exit, fatal signal).
+#pragma once
+
+#include <pthread.h>
+#include <signal.h>
+
+#include <atomic>
+#include <cstdint>
+
+#include "format/schema.h"
+#include "format/writer.h"
+#include "runtime/config.h"
+
+namespace hotline::rt {
+
+enum class Phase : int { kOff = 0, kRunning = 1, kFinishing = 2, kDone = 3 };
+
+struct Session {
+  Config config;
+  std::atomic<int> phase{0};       // Phase
+  std::atomic<bool> enabled{true};  // sampling on (hotline_start/stop, toggle signal)
+  std::atomic<uint64_t> toggles{0};  // toggle-signal flips, noticed by the writer thread
+  pid_t pid = 0;
+  int sample_signal = 0;
+  format::Sampler sampler = format::Sampler::kNone;
+  pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;  // guards writer and everything it writes
+  format::Writer* writer = nullptr;
+  int fd = -1;
+  char path[4096] = {};
+  uint64_t last_flush = 0;
+  uint64_t toggles_seen = 0;
+  pthread_t writer_thread{};
+  bool writer_running = false;
+  std::atomic<bool> writer_stop{false};
+  pthread_cond_t writer_wake = PTHREAD_COND_INITIALIZER;
+  // Counters written as STATS at the end.
+  uint64_t samples = 0, stacks_broken = 0, stacks_truncated = 0;
+  std::atomic<uint64_t> unowned_signals{0};  // sampling signals on threads without a slot
+  uint64_t exit_code = 0;
+  bool exit_code_known = false;
+};
+
+extern Session g_session;
+
+inline bool Running() { return g_session.phase.load(std::memory_order_acquire) == int(Phase::kRunning); }
+
+uint64_t NowNs();
+
+// Start-up from the library constructor. Never fails loudly: on failure the runtime stays off.
+void StartSession();
+// Writes what is left and closes the profile. With `bounded` (signal handlers, _exit) it waits
+// at most a second for the lock and does not join the writer thread.
+void FinishSession(format::EndHow how, uint64_t code, bool bounded);
+// Claims a slot and a timer for the calling thread (a thread the program just started).
+void RegisterCurrentThread();
+// Called by the toggle-signal handler: stamps the flip (async-signal-safe).
+void NoteToggle();
+// Re-reads the module map when the loader reports loads or unloads (cheap when none).
+void CheckModulesLocked();
+// Drains and flushes before exec, leaving the profile open in case exec fails.
+void FlushBeforeExec();
+
+// Writer-side helpers for records made in ordinary (non-signal) context; each takes the lock.
+void RecordThreadStart(pid_t tid, bool preexisting);
+void RecordThreadEnd(pid_t tid, uint64_t cpu_ns);
+void RecordThreadName(pid_t tid, const char* name);
+void RecordState(bool on, format::StateSource source);
+void RecordMark(const char* label);
+void RecordDisabled(const char* reason);
+
+// Fork protocol (pthread_atfork).
+void BeforeFork();
+void AfterForkParent();
+void AfterForkChild();
+
+}  // namespace hotline::rt

@@ -1,0 +1,186 @@
+#include "runtime/signals.h"
+
+#include <dlfcn.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "runtime/session.h"
+#include "runtime/threads.h"
+#include "runtime/unwind.h"
+
+namespace hotline::rt {
+namespace {
+
+constexpr int kFatalSignals[] = {SIGSEGV, SIGBUS, SIGABRT, SIGTERM, SIGINT, SIGFPE, SIGILL, SIGQUIT};
+
+struct sigaction g_program_actions[NSIG];
+bool g_managed[NSIG];
+std::atomic<int> g_crashing{0};
+__thread unsigned long t_samples __attribute__((tls_model("initial-exec"))) = 0;
+__thread int t_in_runtime __attribute__((tls_model("initial-exec"))) = 0;
+
+using SigactionFn = int (*)(int, const struct sigaction*, struct sigaction*);
+
+SigactionFn RealSigactionFn() {
+  static SigactionFn fn = reinterpret_cast<SigactionFn>(dlsym(RTLD_NEXT, "sigaction"));
+  return fn;
+}
+
+// Runs the program's handler for `sig` as the kernel would have. Returns false if the program
+// left the default action in place.
+bool ChainToProgram(int sig, siginfo_t* info, void* uc) {
+  struct sigaction& act = g_program_actions[sig];
+  if (act.sa_flags & SA_SIGINFO) {
+    if (!act.sa_sigaction) return false;
+    auto handler = act.sa_sigaction;
+    if (act.sa_flags & SA_RESETHAND) act.sa_handler = SIG_DFL, act.sa_flags &= ~SA_SIGINFO;
+    handler(sig, info, uc);
+    return true;
+  }
+  if (act.sa_handler == SIG_DFL) return false;
+  if (act.sa_handler == SIG_IGN) return true;
+  auto handler = act.sa_handler;
+  if (act.sa_flags & SA_RESETHAND) act.sa_handler = SIG_DFL;
+  handler(sig);
+  return true;
+}
+
+void OnSample(int sig, siginfo_t* info, void* uc) {
+  int saved_errno = errno;
+  ThreadSlot* slot = CurrentSlot();
+  bool ours = IsOurTimerSignal(info) ||
+              (info->si_code > 0 && info->si_code <= POLL_HUP && slot && info->si_fd == slot->perf_fd);
+  if (!ours && !(info->si_code > 0 && info->si_code <= POLL_HUP && !slot)) {
+    ChainToProgram(sig, info, uc);
+    errno = saved_errno;
+    return;
+  }
+  ++t_samples;
+  if (!slot) {
+    g_session.unowned_signals.fetch_add(1, std::memory_order_relaxed);
+  } else if (Running() && g_session.enabled.load(std::memory_order_relaxed) && !slot->in_handler &&
+             slot->state.load(std::memory_order_acquire) == int(SlotState::kActive)) {
+    slot->in_handler = 1;
+    if (SampleEntry* e = slot->ring.reserve()) {
+      e->time = NowNs();
+      e->weight = 1 + uint64_t(IsOurTimerSignal(info) && info->si_overrun > 0 ? info->si_overrun : 0);
+      e->flags = t_in_runtime ? uint32_t(format::kSampleInRuntime) : 0;
+      uint32_t max = g_session.config.max_depth;
+      e->depth = g_session.config.unwinder == format::Unwinder::kDwarf
+                     ? UnwindDwarf(uc, e->frames, max, &e->flags)
+                     : UnwindFramePointers(uc, slot->bounds, e->frames, max, &e->flags);
+      slot->ring.publish();
+    } else {
+      slot->dropped.fetch_add(1, std::memory_order_relaxed);
+    }
+    slot->in_handler = 0;
+  }
+  errno = saved_errno;
+}
+
+void OnToggle(int sig, siginfo_t* info, void* uc) {
+  // A foreign sender (kill/sigqueue from outside) toggles; nothing else reaches this handler,
+  // since a program installing its own handler on this signal takes it over.
+  (void)sig;
+  (void)info;
+  (void)uc;
+  g_session.enabled.store(!g_session.enabled.load());
+  NoteToggle();
+  g_session.toggles.fetch_add(1);
+}
+
+void OnFatal(int sig, siginfo_t* info, void* uc) {
+  int saved_errno = errno;
+  if (ChainToProgram(sig, info, uc)) {
+    errno = saved_errno;
+    return;
+  }
+  // The default action would end the process: write the profile first, once.
+  if (g_crashing.exchange(1) == 0) FinishSession(format::EndHow::kSignal, uint64_t(sig), true);
+  struct sigaction dfl;
+  std::memset(&dfl, 0, sizeof dfl);
+  dfl.sa_handler = SIG_DFL;
+  RealSigaction(sig, &dfl, nullptr);
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, sig);
+  pthread_sigmask(SIG_UNBLOCK, &set, nullptr);
+  // A fault re-executes its instruction and dies by it; a sent signal must be sent again.
+  if (info->si_code <= 0 || sig == SIGABRT || sig == SIGTERM || sig == SIGINT || sig == SIGQUIT)
+    raise(sig);
+  errno = saved_errno;
+}
+
+bool Install(int sig, void (*handler)(int, siginfo_t*, void*), int extra_flags) {
+  struct sigaction act;
+  std::memset(&act, 0, sizeof act);
+  act.sa_sigaction = handler;
+  act.sa_flags = SA_SIGINFO | SA_RESTART | extra_flags;
+  sigemptyset(&act.sa_mask);
+  struct sigaction old;
+  if (RealSigaction(sig, &act, &old) != 0) return false;
+  g_program_actions[sig] = old;  // whatever was there before us (usually SIG_DFL)
+  g_managed[sig] = true;
+  return true;
+}
+
+}  // namespace
+
+int RealSigaction(int sig, const struct sigaction* act, struct sigaction* old) {
+  SigactionFn fn = RealSigactionFn();
+  if (!fn) {
+    errno = ENOSYS;
+    return -1;
+  }
+  return fn(sig, act, old);
+}
+
+bool IsManagedSignal(int sig) { return sig > 0 && sig < NSIG && g_managed[sig]; }
+
+void ProgramSigaction(int sig, const struct sigaction* act, struct sigaction* old) {
+  if (old) *old = g_program_actions[sig];
+  if (act) g_program_actions[sig] = *act;
+}
+
+unsigned long SamplesOnThisThread() { return t_samples; }
+
+bool InstallSignalHandlers() {
+  // A real-time signal nobody handles yet; glibc keeps the first two for itself.
+  int chosen = 0;
+  for (int sig = SIGRTMAX - 2; sig >= SIGRTMIN + 2 && !chosen; --sig) {
+    struct sigaction cur;
+    if (RealSigaction(sig, nullptr, &cur) == 0 && !(cur.sa_flags & SA_SIGINFO) &&
+        cur.sa_handler == SIG_DFL)
+      chosen = sig;
+  }
+  if (!chosen) return false;
+  g_session.sample_signal = chosen;
+  if (!Install(chosen, OnSample, 0)) return false;
+  int toggle = g_session.config.toggle_signal;
+  if (toggle > 0 && toggle < NSIG && toggle != chosen) {
+    struct sigaction cur;
+    if (RealSigaction(toggle, nullptr, &cur) == 0 && cur.sa_handler == SIG_DFL &&
+        !(cur.sa_flags & SA_SIGINFO)) {
+      struct sigaction act;
+      std::memset(&act, 0, sizeof act);
+      act.sa_sigaction = OnToggle;
+      act.sa_flags = SA_SIGINFO | SA_RESTART;
+      RealSigaction(toggle, &act, nullptr);  // not managed: the program may take it over
+    }
+  }
+  for (int sig : kFatalSignals) {
+    struct sigaction cur;
+    if (RealSigaction(sig, nullptr, &cur) != 0) continue;
+    // Keep a handler the program set before we ran (and an ignored signal) as the chained one.
+    Install(sig, OnFatal, SA_ONSTACK);
+  }
+  return true;
+}
+
+void EnterRuntime() { ++t_in_runtime; }
+void LeaveRuntime() { --t_in_runtime; }
+
+}  // namespace hotline::rt
