@@ -1,7 +1,10 @@
 // The functions the runtime interposes in the host, and the C API behind hotline.h. Each shim
 // finds the real function with dlsym(RTLD_NEXT) and does as little as it can around it.
 #include <dlfcn.h>
+#include <poll.h>
 #include <pthread.h>
+#include <sys/epoll.h>
+#include <sys/select.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <time.h>
@@ -46,6 +49,13 @@ bool InterruptedOnlyByUs(int result_errno, unsigned long samples_before) {
 }
 
 constexpr int kMaxExecArgs = 4096;
+
+// What is left of a millisecond timeout that started at `start_ns`; negative stays infinite.
+int RemainingMs(int timeout_ms, uint64_t start_ns) {
+  if (timeout_ms < 0) return timeout_ms;
+  uint64_t elapsed_ms = (NowNs() - start_ns) / 1000000u;
+  return elapsed_ms >= uint64_t(timeout_ms) ? 0 : timeout_ms - int(elapsed_ms);
+}
 
 }  // namespace
 }  // namespace hotline::rt
@@ -181,41 +191,44 @@ HOTLINE_EXPORT sighandler_t signal(int sig, sighandler_t handler) {
   return old.sa_handler;
 }
 
-HOTLINE_EXPORT int nanosleep(const struct timespec* request, struct timespec* remain) {
-  using Fn = int (*)(const struct timespec*, struct timespec*);
-  static Fn real = Real<Fn>("nanosleep");
-  if (!request) return real(request, remain);
-  struct timespec left = *request, rest = {};
-  for (;;) {
-    unsigned long before = SamplesOnThisThread();
-    int result = real(&left, &rest);
-    if (result == 0) return 0;
-    int saved = errno;
-    if (!InterruptedOnlyByUs(saved, before)) {
-      if (remain) *remain = rest;
-      errno = saved;
-      return result;
-    }
-    left = rest;
-  }
-}
-
 HOTLINE_EXPORT int clock_nanosleep(clockid_t clock, int flags, const struct timespec* request,
                                    struct timespec* remain) {
   using Fn = int (*)(clockid_t, int, const struct timespec*, struct timespec*);
   static Fn real = Real<Fn>("clock_nanosleep");
   if (!request) return real(clock, flags, request, remain);
-  struct timespec left = *request, rest = {};
-  for (;;) {
-    unsigned long before = SamplesOnThisThread();
-    int result = real(clock, flags, &left, &rest);
-    if (result == 0) return 0;
-    if (!InterruptedOnlyByUs(result, before)) {
-      if (remain) *remain = rest;
-      return result;
-    }
-    if (!(flags & TIMER_ABSTIME)) left = rest;  // an absolute deadline stays as it was
+  // Retries go on to the original deadline: sleeping again for the time left would drift by
+  // the time the handlers took.
+  struct timespec deadline = *request;
+  if (!(flags & TIMER_ABSTIME)) {
+    struct timespec now;
+    if (clock_gettime(clock, &now) != 0) return real(clock, flags, request, remain);
+    deadline.tv_sec += now.tv_sec;
+    deadline.tv_nsec += now.tv_nsec;
+    if (deadline.tv_nsec >= 1000000000L) deadline.tv_nsec -= 1000000000L, ++deadline.tv_sec;
   }
+  unsigned long before = SamplesOnThisThread();
+  int result = real(clock, flags, request, remain);
+  while (result == EINTR && InterruptedOnlyByUs(result, before)) {
+    before = SamplesOnThisThread();
+    result = real(clock, flags | TIMER_ABSTIME, &deadline, nullptr);
+  }
+  if (result == EINTR && remain && !(flags & TIMER_ABSTIME)) {
+    // Interrupted by the program's own signal after a retry: report the time really left.
+    struct timespec now;
+    clock_gettime(clock, &now);
+    int64_t left = (deadline.tv_sec - now.tv_sec) * 1000000000LL + (deadline.tv_nsec - now.tv_nsec);
+    if (left < 0) left = 0;
+    *remain = timespec{time_t(left / 1000000000LL), long(left % 1000000000LL)};
+  }
+  return result;
+}
+
+HOTLINE_EXPORT int nanosleep(const struct timespec* request, struct timespec* remain) {
+  // Linux measures nanosleep on CLOCK_MONOTONIC.
+  int result = clock_nanosleep(CLOCK_MONOTONIC, 0, request, remain);
+  if (result == 0) return 0;
+  errno = result;
+  return -1;
 }
 
 HOTLINE_EXPORT unsigned int sleep(unsigned int seconds) {
@@ -227,6 +240,48 @@ HOTLINE_EXPORT unsigned int sleep(unsigned int seconds) {
 HOTLINE_EXPORT int usleep(useconds_t usec) {
   struct timespec request = {time_t(usec / 1000000), long(usec % 1000000) * 1000};
   return nanosleep(&request, nullptr);
+}
+
+HOTLINE_EXPORT int poll(struct pollfd* fds, nfds_t count, int timeout_ms) {
+  using Fn = int (*)(struct pollfd*, nfds_t, int);
+  static Fn real = Real<Fn>("poll");
+  uint64_t start = NowNs();
+  for (;;) {
+    unsigned long before = SamplesOnThisThread();
+    int result = real(fds, count, RemainingMs(timeout_ms, start));
+    if (result >= 0 || !InterruptedOnlyByUs(errno, before)) return result;
+  }
+}
+
+HOTLINE_EXPORT int epoll_wait(int epfd, struct epoll_event* events, int max, int timeout_ms) {
+  using Fn = int (*)(int, struct epoll_event*, int, int);
+  static Fn real = Real<Fn>("epoll_wait");
+  uint64_t start = NowNs();
+  for (;;) {
+    unsigned long before = SamplesOnThisThread();
+    int result = real(epfd, events, max, RemainingMs(timeout_ms, start));
+    if (result >= 0 || !InterruptedOnlyByUs(errno, before)) return result;
+  }
+}
+
+// Linux's select writes the time left into *timeout, so a retry simply passes it again; the fd
+// sets are restored from a copy because an interrupted select may have cleared them.
+HOTLINE_EXPORT int select(int nfds, fd_set* readfds, fd_set* writefds, fd_set* exceptfds,
+                          struct timeval* timeout) {
+  using Fn = int (*)(int, fd_set*, fd_set*, fd_set*, struct timeval*);
+  static Fn real = Real<Fn>("select");
+  fd_set r, w, e;
+  if (readfds) r = *readfds;
+  if (writefds) w = *writefds;
+  if (exceptfds) e = *exceptfds;
+  for (;;) {
+    unsigned long before = SamplesOnThisThread();
+    int result = real(nfds, readfds, writefds, exceptfds, timeout);
+    if (result >= 0 || !InterruptedOnlyByUs(errno, before)) return result;
+    if (readfds) *readfds = r;
+    if (writefds) *writefds = w;
+    if (exceptfds) *exceptfds = e;
+  }
 }
 
 // The C API (include/hotline/hotline.h finds these with dlsym).
