@@ -111,28 +111,36 @@ HOTLINE_EXPORT int execve(const char* path, char* const argv[], char* const envp
   using Fn = int (*)(const char*, char* const[], char* const[]);
   static Fn real = Real<Fn>("execve");
   FlushBeforeExec();
-  return real(path, argv, envp);
+  int result = real(path, argv, envp);
+  ResumeAfterFailedExec();
+  return result;
 }
 
 HOTLINE_EXPORT int execv(const char* path, char* const argv[]) {
   using Fn = int (*)(const char*, char* const[]);
   static Fn real = Real<Fn>("execv");
   FlushBeforeExec();
-  return real(path, argv);
+  int result = real(path, argv);
+  ResumeAfterFailedExec();
+  return result;
 }
 
 HOTLINE_EXPORT int execvp(const char* file, char* const argv[]) {
   using Fn = int (*)(const char*, char* const[]);
   static Fn real = Real<Fn>("execvp");
   FlushBeforeExec();
-  return real(file, argv);
+  int result = real(file, argv);
+  ResumeAfterFailedExec();
+  return result;
 }
 
 HOTLINE_EXPORT int execvpe(const char* file, char* const argv[], char* const envp[]) {
   using Fn = int (*)(const char*, char* const[], char* const[]);
   static Fn real = Real<Fn>("execvpe");
   FlushBeforeExec();
-  return real(file, argv, envp);
+  int result = real(file, argv, envp);
+  ResumeAfterFailedExec();
+  return result;
 }
 
 // The execl family collects its variable arguments into an array for the execv family.

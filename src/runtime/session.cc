@@ -309,9 +309,30 @@ void FinishSession(format::EndHow how, uint64_t code, bool bounded) {
 void FlushBeforeExec() {
   if (!Running() || getpid() != g_session.pid) return;
   pthread_mutex_lock(&g_session.lock);
+  uint64_t now = NowNs();
+  for (ThreadSlot& slot : g_slots) {
+    if (slot.state.load() != int(SlotState::kActive)) continue;
+    StopTimer(&slot);
+    W().add(format::ThreadEndRecord{now, uint64_t(slot.tid), ThreadCpuNs(slot.tid)});
+  }
+  // A sampling signal still queued would survive exec and kill the new image (its default
+  // action): ignoring the signal discards what is pending.
+  DiscardPendingSamples();
   DrainLocked();
-  W().add(format::EndRecord{NowNs(), format::EndHow::kExec, 0});
+  W().add(format::EndRecord{now, format::EndHow::kExec, 0});
   FlushLocked(true);
+  pthread_mutex_unlock(&g_session.lock);
+}
+
+void ResumeAfterFailedExec() {
+  if (!Running() || getpid() != g_session.pid) return;
+  RestoreSampleHandler();
+  pthread_mutex_lock(&g_session.lock);
+  for (ThreadSlot& slot : g_slots) {
+    if (slot.state.load() != int(SlotState::kActive)) continue;
+    StartTimer(&slot);
+    ThreadStartLocked(slot.tid, false);
+  }
   pthread_mutex_unlock(&g_session.lock);
 }
 

@@ -58,8 +58,10 @@ void RegisterCurrentThread();
 void NoteToggle();
 // Re-reads the module map when the loader reports loads or unloads (cheap when none).
 void CheckModulesLocked();
-// Drains and flushes before exec, leaving the profile open in case exec fails.
+// Stops sampling, drains and flushes before exec, leaving the profile open in case exec
+// fails; ResumeAfterFailedExec() then starts sampling again.
 void FlushBeforeExec();
+void ResumeAfterFailedExec();
 
 // Writer-side helpers for records made in ordinary (non-signal) context; each takes the lock.
 void RecordThreadStart(pid_t tid, bool preexisting);

@@ -147,6 +147,17 @@ void ProgramSigaction(int sig, const struct sigaction* act, struct sigaction* ol
 
 unsigned long SamplesOnThisThread() { return t_samples; }
 
+void DiscardPendingSamples() {
+  struct sigaction act;
+  std::memset(&act, 0, sizeof act);
+  act.sa_handler = SIG_IGN;
+  RealSigaction(g_session.sample_signal, &act, nullptr);
+  act.sa_handler = SIG_DFL;
+  RealSigaction(g_session.sample_signal, &act, nullptr);
+}
+
+void RestoreSampleHandler() { Install(g_session.sample_signal, OnSample, 0); }
+
 bool InstallSignalHandlers() {
   // A real-time signal nobody handles yet; glibc keeps the first two for itself.
   int chosen = 0;

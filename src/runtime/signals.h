@@ -15,6 +15,10 @@ bool IsManagedSignal(int sig);
 void ProgramSigaction(int sig, const struct sigaction* act, struct sigaction* old);
 // The real sigaction, bypassing the interposed one.
 int RealSigaction(int sig, const struct sigaction* act, struct sigaction* old);
+// Drops sampling signals still queued (sets SIG_DFL, which exec keeps), and puts the handler
+// back when exec failed.
+void DiscardPendingSamples();
+void RestoreSampleHandler();
 // Counts the sampling signals that arrived on the calling thread (for EINTR retries).
 unsigned long SamplesOnThisThread();
 
