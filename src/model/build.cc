@@ -1,0 +1,474 @@
+#include "model/build.h"
+
+#include <algorithm>
+#include <limits>
+#include <numeric>
+#include <span>
+#include <unordered_map>
+
+#include "format/schema.h"
+#include "model/call_graph.h"
+
+namespace hotline::model {
+
+namespace {
+
+std::string baseName(const std::string& path) {
+  size_t slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+constexpr uint64_t kBrokenFlags = format::kSampleTruncated | format::kSampleBroken;
+
+class ProfileBuilder {
+ public:
+  ProfileBuilder(AddressResolver& resolver, const BuildOptions& options)
+      : resolver_(resolver), options_(options) {}
+
+  void addSample(const format::RawProfile& raw, const format::SampleRecord& sample);
+  Expected<Profile> finish(const format::RawProfile& raw);
+
+ private:
+  // A run of function ids in arena_ (outermost first) with the innermost one's line and module.
+  struct Frames {
+    uint32_t offset = 0, count = 0;
+    LineId line;
+    ModuleId module;
+  };
+  struct ThreadCursor {
+    LineId last_line;
+    uint32_t index = 0;  // into profile_.threads
+  };
+
+  FunctionId function(const std::string& name, const std::string& decl_file, uint32_t decl_line,
+                      ModuleId module);
+  FunctionId pseudoFunction(PseudoKind kind, const std::string& name, ModuleId module);
+  FileId file(const std::string& path, PseudoKind pseudo);
+  LineId line(FileId file, uint32_t line);
+  ModuleId module(const format::RawModule& raw);
+  ModuleId pseudoModule(PseudoKind kind, const std::string& name);
+  Frames single(FunctionId fn);
+  const Frames& expand(const format::RawProfile& raw, uint64_t address, bool is_return,
+                       uint64_t time);
+  const Frames& stack(const format::RawProfile& raw, const format::SampleRecord& sample);
+  ThreadCursor& thread(uint64_t tid);
+  uint64_t period(const format::RawProfile& raw);
+
+  AddressResolver& resolver_;
+  BuildOptions options_;
+  Profile profile_;
+  CallGraphBuilder graph_;
+  std::unordered_map<std::string, FunctionId> function_index_;
+  std::unordered_map<std::string, FileId> file_index_;
+  std::unordered_map<std::string, ModuleId> module_index_;
+  std::unordered_map<uint64_t, LineId> line_index_;
+  std::vector<FunctionId> arena_;
+  std::unordered_map<uint64_t, Frames> caller_frames_, leaf_frames_;  // by address
+  std::unordered_map<uint64_t, Frames> stacks_;  // by node << 1 | broken
+  std::optional<Frames> profiler_stack_;
+  std::unordered_map<uint64_t, ThreadCursor> threads_;
+  uint64_t period_ns_ = 0;
+  std::vector<FunctionId> scratch_;
+};
+
+FileId ProfileBuilder::file(const std::string& path, PseudoKind pseudo) {
+  auto [it, inserted] = file_index_.try_emplace(path, FileId(profile_.files.size()));
+  if (inserted) profile_.files.push_back(File{path, pseudo, 0, 0, 0});
+  return it->second;
+}
+
+LineId ProfileBuilder::line(FileId file, uint32_t line) {
+  uint64_t key = (uint64_t{file.index()} << 32) | line;
+  auto [it, inserted] = line_index_.try_emplace(key, LineId(profile_.lines.size()));
+  if (inserted) profile_.lines.push_back(Line{file, line, 0, 0, 0});
+  return it->second;
+}
+
+ModuleId ProfileBuilder::module(const format::RawModule& raw) {
+  // One module per (path, build-id): reloading a library does not make it a second module.
+  std::string key = raw.path;
+  key.push_back('\0');
+  key += raw.build_id;
+  auto [it, inserted] = module_index_.try_emplace(key, ModuleId(profile_.modules.size()));
+  if (inserted) {
+    Module m;
+    m.path = raw.path;
+    m.name = baseName(raw.path);
+    m.build_id = raw.build_id;
+    profile_.modules.push_back(std::move(m));
+  }
+  return it->second;
+}
+
+ModuleId ProfileBuilder::pseudoModule(PseudoKind kind, const std::string& name) {
+  std::string key = "\1" + name;  // cannot collide with a path + '\0' + build-id
+  auto [it, inserted] = module_index_.try_emplace(key, ModuleId(profile_.modules.size()));
+  if (inserted) {
+    Module m;
+    m.path = name;
+    m.name = name;
+    m.pseudo = kind;
+    profile_.modules.push_back(std::move(m));
+  }
+  return it->second;
+}
+
+FunctionId ProfileBuilder::function(const std::string& name, const std::string& decl_file,
+                                    uint32_t decl_line, ModuleId module) {
+  std::string key = name;
+  key.push_back('\0');
+  key += decl_file;
+  key.push_back('\0');
+  key += std::to_string(decl_line);
+  // Without a definition site, the module is what keeps two static functions of one name in
+  // two libraries apart.
+  if (decl_file.empty()) {
+    key.push_back('\0');
+    key += std::to_string(module.index());
+  }
+  auto [it, inserted] = function_index_.try_emplace(key, FunctionId(profile_.functions.size()));
+  if (inserted) {
+    Function f;
+    f.name = name;
+    if (!decl_file.empty()) f.file = file(decl_file, PseudoKind::kNone);
+    f.line = decl_line;
+    f.module = module;
+    profile_.functions.push_back(std::move(f));
+  }
+  return it->second;
+}
+
+FunctionId ProfileBuilder::pseudoFunction(PseudoKind kind, const std::string& name,
+                                          ModuleId module) {
+  std::string key = "\1" + name;
+  key.push_back('\0');
+  key += std::to_string(module.index());
+  auto [it, inserted] = function_index_.try_emplace(key, FunctionId(profile_.functions.size()));
+  if (inserted) {
+    Function f;
+    f.name = name;
+    f.file = file(name, kind);
+    f.module = module;
+    f.pseudo = kind;
+    profile_.functions.push_back(std::move(f));
+  }
+  return it->second;
+}
+
+ProfileBuilder::Frames ProfileBuilder::single(FunctionId fn) {
+  Frames frames;
+  frames.offset = static_cast<uint32_t>(arena_.size());
+  frames.count = 1;
+  arena_.push_back(fn);
+  const Function& f = profile_.functions[fn.index()];
+  frames.line = line(f.file, 0);
+  frames.module = f.module;
+  return frames;
+}
+
+const ProfileBuilder::Frames& ProfileBuilder::expand(const format::RawProfile& raw,
+                                                     uint64_t address, bool is_return,
+                                                     uint64_t time) {
+  auto& cache = is_return ? caller_frames_ : leaf_frames_;
+  auto found = cache.find(address);
+  if (found != cache.end()) return found->second;
+
+  Frames frames;
+  if (address >= kKernelSpaceStart) {
+    frames = single(pseudoFunction(PseudoKind::kKernel, "[kernel]",
+                                   pseudoModule(PseudoKind::kKernel, "[kernel]")));
+  } else if (const format::RawModule* raw_module = raw.moduleAt(address, time); !raw_module) {
+    frames = single(pseudoFunction(PseudoKind::kUnknown, "[unknown]",
+                                   pseudoModule(PseudoKind::kUnknown, "[unknown]")));
+  } else {
+    ModuleId mod = module(*raw_module);
+    symbolize::ModuleInfo info{raw_module->path, raw_module->build_id, raw_module->bias};
+    const symbolize::ResolvedAddress& resolved = resolver_.resolve(info, address, is_return);
+    const std::string module_label = "[" + profile_.modules[mod.index()].name + "]";
+    if (resolved.frames.empty() || resolved.frames.back().function.empty()) {
+      frames = single(pseudoFunction(PseudoKind::kModule, module_label, mod));
+    } else {
+      frames.offset = static_cast<uint32_t>(arena_.size());
+      // The symbolizer lists the inline chain innermost first; stacks go outermost first. An
+      // inlined level without a name cannot be told apart from its caller: it is left out.
+      for (auto it = resolved.frames.rbegin(); it != resolved.frames.rend(); ++it) {
+        if (it->function.empty()) continue;
+        arena_.push_back(function(it->function, it->decl_file, it->decl_line, mod));
+      }
+      frames.count = static_cast<uint32_t>(arena_.size() - frames.offset);
+      const symbolize::ResolvedFrame& innermost = resolved.frames.front();
+      if (innermost.file.empty()) {
+        frames.line = line(file(module_label, PseudoKind::kModule), 0);
+      } else {
+        frames.line = line(file(innermost.file, PseudoKind::kNone), innermost.line);
+      }
+      frames.module = mod;
+    }
+  }
+  return cache.emplace(address, frames).first->second;
+}
+
+const ProfileBuilder::Frames& ProfileBuilder::stack(const format::RawProfile& raw,
+                                                    const format::SampleRecord& sample) {
+  if (sample.flags & format::kSampleInRuntime) {
+    // Whatever the runtime was doing, the time is the profiler's, not the program's.
+    if (!profiler_stack_) {
+      profiler_stack_ = single(pseudoFunction(PseudoKind::kProfiler, "[profiler]",
+                                              pseudoModule(PseudoKind::kProfiler, "[profiler]")));
+    }
+    return *profiler_stack_;
+  }
+  bool flagged_broken = (sample.flags & kBrokenFlags) != 0;
+  uint64_t key = (sample.node << 1) | (flagged_broken ? 1 : 0);
+  auto found = stacks_.find(key);
+  if (found != stacks_.end()) return found->second;
+
+  bool dangling = false;
+  std::vector<uint64_t> addresses = raw.stack(sample.node, &dangling);
+  bool broken = flagged_broken || dangling;
+  FunctionId broken_fn;
+  if (broken) {
+    broken_fn = pseudoFunction(PseudoKind::kBrokenStack, "[broken stack]",
+                               pseudoModule(PseudoKind::kBrokenStack, "[broken stack]"));
+  }
+  Frames result;
+  if (addresses.empty()) {
+    result = broken ? single(broken_fn)
+                    : single(pseudoFunction(PseudoKind::kUnknown, "[unknown]",
+                                            pseudoModule(PseudoKind::kUnknown, "[unknown]")));
+  } else {
+    scratch_.clear();
+    // The known frames keep their time; the missing outer part of the stack is one
+    // pseudo-frame, so the broken samples show up as a section of the call graph.
+    if (broken) scratch_.push_back(broken_fn);
+    Frames leaf;
+    for (size_t i = addresses.size(); i-- > 0;) {
+      const Frames& frames = expand(raw, addresses[i], i != 0, sample.time);
+      for (uint32_t k = 0; k < frames.count; ++k) {
+        FunctionId fn = arena_[frames.offset + k];
+        // Consecutive frames in one symbol-less module are one pseudo-frame, not a recursion.
+        if (!scratch_.empty() && scratch_.back() == fn &&
+            profile_.functions[fn.index()].pseudo != PseudoKind::kNone)
+          continue;
+        scratch_.push_back(fn);
+      }
+      if (i == 0) leaf = frames;
+    }
+    result.offset = static_cast<uint32_t>(arena_.size());
+    result.count = static_cast<uint32_t>(scratch_.size());
+    arena_.insert(arena_.end(), scratch_.begin(), scratch_.end());
+    result.line = leaf.line;
+    result.module = leaf.module;
+  }
+  return stacks_.emplace(key, result).first->second;
+}
+
+ProfileBuilder::ThreadCursor& ProfileBuilder::thread(uint64_t tid) {
+  auto [it, inserted] = threads_.try_emplace(tid);
+  if (inserted) {
+    it->second.index = static_cast<uint32_t>(profile_.threads.size());
+    Thread t;
+    t.tid = tid;
+    profile_.threads.push_back(std::move(t));
+  }
+  return it->second;
+}
+
+uint64_t ProfileBuilder::period(const format::RawProfile& raw) {
+  if (period_ns_ == 0) {
+    if (raw.process && raw.process->period_ns > 0) {
+      period_ns_ = raw.process->period_ns;
+    } else {
+      period_ns_ = kAssumedPeriodNs;
+      profile_.warnings.push_back(
+          "the process record (which holds the sampling period) is missing: assuming 1 ms per "
+          "sample");
+    }
+    profile_.summary.period_ns = period_ns_;
+  }
+  return period_ns_;
+}
+
+void ProfileBuilder::addSample(const format::RawProfile& raw, const format::SampleRecord& sample) {
+  if (options_.thread && sample.tid != *options_.thread) return;
+  uint64_t weight = std::max<uint64_t>(sample.weight, 1);
+  uint64_t ns = weight * period(raw);
+  Frames frames = stack(raw, sample);  // a copy: arena_ and the caches may grow below
+  std::span<const FunctionId> functions(arena_.data() + frames.offset, frames.count);
+  StackChange change = graph_.onSample(sample.tid, functions, ns);
+
+  Line& line = profile_.lines[frames.line.index()];
+  line.time_ns += ns;
+  ++line.samples;
+  ThreadCursor& cursor = thread(sample.tid);
+  if (cursor.last_line != frames.line) {
+    ++line.count;
+    cursor.last_line = frames.line;
+  }
+  FunctionId leaf = functions.back();
+  ++profile_.functions[leaf.index()].samples;
+  Module& mod = profile_.modules[frames.module.index()];
+  mod.self_ns += ns;
+  ++mod.samples;
+  Thread& thread = profile_.threads[cursor.index];
+  thread.time_ns += ns;
+  ++thread.samples;
+
+  Summary& summary = profile_.summary;
+  if (summary.samples == 0 || sample.time < summary.first_time) summary.first_time = sample.time;
+  summary.last_time = std::max(summary.last_time, sample.time);
+  ++summary.samples;
+  summary.weighted_samples += weight;
+  if (sample.flags & format::kSampleTruncated) ++summary.truncated_samples;
+  if (sample.flags & format::kSampleBroken) ++summary.broken_samples;
+  if (sample.flags & format::kSampleInRuntime) ++summary.profiler_samples;
+  if (profile_.functions[leaf.index()].pseudo == PseudoKind::kUnknown) ++summary.unknown_samples;
+
+  if (options_.keep_samples) {
+    Sample kept;
+    kept.tid = sample.tid;
+    kept.time = sample.time;
+    kept.ns = ns;
+    kept.leaf = leaf;
+    kept.line = frames.line;
+    kept.depth = frames.count;
+    kept.flags = static_cast<uint32_t>(sample.flags);
+    kept.popped = change.popped;
+    kept.pushed.assign(functions.begin() + change.common, functions.end());
+    profile_.samples.push_back(std::move(kept));
+  }
+}
+
+Expected<Profile> ProfileBuilder::finish(const format::RawProfile& raw) {
+  constexpr size_t kMaxIds = std::numeric_limits<uint32_t>::max() - 1;
+  if (profile_.functions.size() > kMaxIds || profile_.lines.size() > kMaxIds ||
+      arena_.size() > kMaxIds)
+    return Status::Error("the profile is too large: more than 2^32 functions, lines or frames");
+
+  graph_.finish();
+  Profile& p = profile_;
+  const auto& totals = graph_.functions();
+  for (size_t i = 0; i < totals.size() && i < p.functions.size(); ++i) {
+    p.functions[i].self_ns = totals[i].self_ns;
+    p.functions[i].inclusive_ns = totals[i].inclusive_ns;
+    p.functions[i].calls = totals[i].calls;
+  }
+  p.callees.assign(p.functions.size(), {});
+  for (const EdgeTotals& e : graph_.edges())
+    p.callees[e.parent.index()].push_back(CallEdge{e.child, e.time_ns, e.loop_ns, e.calls});
+  for (auto& edges : p.callees) {
+    std::sort(edges.begin(), edges.end(), [](const CallEdge& a, const CallEdge& b) {
+      if (a.time_ns != b.time_ns) return a.time_ns > b.time_ns;
+      if (a.loop_ns != b.loop_ns) return a.loop_ns > b.loop_ns;
+      return a.child < b.child;
+    });
+  }
+
+  // Files get stable numbers: real files by path, then pseudo-files by name.
+  std::vector<uint32_t> file_order(p.files.size());
+  std::iota(file_order.begin(), file_order.end(), 0);
+  std::sort(file_order.begin(), file_order.end(), [&](uint32_t a, uint32_t b) {
+    bool pa = p.files[a].pseudo != PseudoKind::kNone, pb = p.files[b].pseudo != PseudoKind::kNone;
+    if (pa != pb) return pb;
+    return p.files[a].path < p.files[b].path;
+  });
+  std::vector<FileId> new_file(p.files.size());
+  std::vector<File> files;
+  files.reserve(p.files.size());
+  for (uint32_t old : file_order) {
+    new_file[old] = FileId(files.size());
+    files.push_back(std::move(p.files[old]));
+  }
+  p.files = std::move(files);
+  for (Function& f : p.functions)
+    if (f.file.valid()) f.file = new_file[f.file.index()];
+  for (Line& l : p.lines) l.file = new_file[l.file.index()];
+
+  std::vector<uint32_t> line_order(p.lines.size());
+  std::iota(line_order.begin(), line_order.end(), 0);
+  std::sort(line_order.begin(), line_order.end(), [&](uint32_t a, uint32_t b) {
+    if (p.lines[a].file != p.lines[b].file) return p.lines[a].file < p.lines[b].file;
+    return p.lines[a].line < p.lines[b].line;
+  });
+  std::vector<LineId> new_line(p.lines.size());
+  std::vector<Line> lines;
+  lines.reserve(p.lines.size());
+  for (uint32_t old : line_order) {
+    new_line[old] = LineId(lines.size());
+    lines.push_back(p.lines[old]);
+  }
+  p.lines = std::move(lines);
+  for (Sample& s : p.samples) s.line = new_line[s.line.index()];
+
+  for (const Line& l : p.lines) {
+    File& f = p.files[l.file.index()];
+    f.time_ns += l.time_ns;
+    f.count += l.count;
+    if (l.samples) ++f.lines_hit;
+  }
+
+  // Thread names and CPU times from the thread records; threads without samples are listed
+  // too (with no time), unless the profile is restricted to one thread.
+  for (const format::RawThread& t : raw.threads) {
+    if (options_.thread && t.tid != *options_.thread) continue;
+    Thread& thread = p.threads[this->thread(t.tid).index];
+    if (!t.name.empty()) thread.name = t.name;
+    if (t.cpu_ns) thread.cpu_ns = t.cpu_ns;
+  }
+  p.only_thread = options_.thread;
+
+  Summary& s = p.summary;
+  s.total_ns = graph_.total_ns();
+  s.max_depth = graph_.max_depth();
+  for (const File& f : p.files) s.files += f.time_ns > 0 ? 1 : 0;
+  for (const Function& f : p.functions) s.functions += f.self_ns > 0 || f.inclusive_ns > 0 ? 1 : 0;
+  if (raw.process) {
+    s.start_time = raw.process->time;
+    s.exe = raw.process->exe;
+    s.argv = raw.process->argv;
+    if (s.period_ns == 0) s.period_ns = raw.process->period_ns;
+  }
+  for (const format::RawMark& m : raw.marks)
+    if (!options_.thread || m.tid == *options_.thread) p.marks.push_back(Mark{m.time, m.tid, m.label});
+  for (const format::StateRecord& st : raw.states)
+    if (!options_.thread || st.tid == *options_.thread)
+      p.states.push_back(
+          StateChange{st.time, st.tid, st.on != 0, static_cast<uint32_t>(st.source)});
+  p.runtime_stats = raw.stats;
+  p.disabled_reasons = raw.disabled_reasons;
+  for (std::string& w : resolver_.warnings()) p.warnings.push_back(std::move(w));
+  if (raw.dangling_references)
+    p.warnings.push_back(std::to_string(raw.dangling_references) +
+                         " references to records that were lost are shown as [unknown]");
+  return std::move(profile_);
+}
+
+// A RawProfile that aggregates samples as they are read instead of keeping them.
+class StreamingProfile : public format::RawProfile {
+ public:
+  explicit StreamingProfile(ProfileBuilder& builder) : builder_(builder) {}
+  void onSample(const format::SampleRecord& r) override { builder_.addSample(*this, r); }
+
+ private:
+  ProfileBuilder& builder_;
+};
+
+}  // namespace
+
+Expected<Profile> BuildProfile(const format::RawProfile& raw, AddressResolver& resolver,
+                               const BuildOptions& options) {
+  ProfileBuilder builder(resolver, options);
+  for (const format::SampleRecord& sample : raw.samples) builder.addSample(raw, sample);
+  return builder.finish(raw);
+}
+
+Expected<Profile> LoadProfile(const std::string& path, AddressResolver& resolver,
+                              const BuildOptions& options, format::ReadStats* stats) {
+  ProfileBuilder builder(resolver, options);
+  StreamingProfile raw(builder);
+  Status status = format::ReadProfileFile(path, raw, stats);
+  if (!status.ok()) return status;
+  return builder.finish(raw);
+}
+
+}  // namespace hotline::model

@@ -1,0 +1,73 @@
+#include "model/invariants.h"
+
+#include <cmath>
+#include <string>
+
+namespace hotline::model {
+
+namespace {
+
+std::string n(uint64_t v) { return std::to_string(v); }
+
+double round2(double v) { return std::round(v * 100.0) / 100.0; }
+
+// Printed percentages carry two decimals: each row is off by at most 0.005.
+bool addsToHundred(double sum_of_rounded, size_t rows) {
+  return std::fabs(sum_of_rounded - 100.0) <= 0.005 * static_cast<double>(rows) + 1e-9;
+}
+
+}  // namespace
+
+Status CheckInvariants(const Profile& p) {
+  const uint64_t total = p.summary.total_ns;
+  uint64_t lines = 0, self = 0, files = 0, modules = 0, threads = 0;
+  for (const Line& l : p.lines) lines += l.time_ns;
+  for (const Function& f : p.functions) self += f.self_ns;
+  for (const File& f : p.files) files += f.time_ns;
+  for (const Module& m : p.modules) modules += m.self_ns;
+  for (const Thread& t : p.threads) threads += t.time_ns;
+  if (lines != total) return Status::Error("sum of line times " + n(lines) + " != total " + n(total));
+  if (self != total)
+    return Status::Error("sum of function self times " + n(self) + " != total " + n(total));
+  if (files != total) return Status::Error("sum of file times " + n(files) + " != total " + n(total));
+  if (modules != total)
+    return Status::Error("sum of module times " + n(modules) + " != total " + n(total));
+  if (threads != total)
+    return Status::Error("sum of thread times " + n(threads) + " != total " + n(total));
+  if (p.callees.size() != p.functions.size())
+    return Status::Error("call graph has " + n(p.callees.size()) + " sections for " +
+                         n(p.functions.size()) + " functions");
+
+  double self_percent = 0;
+  size_t rows = 0;
+  for (size_t i = 0; i < p.functions.size(); ++i) {
+    const Function& f = p.functions[i];
+    uint64_t sum = f.self_ns;
+    for (const CallEdge& e : p.callees[i]) sum += e.time_ns;
+    if (sum != f.inclusive_ns)
+      return Status::Error("section " + f.name + ": self " + n(f.self_ns) + " + children " +
+                           n(sum - f.self_ns) + " != inclusive " + n(f.inclusive_ns));
+    if (f.inclusive_ns > total)
+      return Status::Error("function " + f.name + ": inclusive " + n(f.inclusive_ns) +
+                           " > total " + n(total));
+    if (f.self_ns > 0) {
+      self_percent += round2(p.percentOfTotal(f.self_ns));
+      ++rows;
+    }
+    if (f.inclusive_ns > 0) {
+      auto share = [&](uint64_t v) {
+        return round2(100.0 * static_cast<double>(v) / static_cast<double>(f.inclusive_ns));
+      };
+      double section = share(f.self_ns);
+      for (const CallEdge& e : p.callees[i]) section += share(e.time_ns);
+      if (!addsToHundred(section, p.callees[i].size() + 1))
+        return Status::Error("section " + f.name + ": percentages add to " +
+                             std::to_string(section));
+    }
+  }
+  if (total > 0 && !addsToHundred(self_percent, rows))
+    return Status::Error("function self percentages add to " + std::to_string(self_percent));
+  return Status();
+}
+
+}  // namespace hotline::model

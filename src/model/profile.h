@@ -1,0 +1,165 @@
+// model::Profile: the one aggregate every view reads (DESIGN.md rule 3). Views select, sort and
+// print; every number they show is computed here, by model::BuildProfile.
+//
+// Guarantees (checked by model::CheckInvariants, and by the tests on every profile they make):
+//   - Σ line time = Σ function self time = Σ file time = Σ module time = total_ns;
+//   - for every function, self_ns + Σ callees' time_ns = inclusive_ns (loop_ns is not part of
+//     the sum: it is time already counted in the function itself through recursion);
+//   - every sample lands somewhere: time that cannot be attributed to a real function goes to a
+//     pseudo-function (`[unknown]`, `[kernel]`, `[MODULE]`, `[profiler]`, `[broken stack]`),
+//     whose file is a pseudo-file of the same name, line 0.
+// Entry counts (lines, calls) are estimates from sampling: +1 each time consecutive samples of
+// one thread move to a different line, or push a new activation of a function or an edge.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "model/ids.h"
+
+namespace hotline::model {
+
+// Why an entity is a pseudo-entry rather than real code; kNone for real code.
+enum class PseudoKind : uint8_t {
+  kNone,
+  kUnknown,      // an address in no module (or a module record that was lost)
+  kKernel,       // an address in kernel space
+  kModule,       // a module, or an address in it, without symbols: named `[module name]`
+  kProfiler,     // samples taken inside the runtime itself
+  kBrokenStack,  // the missing outer part of a truncated or broken stack
+};
+
+struct Module {
+  std::string path;      // pseudo-modules (for pseudo-functions outside any module) are `[...]`
+  PseudoKind pseudo = PseudoKind::kNone;
+  std::string name;      // file name of `path`
+  std::string build_id;  // raw bytes
+  uint64_t self_ns = 0;  // time of samples whose innermost frame is in this module
+  uint64_t samples = 0;
+};
+
+struct File {
+  std::string path;  // as the debug info names it; pseudo-files are `[...]`
+  PseudoKind pseudo = PseudoKind::kNone;
+  uint64_t time_ns = 0;  // Σ of its lines
+  uint64_t count = 0;    // Σ of its lines' entry counts
+  uint32_t lines_hit = 0;
+};
+
+struct Line {
+  FileId file;
+  uint32_t line = 0;  // 0 = no line information
+  uint64_t time_ns = 0;
+  uint64_t count = 0;    // estimated entries, see above
+  uint64_t samples = 0;  // samples whose innermost frame is at this line
+};
+
+// A function is identified by (name, definition file, definition line): two static functions of
+// one name in two files are two functions; the inlined copies of one function are one function.
+struct Function {
+  std::string name;
+  FileId file;        // definition file; invalid when unknown
+  uint32_t line = 0;  // definition line; 0 when unknown
+  ModuleId module;    // a pseudo-module for pseudo-functions that belong to no module
+  PseudoKind pseudo = PseudoKind::kNone;
+  uint64_t self_ns = 0;
+  uint64_t inclusive_ns = 0;  // only outermost activations count: never above the total
+  uint64_t calls = 0;         // estimated activations, see above
+  uint64_t samples = 0;       // samples with this function innermost
+};
+
+// One parent→child edge of the call graph, kept in its parent's section.
+struct CallEdge {
+  FunctionId child;
+  uint64_t time_ns = 0;  // time in the child not spent in a recursion back into the parent
+  uint64_t loop_ns = 0;  // time in the child that recursion brought back into the parent
+  uint64_t calls = 0;    // activations of this edge; n in "n/m", m being the child's calls
+};
+
+struct Thread {
+  uint64_t tid = 0;
+  std::string name;
+  uint64_t time_ns = 0;
+  uint64_t samples = 0;
+  std::optional<uint64_t> cpu_ns;  // the thread's CPU time at its end, when recorded
+};
+
+// A sample as the raw views (-R, -s) show it. Kept only when BuildOptions::keep_samples.
+struct Sample {
+  uint64_t tid = 0;
+  uint64_t time = 0;  // CLOCK_MONOTONIC ns, as recorded
+  uint64_t ns = 0;    // the time it stands for: weight × period
+  FunctionId leaf;
+  LineId line;
+  uint32_t depth = 0;  // function frames, inline frames and pseudo-frames included
+  uint32_t flags = 0;  // format::SampleFlags
+  // Stack changes from the thread's previous sample: `popped` frames left, then `pushed`
+  // (outermost first) entered.
+  uint32_t popped = 0;
+  std::vector<FunctionId> pushed;
+};
+
+struct Mark {
+  uint64_t time = 0, tid = 0;
+  std::string label;
+};
+
+struct StateChange {
+  uint64_t time = 0, tid = 0;
+  bool on = false;
+  uint32_t source = 0;  // format::StateSource
+};
+
+struct Summary {
+  uint64_t total_ns = 0;
+  uint64_t samples = 0;           // SAMPLE records
+  uint64_t weighted_samples = 0;  // Σ weight
+  uint64_t period_ns = 0;
+  uint32_t max_depth = 0;
+  uint32_t files = 0;      // files with time
+  uint32_t functions = 0;  // functions with time
+  uint64_t broken_samples = 0;     // unwinding failed part way, or a stack node was lost
+  uint64_t truncated_samples = 0;  // stack cut at the maximum depth
+  uint64_t profiler_samples = 0;   // taken inside the runtime
+  uint64_t unknown_samples = 0;    // innermost frame outside every module
+  uint64_t first_time = 0, last_time = 0;  // of the samples, CLOCK_MONOTONIC
+  uint64_t start_time = 0;                 // of the process record (0 when lost)
+  std::string exe;
+  std::vector<std::string> argv;
+};
+
+class Profile {
+ public:
+  Summary summary;
+  std::vector<Module> modules;
+  std::vector<File> files;        // sorted by path: a FileId is a stable file number
+  std::vector<Line> lines;        // sorted by (file, line)
+  std::vector<Function> functions;
+  // Indexed by FunctionId: the callees of each function, by decreasing time.
+  std::vector<std::vector<CallEdge>> callees;
+  std::vector<Thread> threads;  // in order of first appearance
+  std::vector<Sample> samples;  // empty unless kept
+  std::vector<Mark> marks;
+  std::vector<StateChange> states;
+  std::vector<std::pair<std::string, uint64_t>> runtime_stats;
+  std::vector<std::string> disabled_reasons;
+  // Problems met while building (missing process record, dangling ids, symbolizer warnings):
+  // one line each, for the CLI to print as warnings.
+  std::vector<std::string> warnings;
+  // When the profile was restricted to one thread (BuildOptions::thread).
+  std::optional<uint64_t> only_thread;
+
+  const Function& function(FunctionId id) const { return functions[id.index()]; }
+  const File& file(FileId id) const { return files[id.index()]; }
+  const Line& line(LineId id) const { return lines[id.index()]; }
+  const Module& module(ModuleId id) const { return modules[id.index()]; }
+  const std::vector<CallEdge>& calleesOf(FunctionId id) const { return callees[id.index()]; }
+  // Percent of the total, 0 for an empty profile.
+  double percentOfTotal(uint64_t ns) const {
+    return summary.total_ns ? 100.0 * static_cast<double>(ns) / static_cast<double>(summary.total_ns) : 0.0;
+  }
+};
+
+}  // namespace hotline::model

@@ -1,0 +1,308 @@
+// BuildProfile on hand-made RawProfiles with a table resolver: pseudo-entries, inline frames,
+// function identity, line entry counts, time = weight × period, thread filter, kept samples.
+#include "model/build.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "format/schema.h"
+#include "model/invariants.h"
+
+namespace hotline::model {
+namespace {
+
+using symbolize::ResolvedAddress;
+using symbolize::ResolvedFrame;
+
+// Answers from a table keyed by the address actually looked up (address − 1 for return
+// addresses, as the symbolizer does); anything else resolves to nothing.
+class TableResolver : public AddressResolver {
+ public:
+  std::map<uint64_t, ResolvedAddress> table;
+  std::vector<std::pair<uint64_t, bool>> lookups;
+
+  const ResolvedAddress& resolve(const symbolize::ModuleInfo& module, uint64_t address,
+                                 bool is_return_address) override {
+    lookups.emplace_back(address, is_return_address);
+    uint64_t key = is_return_address ? address - 1 : address;
+    auto it = table.find(key);
+    if (it != table.end()) return it->second;
+    empty_.module = module.path;
+    return empty_;
+  }
+  std::vector<std::string> warnings() const override { return {"a warning from the resolver"}; }
+
+ private:
+  ResolvedAddress empty_;
+};
+
+ResolvedFrame frame(std::string fn, std::string file, uint32_t line, uint32_t decl_line) {
+  ResolvedFrame f;
+  f.function = std::move(fn);
+  f.file = file;
+  f.line = line;
+  f.decl_file = std::move(file);
+  f.decl_line = decl_line;
+  f.source = symbolize::FrameSource::kDwarf;
+  return f;
+}
+
+class BuildTest : public ::testing::Test {
+ protected:
+  BuildTest() {
+    format::RawProcess process;
+    process.period_ns = 1000;
+    raw_.process = process;
+    format::RawModule exe;
+    exe.id = 1;
+    exe.path = "/bin/prog";
+    exe.start = 0x1000;
+    exe.size = 0x1000;
+    raw_.modules.push_back(exe);
+    format::RawModule lib;
+    lib.id = 2;
+    lib.path = "/lib/libstripped.so";
+    lib.start = 0x8000;
+    lib.size = 0x1000;
+    raw_.modules.push_back(lib);
+    // main at 0x1100 (main.c:10), calling work at 0x1110 (main.c:11, return address 0x1111).
+    resolver_.table[0x1100] = {"/bin/prog", 0x1100, {frame("main", "main.c", 10, 9)}};
+    resolver_.table[0x1110] = {"/bin/prog", 0x1110, {frame("main", "main.c", 11, 9)}};
+    // work at 0x1200 (main.c:20) and 0x1204 (main.c:21).
+    resolver_.table[0x1200] = {"/bin/prog", 0x1200, {frame("work", "main.c", 20, 19)}};
+    resolver_.table[0x1204] = {"/bin/prog", 0x1204, {frame("work", "main.c", 21, 19)}};
+    // 0x1300: helper inlined into work: innermost first.
+    resolver_.table[0x1300] = {"/bin/prog", 0x1300,
+                               {frame("helper", "util.h", 5, 3), frame("work", "main.c", 22, 19)}};
+    // Two static functions named `helper`, one in each file.
+    resolver_.table[0x1400] = {"/bin/prog", 0x1400, {frame("helper", "other.c", 7, 6)}};
+  }
+
+  // Adds a stack (outermost first) to the trie and returns its innermost node.
+  uint64_t node(std::vector<uint64_t> addresses) {
+    uint64_t parent = 0;
+    for (uint64_t address : addresses) {
+      uint64_t found = 0;
+      for (auto& [id, n] : raw_.stack_nodes)
+        if (n.parent == parent && n.address == address) found = id;
+      if (!found) {
+        found = raw_.stack_nodes.size() + 1;
+        raw_.stack_nodes[found] = format::RawStackNode{parent, address};
+      }
+      parent = found;
+    }
+    return parent;
+  }
+  void sample(uint64_t tid, std::vector<uint64_t> addresses, uint64_t weight = 1,
+              uint64_t flags = 0) {
+    format::SampleRecord s;
+    s.time = ++clock_;
+    s.tid = tid;
+    s.node = addresses.empty() ? 0 : node(addresses);
+    s.weight = weight;
+    s.flags = flags;
+    raw_.samples.push_back(s);
+  }
+  Profile build(BuildOptions options = {}) {
+    Expected<Profile> p = BuildProfile(raw_, resolver_, options);
+    EXPECT_TRUE(p.ok()) << p.status().message();
+    Status invariants = CheckInvariants(*p);
+    EXPECT_TRUE(invariants.ok()) << invariants.message();
+    return std::move(*p);
+  }
+  static const Function* find(const Profile& p, const std::string& name, size_t nth = 0) {
+    for (const Function& f : p.functions)
+      if (f.name == name && nth-- == 0) return &f;
+    return nullptr;
+  }
+  static const Line* findLine(const Profile& p, const std::string& file, uint32_t line) {
+    for (const Line& l : p.lines)
+      if (p.file(l.file).path == file && l.line == line) return &l;
+    return nullptr;
+  }
+
+  format::RawProfile raw_;
+  TableResolver resolver_;
+  uint64_t clock_ = 0;
+};
+
+TEST_F(BuildTest, TimeIsWeightTimesPeriodAndLandsOnTheLeafLine) {
+  sample(1, {0x1111, 0x1200});
+  sample(1, {0x1111, 0x1200}, 3);  // an overrun: stands for three periods
+  sample(1, {0x1111, 0x1204});
+  Profile p = build();
+  EXPECT_EQ(p.summary.total_ns, 5000u);
+  EXPECT_EQ(p.summary.samples, 3u);
+  EXPECT_EQ(p.summary.weighted_samples, 5u);
+  const Function* work = find(p, "work");
+  ASSERT_NE(work, nullptr);
+  EXPECT_EQ(work->self_ns, 5000u);
+  EXPECT_EQ(work->line, 19u);
+  EXPECT_EQ(p.file(work->file).path, "main.c");
+  EXPECT_EQ(find(p, "main")->inclusive_ns, 5000u);
+  EXPECT_EQ(findLine(p, "main.c", 20)->time_ns, 4000u);
+  EXPECT_EQ(findLine(p, "main.c", 21)->time_ns, 1000u);
+  // The caller frame was looked up as a return address, the leaf as it is.
+  EXPECT_NE(std::find(resolver_.lookups.begin(), resolver_.lookups.end(),
+                      std::make_pair(uint64_t{0x1111}, true)),
+            resolver_.lookups.end());
+  EXPECT_NE(std::find(resolver_.lookups.begin(), resolver_.lookups.end(),
+                      std::make_pair(uint64_t{0x1200}, false)),
+            resolver_.lookups.end());
+}
+
+TEST_F(BuildTest, LineCountsChangesOfLinePerThread) {
+  sample(1, {0x1111, 0x1200});  // line 20: +1
+  sample(1, {0x1111, 0x1200});  // still 20
+  sample(2, {0x1111, 0x1204});  // thread 2 at 21: +1 (thread 1 stays at 20)
+  sample(1, {0x1111, 0x1204});  // thread 1 moves to 21: +1
+  sample(1, {0x1111, 0x1200});  // back to 20: +1
+  Profile p = build();
+  EXPECT_EQ(findLine(p, "main.c", 20)->count, 2u);
+  EXPECT_EQ(findLine(p, "main.c", 21)->count, 2u);
+  EXPECT_EQ(p.threads.size(), 2u);
+}
+
+TEST_F(BuildTest, InlinedFunctionsAreFunctionsOfTheirOwn) {
+  sample(1, {0x1111, 0x1300});
+  Profile p = build();
+  const Function* helper = find(p, "helper");
+  const Function* work = find(p, "work");
+  ASSERT_NE(helper, nullptr);
+  ASSERT_NE(work, nullptr);
+  EXPECT_EQ(helper->self_ns, 1000u);
+  EXPECT_EQ(work->self_ns, 0u);
+  EXPECT_EQ(work->inclusive_ns, 1000u);
+  EXPECT_EQ(p.summary.max_depth, 3u);  // main → work → helper
+  EXPECT_EQ(findLine(p, "util.h", 5)->time_ns, 1000u);
+}
+
+TEST_F(BuildTest, SameNameInTwoFilesIsTwoFunctions) {
+  sample(1, {0x1111, 0x1300});
+  sample(1, {0x1111, 0x1400});
+  Profile p = build();
+  const Function* first = find(p, "helper", 0);
+  const Function* second = find(p, "helper", 1);
+  ASSERT_NE(first, nullptr);
+  ASSERT_NE(second, nullptr);
+  EXPECT_NE(first->file, second->file);
+  EXPECT_EQ(first->self_ns + second->self_ns, 2000u);
+}
+
+TEST_F(BuildTest, PseudoEntriesTakeWhatCannotBeAttributed) {
+  sample(1, {0x1111, 0x9999});              // in no module → [unknown]
+  sample(1, {0x1111, 0xffffffff81000000});  // kernel space → [kernel]
+  sample(1, {0x1111, 0x8010});              // module without symbols → [libstripped.so]
+  sample(1, {0x8010, 0x8020, 0x1200});      // two symbol-less frames make one pseudo-frame
+  sample(1, {0x1111, 0x1200}, 1, format::kSampleInRuntime);  // → [profiler]
+  sample(1, {});                                             // no frames at all → [unknown]
+  Profile p = build();
+  EXPECT_EQ(find(p, "[unknown]")->self_ns, 2000u);
+  EXPECT_EQ(find(p, "[kernel]")->self_ns, 1000u);
+  EXPECT_EQ(find(p, "[libstripped.so]")->self_ns, 1000u);
+  EXPECT_EQ(find(p, "[profiler]")->self_ns, 1000u);
+  EXPECT_EQ(find(p, "[profiler]")->pseudo, PseudoKind::kProfiler);
+  EXPECT_EQ(p.summary.profiler_samples, 1u);
+  EXPECT_EQ(p.summary.unknown_samples, 2u);
+  const Function* stripped = find(p, "[libstripped.so]");
+  EXPECT_EQ(stripped->calls, 2u);  // not a recursion [libstripped.so] → [libstripped.so]
+  EXPECT_EQ(stripped->inclusive_ns, 2000u);
+  EXPECT_EQ(find(p, "work")->self_ns, 1000u);
+  EXPECT_EQ(p.summary.total_ns, 6000u);
+}
+
+TEST_F(BuildTest, BrokenStacksKeepTheirKnownFramesUnderAPseudoRoot) {
+  sample(1, {0x1111, 0x1200});
+  sample(1, {0x1200}, 1, format::kSampleBroken);     // unwinding stopped after the leaf
+  sample(1, {0x1111, 0x1204}, 1, format::kSampleTruncated);
+  sample(1, {}, 1, format::kSampleBroken);           // nothing known at all
+  // A stack whose parent node was lost (in a damaged chunk): also broken.
+  raw_.stack_nodes[100] = format::RawStackNode{99, 0x1200};
+  format::SampleRecord dangling;
+  dangling.tid = 1;
+  dangling.node = 100;
+  raw_.samples.push_back(dangling);
+  Profile p = build();
+  EXPECT_EQ(p.summary.broken_samples, 2u);
+  EXPECT_EQ(p.summary.truncated_samples, 1u);
+  const Function* broken = find(p, "[broken stack]");
+  ASSERT_NE(broken, nullptr);
+  EXPECT_EQ(broken->inclusive_ns, 4000u);
+  EXPECT_EQ(broken->self_ns, 1000u);
+  EXPECT_EQ(find(p, "work")->self_ns, 4000u);  // the known leaves keep their time
+}
+
+TEST_F(BuildTest, MissingProcessRecordAssumesAPeriodAndSaysSo) {
+  raw_.process.reset();
+  sample(1, {0x1111, 0x1200});
+  Profile p = build();
+  EXPECT_EQ(p.summary.total_ns, kAssumedPeriodNs);
+  bool warned = false;
+  for (const std::string& w : p.warnings) warned |= w.find("process record") != std::string::npos;
+  EXPECT_TRUE(warned);
+  EXPECT_NE(std::find(p.warnings.begin(), p.warnings.end(), "a warning from the resolver"),
+            p.warnings.end());
+}
+
+TEST_F(BuildTest, ThreadFilterAndKeptSamples) {
+  sample(1, {0x1111, 0x1200});
+  sample(2, {0x1111, 0x1204});
+  sample(1, {0x1111, 0x1300});
+  sample(1, {0x1100});
+  BuildOptions options;
+  options.thread = 1;
+  options.keep_samples = true;
+  Profile p = build(options);
+  EXPECT_EQ(p.summary.total_ns, 3000u);
+  ASSERT_EQ(p.threads.size(), 1u);
+  EXPECT_EQ(p.threads[0].tid, 1u);
+  ASSERT_EQ(p.samples.size(), 3u);
+  EXPECT_EQ(p.samples[0].popped, 0u);
+  EXPECT_EQ(p.samples[0].pushed.size(), 2u);  // main, work
+  EXPECT_EQ(p.samples[1].popped, 0u);
+  ASSERT_EQ(p.samples[1].pushed.size(), 1u);  // helper, inlined into work
+  EXPECT_EQ(p.function(p.samples[1].pushed[0]).name, "helper");
+  EXPECT_EQ(p.samples[2].popped, 2u);  // helper and work left
+  EXPECT_EQ(p.samples[2].pushed.size(), 0u);
+  EXPECT_EQ(p.samples[2].depth, 1u);
+  EXPECT_EQ(p.function(p.samples[2].leaf).name, "main");
+}
+
+TEST_F(BuildTest, FilesAreNumberedByPathWithPseudoFilesLast) {
+  sample(1, {0x1111, 0x1400});
+  sample(1, {0x1111, 0x1300});
+  sample(1, {0x9999});
+  Profile p = build();
+  ASSERT_GE(p.files.size(), 4u);
+  EXPECT_EQ(p.files[0].path, "main.c");
+  EXPECT_EQ(p.files[1].path, "other.c");
+  EXPECT_EQ(p.files[2].path, "util.h");
+  EXPECT_EQ(p.files.back().pseudo, PseudoKind::kUnknown);
+  for (size_t i = 1; i < p.lines.size(); ++i) {
+    bool ordered = p.lines[i - 1].file < p.lines[i].file ||
+                   (p.lines[i - 1].file == p.lines[i].file && p.lines[i - 1].line < p.lines[i].line);
+    EXPECT_TRUE(ordered);
+  }
+}
+
+TEST(InvariantsTest, CatchesASectionThatDoesNotAddUp) {
+  Profile p;
+  p.summary.total_ns = 10;
+  p.functions.push_back(Function{"f", FileId(), 0, ModuleId(), PseudoKind::kNone, 10, 12, 1, 1});
+  p.callees.resize(1);
+  p.lines.push_back(Line{FileId(0u), 1, 10, 1, 1});
+  p.files.push_back(File{"f.c", PseudoKind::kNone, 10, 1, 1});
+  p.modules.push_back(Module{"m", PseudoKind::kNone, "m", "", 10, 1});
+  p.threads.push_back(Thread{1, "", 10, 1, {}});
+  Status s = CheckInvariants(p);
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("inclusive"), std::string::npos) << s.message();
+  p.functions[0].inclusive_ns = 10;
+  EXPECT_TRUE(CheckInvariants(p).ok());
+  p.lines[0].time_ns = 9;
+  EXPECT_FALSE(CheckInvariants(p).ok());
+}
+
+}  // namespace
+}  // namespace hotline::model
