@@ -131,6 +131,82 @@ std::string demangle(const char* name) {
   return name;
 }
 
+// The functions of a module's symbol table (.symtab, else .dynsym, plus a MiniDebugInfo table),
+// sorted by address. libdwfl's own address-to-symbol lookup scans the whole table for every
+// address, far too slow for 100k addresses in a large library, so it is indexed once here.
+class SymbolIndex {
+ public:
+  void build(Dwfl_Module* mod) {
+    int count = dwfl_module_getsymtab(mod);
+    for (int i = 1; i < count; ++i) {
+      GElf_Sym sym;
+      GElf_Addr address = 0;
+      const char* name = dwfl_module_getsym_info(mod, i, &sym, &address, nullptr, nullptr, nullptr);
+      int type = GELF_ST_TYPE(sym.st_info);
+      if (name == nullptr || name[0] == '\0' || sym.st_shndx == SHN_UNDEF ||
+          (type != STT_FUNC && type != STT_GNU_IFUNC)) {
+        continue;
+      }
+      int bind = GELF_ST_BIND(sym.st_info);
+      int rank = bind == STB_GLOBAL ? 2 : bind == STB_WEAK ? 1 : 0;
+      symbols_.push_back({address, address + sym.st_size, rank, name, {}, false});
+    }
+    // At one address, aliases sort by preference (sized, then global over weak over local) so
+    // that the backward search below meets the preferred one first.
+    std::sort(symbols_.begin(), symbols_.end(), [](const Symbol& a, const Symbol& b) {
+      if (a.start != b.start) return a.start < b.start;
+      bool a_sized = a.end > a.start, b_sized = b.end > b.start;
+      if (a_sized != b_sized) return !a_sized;
+      return a.rank < b.rank;
+    });
+    max_end_.resize(symbols_.size());
+    uint64_t running = 0;
+    for (size_t i = 0; i < symbols_.size(); ++i) {
+      running = std::max(running, symbols_[i].end);
+      max_end_[i] = running;
+    }
+  }
+
+  bool empty() const { return symbols_.empty(); }
+
+  // The demangled name of the function containing `address` and where it starts; a symbol
+  // without a size (hand-written assembler) counts as reaching up to the address when it is
+  // the nearest one below and no sized symbol contains the address.
+  const std::string* find(uint64_t address, uint64_t* start) {
+    auto it = std::upper_bound(symbols_.begin(), symbols_.end(), address,
+                               [](uint64_t value, const Symbol& s) { return value < s.start; });
+    size_t nearest = static_cast<size_t>(it - symbols_.begin());
+    if (nearest == 0) return nullptr;
+    for (size_t i = nearest; i-- > 0;) {
+      if (max_end_[i] <= address) break;
+      if (symbols_[i].end > address) return name(symbols_[i], start);
+    }
+    Symbol& below = symbols_[nearest - 1];
+    if (below.end == below.start) return name(below, start);
+    return nullptr;
+  }
+
+ private:
+  struct Symbol {
+    uint64_t start;
+    uint64_t end;
+    int rank;
+    const char* raw;  // points into libelf's string table, valid while the Dwfl lives
+    std::string demangled;
+    bool ready;
+  };
+  const std::string* name(Symbol& symbol, uint64_t* start) {
+    if (!symbol.ready) {
+      symbol.demangled = demangle(symbol.raw);
+      symbol.ready = true;
+    }
+    if (start != nullptr) *start = symbol.start;
+    return &symbol.demangled;
+  }
+  std::vector<Symbol> symbols_;
+  std::vector<uint64_t> max_end_;
+};
+
 // One spelling per file: relative names are taken against the compilation directory and `.`,
 // `..` and doubled slashes are folded lexically, so that the same header reached from two
 // compilation units (`/src/a/../inc/x.h`, `/src/inc/x.h`) is one file to the model.
@@ -187,8 +263,7 @@ std::optional<uint64_t> unsignedAttribute(Dwarf_Die* die, unsigned int name) {
 
 bool isSpecialModule(const std::string& path) {
   // The kernel's vDSO has no file; bracketed names ([vdso], [vsyscall], [heap]) are not files.
-  return path.empty() || path[0] == '[' || path == "linux-vdso.so.1" ||
-         path == "linux-gate.so.1";
+  return path.empty() || path[0] == '[' || path == "linux-vdso.so.1" || path == "linux-gate.so.1";
 }
 
 }  // namespace
@@ -203,8 +278,9 @@ struct Symbolizer::Impl {
     Dwfl* dwfl = nullptr;
     Dwfl_Module* mod = nullptr;  // null: nothing can be resolved in this module
     Dwarf* dwarf = nullptr;      // null: symbol table only
-    int64_t elf_bias = 0;        // Dwfl address − ELF virtual address
-    int64_t dwarf_bias = 0;      // Dwfl address − DWARF address
+    SymbolIndex symbols;
+    int64_t elf_bias = 0;    // Dwfl address − ELF virtual address
+    int64_t dwarf_bias = 0;  // Dwfl address − DWARF address
     std::vector<CompileUnit> units;
     RangeIndex unit_ranges;
     // libdw hands out file names as pointers into its own tables, stable for the Dwarf's life.
@@ -291,16 +367,18 @@ struct Symbolizer::Impl {
       const unsigned char* bits = nullptr;
       GElf_Addr note_vaddr = 0;
       int length = dwfl_module_build_id(mod, &bits, &note_vaddr);
-      if (length <= 0 || std::string(reinterpret_cast<const char*>(bits), length) != info.build_id) {
+      if (length <= 0 ||
+          std::string(reinterpret_cast<const char*>(bits), length) != info.build_id) {
         warn(path + ": build-id differs from the profiled binary (rebuilt since the run?); its " +
              "symbols may be wrong");
       }
     }
 
+    m.symbols.build(mod);
     Dwarf_Addr dwarf_bias = 0;
     m.dwarf = dwfl_module_getdwarf(mod, &dwarf_bias);
     if (m.dwarf == nullptr) {
-      if (hasFunctionSymbols(mod)) {
+      if (!m.symbols.empty()) {
         warn(path + ": no debug info; functions only, no lines");
       } else {
         warn(path + ": no debug info and no symbols; addresses only");
@@ -309,19 +387,6 @@ struct Symbolizer::Impl {
     }
     m.dwarf_bias = static_cast<int64_t>(dwarf_bias);
     indexUnits(m);
-  }
-
-  static bool hasFunctionSymbols(Dwfl_Module* mod) {
-    int count = dwfl_module_getsymtab(mod);
-    for (int i = 1; i < count; ++i) {
-      GElf_Sym sym;
-      GElf_Addr value = 0;
-      if (dwfl_module_getsym_info(mod, i, &sym, &value, nullptr, nullptr, nullptr) != nullptr &&
-          GELF_ST_TYPE(sym.st_info) == STT_FUNC && sym.st_shndx != SHN_UNDEF) {
-        return true;
-      }
-    }
-    return false;
   }
 
   // One pass over the unit headers: which unit covers which addresses. The DIEs inside a unit
@@ -337,7 +402,8 @@ struct Symbolizer::Impl {
       CompileUnit& unit = m.units.emplace_back();
       unit.die = cu_die;
       Dwarf_Addr base = 0, start = 0, end = 0;
-      for (ptrdiff_t offset = 0; (offset = dwarf_ranges(&cu_die, offset, &base, &start, &end)) > 0;) {
+      for (ptrdiff_t offset = 0;
+           (offset = dwarf_ranges(&cu_die, offset, &base, &start, &end)) > 0;) {
         m.unit_ranges.add(start, end, index);
       }
     }
@@ -450,14 +516,9 @@ struct Symbolizer::Impl {
   }
 
   // The symbol-table name at a Dwfl address, demangled; "" when there is none.
-  static std::string symbolName(Module& m, uint64_t dwfl_address, GElf_Addr* symbol_start) {
-    GElf_Off offset = 0;
-    GElf_Sym sym;
-    const char* name =
-        dwfl_module_addrinfo(m.mod, dwfl_address, &offset, &sym, nullptr, nullptr, nullptr);
-    if (name == nullptr || name[0] == '\0') return {};
-    if (symbol_start != nullptr) *symbol_start = dwfl_address - offset;
-    return demangle(name);
+  static std::string symbolName(Module& m, uint64_t dwfl_address, uint64_t* symbol_start) {
+    const std::string* name = m.symbols.find(dwfl_address, symbol_start);
+    return name == nullptr ? std::string() : *name;
   }
 
   void symbolize(Module& m, uint64_t vaddr, std::vector<ResolvedFrame>& frames) {
@@ -517,7 +578,7 @@ struct Symbolizer::Impl {
 
   void symbolizeSymbol(Module& m, uint64_t dwfl_address, CompileUnit* unit, uint64_t pc,
                        std::vector<ResolvedFrame>& frames) {
-    GElf_Addr symbol_start = 0;
+    uint64_t symbol_start = 0;
     std::string name = symbolName(m, dwfl_address, &symbol_start);
     std::pair<std::string, uint32_t> where;
     if (unit != nullptr) where = lineAt(m, *unit, pc);
