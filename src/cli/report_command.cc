@@ -1,11 +1,162 @@
-// Placeholder until the report subcommand lands; replaced by its real implementation.
+// `hotline report [flags] [FILE]`: texprofile's tables (docs/report.md). Reads the profile,
+// symbolizes it, builds the model and prints the tables the flags ask for.
+#include <dirent.h>
+#include <fmt/core.h>
+#include <sys/stat.h>
+
+#include <string>
+
 #include "cli/commands.h"
+#include "format/raw_profile.h"
+#include "format/reader.h"
+#include "model/build.h"
+#include "report/report.h"
+#include "symbolize/symbolizer.h"
 
 namespace hotline::cli {
 
+namespace {
+
+// Everything `hotline report` accepts, declared once: Register() derives parsing and --help.
+struct ReportCommandOptions {
+  std::string file;
+  report::ReportOptions report;
+  bool all = false;
+  bool threads = false;
+  double cutoff = 0;
+  CLI::Option* cutoff_option = nullptr;
+
+  void Register(CLI::App& cmd) {
+    cmd.add_flag("-T,--top", report.top, "top lines by time");
+    cmd.add_option("-t,--top-count", report.top_count, "how many top lines -T shows (default 10)")
+        ->check(CLI::PositiveNumber);
+    cmd.add_flag("-G,--graph", report.graph,
+                 "call graph: one section per function, with self and child rows (time/loop)");
+    cmd.add_flag("-F,--files", report.files, "files by time");
+    cmd.add_flag("-L,--lines", report.lines, "lines by time, grouped by file");
+    cmd.add_flag("-C,--flat", report.flat, "flat table of functions by self time");
+    cmd.add_flag("-M,--functions", report.functions,
+                 "functions by definition site with calls, self and cumulative time");
+    cmd.add_flag("-R,--raw", report.raw, "raw samples: thread, time, depth, innermost function");
+    cmd.add_flag("-s,--stack-changes", report.stack_changes,
+                 "with the raw samples, the stack pushes and pops before each (implies -R)");
+    cmd.add_flag("-i,--definitions", report.definitions,
+                 "append [file:line] of the definition to every function name");
+    cutoff_option = cmd.add_option("-p,--cutoff", cutoff,
+                                   "leave out rows below this percent of the total "
+                                   "(default 1 for -F -L -G, 0 for the other tables)")
+                        ->check(CLI::Range(0.0, 100.0));
+    cmd.add_flag("-m,--machine", report.machine,
+                 "machine readable: no titles or headers, integer ns, n/m as two columns, "
+                 "no summary");
+    cmd.add_flag("-N,--no-summary", report.no_summary, "no summary");
+    cmd.add_flag("-A,--all", all, "the usual set: -T -G -F -C and the summary");
+    cmd.add_flag("--threads", threads, "the chosen tables once per thread");
+    cmd.add_option("FILE", file, "the profile (default: the newest *.hotline here)");
+  }
+};
+
+// The newest regular *.hotline file in the current directory, or "" if there is none.
+std::string NewestProfileHere() {
+  std::string best;
+  struct timespec best_time {};
+  DIR* dir = opendir(".");
+  if (!dir) return best;
+  while (struct dirent* entry = readdir(dir)) {
+    std::string name = entry->d_name;
+    const std::string suffix = ".hotline";
+    if (name.size() <= suffix.size() || name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0)
+      continue;
+    struct stat st {};
+    if (stat(name.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
+    bool newer = best.empty() || st.st_mtim.tv_sec > best_time.tv_sec ||
+                 (st.st_mtim.tv_sec == best_time.tv_sec && st.st_mtim.tv_nsec > best_time.tv_nsec);
+    if (newer) {
+      best = name;
+      best_time = st.st_mtim;
+    }
+  }
+  closedir(dir);
+  return best;
+}
+
+void Warn(const std::string& what) { fmt::print(stderr, "hotline: warning: {}\n", what); }
+
+int RunReport(ReportCommandOptions& o) {
+  if (o.all) o.report.selectAll();
+  if (o.cutoff_option->count() > 0) o.report.cutoff = o.cutoff;
+  if (o.file.empty()) {
+    o.file = NewestProfileHere();
+    if (o.file.empty()) {
+      fmt::print(stderr, "hotline: no *.hotline file in the current directory; name one\n");
+      return 1;
+    }
+  }
+
+  symbolize::Symbolizer symbolizer;
+  model::SymbolizerResolver resolver(symbolizer);
+  format::ReadStats stats;
+  model::BuildOptions build;
+  build.keep_samples = o.report.raw || o.report.stack_changes;
+  std::optional<format::RawProfile> raw;
+  Expected<model::Profile> profile = Status();
+  if (o.threads) {
+    // Several profiles from one reading: keep the records.
+    Expected<format::RawProfile> loaded = format::LoadRawProfile(o.file, &stats);
+    if (!loaded) {
+      fmt::print(stderr, "hotline: {}\n", loaded.status().message());
+      return 1;
+    }
+    raw = std::move(*loaded);
+    profile = model::BuildProfile(*raw, resolver, build);
+  } else {
+    profile = model::LoadProfile(o.file, resolver, build, &stats);
+  }
+  if (!profile) {
+    fmt::print(stderr, "hotline: {}\n", profile.status().message());
+    return 1;
+  }
+  if (stats.damaged()) Warn(fmt::format("{}: damaged, reporting what could be read: {}", o.file,
+                                        stats.summary()));
+  for (const std::string& problem : stats.problems) Warn(fmt::format("{}: {}", o.file, problem));
+  if (stats.unknown_records)
+    Warn(fmt::format("{}: {} records of unknown kinds skipped (written by a newer hotline)",
+                     o.file, stats.unknown_records));
+  for (const std::string& w : profile->warnings) Warn(w);
+  if (profile->summary.samples == 0) Warn(fmt::format("{}: the profile holds no samples", o.file));
+
+  std::string out;
+  if (!o.threads) {
+    report::PrintReport(*profile, o.report, out);
+    fmt::print("{}", out);
+    return 0;
+  }
+  bool first = true;
+  for (const model::Thread& t : profile->threads) {
+    if (t.samples == 0) continue;
+    if (!first && !o.report.machine) fmt::print("\n");
+    first = false;
+    model::BuildOptions one = build;
+    one.thread = t.tid;
+    Expected<model::Profile> thread_profile = model::BuildProfile(*raw, resolver, one);
+    if (!thread_profile) {
+      fmt::print(stderr, "hotline: {}\n", thread_profile.status().message());
+      return 1;
+    }
+    report::PrintReport(*thread_profile, o.report, out);
+    fmt::print("{}", out);
+    out.clear();
+  }
+  return 0;
+}
+
+}  // namespace
+
 void RegisterReportCommand(CLI::App& app, int* exit_code) {
-  (void)app;
-  (void)exit_code;
+  auto options = std::make_shared<ReportCommandOptions>();
+  CLI::App* cmd = app.add_subcommand("report", "print texprofile's tables for a profile");
+  options->Register(*cmd);
+  cmd->callback([options, exit_code] { *exit_code = RunReport(*options); });
 }
 
 }  // namespace hotline::cli

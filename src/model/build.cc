@@ -184,7 +184,10 @@ const ProfileBuilder::Frames& ProfileBuilder::expand(const format::RawProfile& r
     ModuleId mod = module(*raw_module);
     symbolize::ModuleInfo info{raw_module->path, raw_module->build_id, raw_module->bias};
     const symbolize::ResolvedAddress& resolved = resolver_.resolve(info, address, is_return);
-    const std::string module_label = "[" + profile_.modules[mod.index()].name + "]";
+    // Kernel-made mappings are already bracketed: `[vdso]`, not `[[vdso]]`.
+    const std::string& module_name = profile_.modules[mod.index()].name;
+    const std::string module_label =
+        module_name.starts_with('[') ? module_name : "[" + module_name + "]";
     if (resolved.frames.empty() || resolved.frames.back().function.empty()) {
       frames = single(pseudoFunction(PseudoKind::kModule, module_label, mod));
     } else {

@@ -1,0 +1,39 @@
+// -C: the flat table, functions by self time (texprofile's "commands").
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "report/report.h"
+#include "report/text.h"
+
+namespace hotline::report {
+
+void PrintFlat(const model::Profile& p, const ReportOptions& options, std::string& out) {
+  std::vector<uint32_t> order;
+  for (uint32_t i = 0; i < p.functions.size(); ++i) {
+    const model::Function& f = p.functions[i];
+    if (f.inclusive_ns == 0 && f.self_ns == 0) continue;
+    if (p.percentOfTotal(f.self_ns) < options.otherCutoff()) continue;
+    order.push_back(i);
+  }
+  std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+    const model::Function& fa = p.functions[a];
+    const model::Function& fb = p.functions[b];
+    if (fa.self_ns != fb.self_ns) return fa.self_ns > fb.self_ns;
+    return fa.inclusive_ns > fb.inclusive_ns;
+  });
+
+  TableWriter w(p, options, out);
+  w.title("Functions by self time");
+  w.header({"percent", "self", "inclusive", "calls", "self/call", "name"});
+  for (uint32_t i : order) {
+    const model::Function& f = p.functions[i];
+    uint64_t per_call = f.calls ? f.self_ns / f.calls : 0;
+    w.row({FormatPercent(p.percentOfTotal(f.self_ns)), FormatTime(f.self_ns, w.machine()),
+           FormatTime(f.inclusive_ns, w.machine()), fmt::format("{}", f.calls),
+           FormatTime(per_call, w.machine()), FunctionLabel(p, model::FunctionId(i), options)});
+  }
+}
+
+}  // namespace hotline::report

@@ -1,0 +1,41 @@
+// -M: the function index: every function by definition site, with calls, self and cumulative
+// (inclusive) time.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "report/report.h"
+#include "report/text.h"
+
+namespace hotline::report {
+
+void PrintFunctions(const model::Profile& p, const ReportOptions& options, std::string& out) {
+  std::vector<uint32_t> order;
+  for (uint32_t i = 0; i < p.functions.size(); ++i) {
+    const model::Function& f = p.functions[i];
+    if (f.inclusive_ns == 0 && f.self_ns == 0) continue;
+    if (p.percentOfTotal(f.inclusive_ns) < options.otherCutoff()) continue;
+    order.push_back(i);
+  }
+  // By file number (unknown files last), line, then name: an index to look things up in.
+  std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+    const model::Function& fa = p.functions[a];
+    const model::Function& fb = p.functions[b];
+    if (fa.file != fb.file) return fa.file < fb.file;  // an invalid id is the largest
+    if (fa.line != fb.line) return fa.line < fb.line;
+    return fa.name < fb.name;
+  });
+
+  TableWriter w(p, options, out);
+  w.title("Functions");
+  w.header({"file", "line", "calls", "self", "cumulative", "name"});
+  for (uint32_t i : order) {
+    const model::Function& f = p.functions[i];
+    w.row({FileNumber(f.file), fmt::format("{}", f.line), fmt::format("{}", f.calls),
+           FormatTime(f.self_ns, w.machine()), FormatTime(f.inclusive_ns, w.machine()),
+           FunctionLabel(p, model::FunctionId(i), options)});
+  }
+}
+
+}  // namespace hotline::report

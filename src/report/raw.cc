@@ -1,0 +1,39 @@
+// -R: the samples in file order (thread, time since the start, stack depth, innermost function
+// and its line); with -s, the stack changes that led to each sample before it.
+#include <fmt/format.h>
+
+#include "report/report.h"
+#include "report/text.h"
+
+namespace hotline::report {
+
+void PrintRaw(const model::Profile& p, const ReportOptions& options, std::string& out) {
+  TableWriter w(p, options, out);
+  const bool m = w.machine();
+  w.title(options.stack_changes ? "Samples and stack changes" : "Samples");
+  if (options.stack_changes)
+    w.header({"kind", "thread", "time", "depth", "function", "where"});
+  else
+    w.header({"thread", "time", "depth", "function", "where"});
+  // Times count from the process start, or from the first sample if that record was lost.
+  uint64_t origin = p.summary.start_time ? p.summary.start_time : p.summary.first_time;
+  for (const model::Sample& s : p.samples) {
+    std::string tid = fmt::format("{}", s.tid);
+    if (options.stack_changes) {
+      if (s.popped) w.row({"pop", tid, "", "", fmt::format("{}", s.popped), ""});
+      for (model::FunctionId fn : s.pushed)
+        w.row({"push", tid, "", "", FunctionLabel(p, fn, options), ""});
+    }
+    const model::Line& line = p.line(s.line);
+    std::string time = FormatTime(s.time >= origin ? s.time - origin : 0, m);
+    std::string depth = fmt::format("{}", s.depth);
+    std::string leaf = FunctionLabel(p, s.leaf, options);
+    std::string where = fmt::format("{}:{}", p.file(line.file).path, line.line);
+    if (options.stack_changes)
+      w.row({"sample", tid, time, depth, leaf, where});
+    else
+      w.row({tid, time, depth, leaf, where});
+  }
+}
+
+}  // namespace hotline::report

@@ -1,0 +1,26 @@
+#include <fmt/format.h>
+
+#include "report/report.h"
+#include "report/text.h"
+
+namespace hotline::report {
+
+void PrintReport(const model::Profile& p, const ReportOptions& options, std::string& out) {
+  if (p.only_thread && !options.machine) {
+    std::string name;
+    for (const model::Thread& t : p.threads)
+      if (t.tid == *p.only_thread && !t.name.empty()) name = " (" + t.name + ")";
+    if (!out.empty()) out += '\n';
+    out += fmt::format("=== thread {}{}\n", *p.only_thread, name);
+  }
+  if (options.top) PrintTopLines(p, options, out);
+  if (options.graph) PrintCallGraph(p, options, out);
+  if (options.files) PrintFiles(p, options, out);
+  if (options.lines) PrintLines(p, options, out);
+  if (options.flat) PrintFlat(p, options, out);
+  if (options.functions) PrintFunctions(p, options, out);
+  if (options.raw || options.stack_changes) PrintRaw(p, options, out);
+  PrintSummary(p, options, out);
+}
+
+}  // namespace hotline::report

@@ -1,0 +1,53 @@
+// texprofile's tables for a model::Profile. Every function here only selects, sorts and prints:
+// the numbers come from the Profile (DESIGN.md rule 3). Columns are separated by TABs; times
+// auto-scale (ns, us, ms, s) unless `machine` asks for integer nanoseconds; percentages have two
+// decimals. docs/report.md describes every table and column.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "model/profile.h"
+
+namespace hotline::report {
+
+// Which tables to print and how. Tables always print in one fixed order (top lines, call graph,
+// files, lines, flat, functions, raw samples, summary), whatever the order of the flags.
+struct ReportOptions {
+  bool top = false;            // -T
+  uint32_t top_count = 10;     // -tN
+  bool graph = false;          // -G
+  bool files = false;          // -F
+  bool lines = false;          // -L
+  bool flat = false;           // -C
+  bool functions = false;      // -M
+  bool raw = false;            // -R
+  bool stack_changes = false;  // -s (with -R; alone it implies -R)
+  bool definitions = false;    // -i: " [file:line]" after every function name
+  bool machine = false;        // -m: no titles or headers, integer ns, no summary
+  bool no_summary = false;     // -N
+  // -pN: rows below N percent are left out. Unset: 1 for -F, -L and -G, 0 for the others.
+  std::optional<double> cutoff;
+
+  // The cutoff in force for the files, lines and call-graph tables, and for the others.
+  double mainCutoff() const { return cutoff.value_or(1.0); }
+  double otherCutoff() const { return cutoff.value_or(0.0); }
+  // -A: the usual set.
+  void selectAll() { top = graph = files = flat = true; }
+};
+
+void PrintTopLines(const model::Profile& profile, const ReportOptions& options, std::string& out);
+void PrintCallGraph(const model::Profile& profile, const ReportOptions& options, std::string& out);
+void PrintFiles(const model::Profile& profile, const ReportOptions& options, std::string& out);
+void PrintLines(const model::Profile& profile, const ReportOptions& options, std::string& out);
+void PrintFlat(const model::Profile& profile, const ReportOptions& options, std::string& out);
+void PrintFunctions(const model::Profile& profile, const ReportOptions& options, std::string& out);
+void PrintRaw(const model::Profile& profile, const ReportOptions& options, std::string& out);
+void PrintSummary(const model::Profile& profile, const ReportOptions& options, std::string& out);
+
+// Every table the options ask for, in the fixed order; for a profile restricted to one thread,
+// under a title naming it (or, with -m, with the thread id as first column of every row).
+void PrintReport(const model::Profile& profile, const ReportOptions& options, std::string& out);
+
+}  // namespace hotline::report

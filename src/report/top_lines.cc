@@ -1,0 +1,35 @@
+// -T: the N lines with the most time.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <numeric>
+#include <vector>
+
+#include "report/report.h"
+#include "report/text.h"
+
+namespace hotline::report {
+
+void PrintTopLines(const model::Profile& p, const ReportOptions& options, std::string& out) {
+  std::vector<uint32_t> order;
+  for (uint32_t i = 0; i < p.lines.size(); ++i)
+    if (p.lines[i].time_ns > 0 && p.percentOfTotal(p.lines[i].time_ns) >= options.otherCutoff())
+      order.push_back(i);
+  // Ties keep the lines' (file, line) order, so the table is the same on every run.
+  std::stable_sort(order.begin(), order.end(),
+                   [&](uint32_t a, uint32_t b) { return p.lines[a].time_ns > p.lines[b].time_ns; });
+  if (order.size() > options.top_count) order.resize(options.top_count);
+
+  TableWriter w(p, options, out);
+  w.title(fmt::format("Top {} lines", options.top_count));
+  w.header({"file", "line", "percent", "time", "count", "average", "file name"});
+  for (uint32_t i : order) {
+    const model::Line& l = p.lines[i];
+    uint64_t average = l.count ? l.time_ns / l.count : 0;
+    w.row({FileNumber(l.file), fmt::format("{}", l.line), FormatPercent(p.percentOfTotal(l.time_ns)),
+           FormatTime(l.time_ns, w.machine()), fmt::format("{}", l.count),
+           FormatTime(average, w.machine()), p.file(l.file).path});
+  }
+}
+
+}  // namespace hotline::report
