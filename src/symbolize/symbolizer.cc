@@ -279,6 +279,10 @@ struct Symbolizer::Impl {
     Dwfl_Module* mod = nullptr;  // null: nothing can be resolved in this module
     Dwarf* dwarf = nullptr;      // null: symbol table only
     SymbolIndex symbols;
+    // The Dwfl addresses the module's segments occupy; nothing outside them is resolved, so a
+    // stray address cannot be named after the last symbol below it.
+    uint64_t low = 0;
+    uint64_t high = 0;
     int64_t elf_bias = 0;    // Dwfl address − ELF virtual address
     int64_t dwarf_bias = 0;  // Dwfl address − DWARF address
     std::vector<CompileUnit> units;
@@ -362,6 +366,10 @@ struct Symbolizer::Impl {
       return;
     }
     m.elf_bias = static_cast<int64_t>(elf_bias);
+    Dwarf_Addr low = 0, high = 0;
+    dwfl_module_info(mod, nullptr, &low, &high, nullptr, nullptr, nullptr, nullptr);
+    m.low = low;
+    m.high = high;
 
     if (!info.build_id.empty()) {
       const unsigned char* bits = nullptr;
@@ -523,6 +531,7 @@ struct Symbolizer::Impl {
 
   void symbolize(Module& m, uint64_t vaddr, std::vector<ResolvedFrame>& frames) {
     const uint64_t dwfl_address = vaddr + m.elf_bias;
+    if (dwfl_address < m.low || dwfl_address >= m.high) return;
     if (m.dwarf != nullptr) {
       const uint64_t pc = dwfl_address - m.dwarf_bias;
       if (std::optional<uint32_t> unit_index = m.unit_ranges.find(pc)) {

@@ -20,6 +20,7 @@
 #include <fstream>
 #include <map>
 #include <optional>
+#include <random>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -393,6 +394,139 @@ TEST_F(SymbolizerC, BuildIdMismatchWarnsAndStillResolves) {
   EXPECT_EQ(symbolizer_.warnings().size(), 1u) << allWarnings(symbolizer_);
 }
 
+class TempDir {
+ public:
+  TempDir() {
+    char pattern[] = "/tmp/hotline-symbolize-XXXXXX";
+    const char* made = mkdtemp(pattern);
+    EXPECT_NE(made, nullptr);
+    path_ = made == nullptr ? "/tmp" : made;
+  }
+  ~TempDir() {
+    std::error_code ignored;
+    fs::remove_all(path_, ignored);
+  }
+  const std::string& path() const { return path_; }
+  std::string file(const std::string& name, const std::string& bytes) const {
+    std::string p = path_ + "/" + name;
+    std::ofstream(p, std::ios::binary) << bytes;
+    return p;
+  }
+
+ private:
+  std::string path_;
+};
+
+struct Loaded {
+  std::string path;
+  uint64_t bias = 0;
+};
+
+std::optional<Loaded> loadedModule(const std::string& name_part) {
+  struct Search {
+    std::string part;
+    std::optional<Loaded> found;
+  } search{name_part, std::nullopt};
+  dl_iterate_phdr(
+      [](dl_phdr_info* info, size_t, void* data) {
+        auto* s = static_cast<Search*>(data);
+        std::string name = info->dlpi_name == nullptr ? "" : info->dlpi_name;
+        if (!s->found && name.find(s->part) != std::string::npos) {
+          s->found = Loaded{name, info->dlpi_addr};
+        }
+        return 0;
+      },
+      &search);
+  return search.found;
+}
+
+// The answer for helper() in same_a.c with full DWARF, whichever file the DWARF came from.
+void expectHelperWithLines(Symbolizer& symbolizer, const std::string& path) {
+  ElfFacts facts = readElf(SYM_LIB_C);
+  const Symbol* a = facts.find("helper", "same_a.c");
+  ASSERT_NE(a, nullptr);
+  ModuleInfo module{path, facts.build_id, biasFor(facts)};
+  const ResolvedAddress& r = symbolizer.resolve(module, module.bias + a->value, false);
+  SCOPED_TRACE(describe(r));
+  ASSERT_EQ(r.frames.size(), 1u);
+  EXPECT_EQ(r.frames[0].function, "helper");
+  EXPECT_EQ(r.frames[0].source, FrameSource::kDwarf);
+  EXPECT_EQ(basename(r.frames[0].file), "same_a.c");
+  EXPECT_EQ(r.frames[0].decl_line, markerLine(input("same_a.c"), "helper_a"));
+  EXPECT_TRUE(symbolizer.warnings().empty()) << allWarnings(symbolizer);
+}
+
+TEST(SymbolizerDebugFiles, FoundThroughGnuDebuglink) {
+  Symbolizer symbolizer;
+  expectHelperWithLines(symbolizer, std::string(SYM_OUT_DIR) + "/debuglink/libsym_c.so");
+}
+
+TEST(SymbolizerDebugFiles, FoundByBuildIdUnderAConfiguredDirectory) {
+  ElfFacts facts = readElf(SYM_LIB_C);
+  ASSERT_GE(facts.build_id.size(), 2u);
+  static const char kHex[] = "0123456789abcdef";
+  std::string hex;
+  for (unsigned char c : facts.build_id) {
+    hex += kHex[c >> 4];
+    hex += kHex[c & 15];
+  }
+  TempDir root;
+  fs::create_directories(root.path() + "/.build-id/" + hex.substr(0, 2));
+  fs::copy_file(std::string(SYM_OUT_DIR) + "/debuglink/libsym_c.debug",
+                root.path() + "/.build-id/" + hex.substr(0, 2) + "/" + hex.substr(2) + ".debug");
+  // The stripped copy without a debuglink, in a directory holding no debug file.
+  const std::string stripped = std::string(SYM_OUT_DIR) + "/libsym_c.nodebug.so";
+  {
+    SymbolizerOptions options;
+    options.debug_dirs = {"/nonexistent/hotline-debug", root.path()};
+    Symbolizer symbolizer(options);
+    expectHelperWithLines(symbolizer, stripped);
+  }
+  {
+    // The same without the directory: the debug file is not found (the control experiment).
+    Symbolizer symbolizer;
+    ModuleInfo module{stripped, facts.build_id, 0};
+    symbolizer.resolve(module, facts.find("helper", "same_a.c")->value, false);
+    EXPECT_TRUE(hasWarning(symbolizer, "no debug info")) << allWarnings(symbolizer);
+  }
+}
+
+TEST(SymbolizerDebugFiles, SystemLibcUsesUsrLibDebug) {
+  std::optional<Loaded> libc = loadedModule("libc.so.6");
+  ASSERT_TRUE(libc);
+  ElfFacts facts = readElf(libc->path);
+  ASSERT_GE(facts.build_id.size(), 2u);
+  std::string hex;
+  static const char kHex[] = "0123456789abcdef";
+  for (unsigned char c : facts.build_id) {
+    hex += kHex[c >> 4];
+    hex += kHex[c & 15];
+  }
+  const std::string debug_file =
+      "/usr/lib/debug/.build-id/" + hex.substr(0, 2) + "/" + hex.substr(2) + ".debug";
+  if (!fs::exists(debug_file)) GTEST_SKIP() << "libc6-dbg not installed (" << debug_file << ")";
+  Symbolizer symbolizer;
+  ModuleInfo module{libc->path, facts.build_id, libc->bias};
+  const ResolvedAddress& r =
+      symbolizer.resolve(module, reinterpret_cast<uint64_t>(dlsym(RTLD_DEFAULT, "abs")), false);
+  SCOPED_TRACE(describe(r));
+  ASSERT_FALSE(r.frames.empty());
+  EXPECT_EQ(r.frames.back().function, "abs");
+  EXPECT_NE(r.frames.front().line, 0u);
+  EXPECT_EQ(basename(r.frames.back().decl_file), "abs.c");
+  EXPECT_TRUE(symbolizer.warnings().empty()) << allWarnings(symbolizer);
+}
+
+TEST(Symbolizer, AddressOutsideTheModuleResolvesToNothing) {
+  ElfFacts facts = readElf(SYM_LIB_C);
+  Symbolizer symbolizer;
+  ModuleInfo module{SYM_LIB_C, facts.build_id, 0x7f0000000000};
+  // Below the bias (wraps to a huge address) and far above the mapped segments.
+  EXPECT_TRUE(symbolizer.resolve(module, 0x1000, false).frames.empty());
+  EXPECT_TRUE(symbolizer.resolve(module, 0x7f0000000000 + (1ull << 32), false).frames.empty());
+  EXPECT_TRUE(symbolizer.warnings().empty()) << allWarnings(symbolizer);
+}
+
 TEST(Symbolizer, CxxTemplateMethodDemangles) {
   ElfFacts facts = readElf(SYM_LIB_CXX);
   ASSERT_TRUE(facts.ok);
@@ -507,28 +641,6 @@ TEST(Symbolizer, SpecialModulesResolveToNothingWithoutWarnings) {
   EXPECT_TRUE(symbolizer.warnings().empty()) << allWarnings(symbolizer);
 }
 
-class TempDir {
- public:
-  TempDir() {
-    char pattern[] = "/tmp/hotline-symbolize-XXXXXX";
-    const char* made = mkdtemp(pattern);
-    EXPECT_NE(made, nullptr);
-    path_ = made == nullptr ? "/tmp" : made;
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    fs::remove_all(path_, ignored);
-  }
-  std::string file(const std::string& name, const std::string& bytes) const {
-    std::string p = path_ + "/" + name;
-    std::ofstream(p, std::ios::binary) << bytes;
-    return p;
-  }
-
- private:
-  std::string path_;
-};
-
 std::string readBytes(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
@@ -568,6 +680,54 @@ TEST(Symbolizer, TruncatedElfNeverCrashes) {
     // Whatever could be read, a cut file is never taken as a whole one without a word.
     EXPECT_FALSE(symbolizer.warnings().empty());
     for (const std::string& w : symbolizer.warnings()) EXPECT_EQ(w.rfind(path + ": ", 0), 0u) << w;
+  }
+}
+
+// File offset ranges of the .debug_* sections, where damage reaches the DWARF readers.
+std::vector<std::pair<uint64_t, uint64_t>> debugSectionRanges(const std::string& path) {
+  std::vector<std::pair<uint64_t, uint64_t>> ranges;
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return ranges;
+  Elf* elf = elf_begin(fd, ELF_C_READ, nullptr);
+  size_t shstrndx = 0;
+  if (elf != nullptr && elf_getshdrstrndx(elf, &shstrndx) == 0) {
+    for (Elf_Scn* scn = elf_nextscn(elf, nullptr); scn != nullptr; scn = elf_nextscn(elf, scn)) {
+      GElf_Shdr shdr;
+      if (gelf_getshdr(scn, &shdr) == nullptr || shdr.sh_size == 0) continue;
+      const char* name = elf_strptr(elf, shstrndx, shdr.sh_name);
+      if (name != nullptr && std::string(name).rfind(".debug_", 0) == 0) {
+        ranges.emplace_back(shdr.sh_offset, shdr.sh_offset + shdr.sh_size);
+      }
+    }
+  }
+  if (elf != nullptr) elf_end(elf);
+  close(fd);
+  return ranges;
+}
+
+TEST(Symbolizer, DamagedDebugInfoNeverCrashes) {
+  // Seeded random damage to the DWARF sections (abbreviations, DIEs, line programs, strings,
+  // range lists); every address of the library's code is resolved in every variant. This fails
+  // by crashing, hanging or tripping the sanitizers of the asan preset.
+  const std::string whole = readBytes(SYM_LIB_C);
+  const auto ranges = debugSectionRanges(SYM_LIB_C);
+  ASSERT_GE(ranges.size(), 3u);
+  ElfFacts facts = readElf(SYM_LIB_C);
+  ASSERT_GT(facts.text_size, 0u);
+  TempDir dir;
+  std::mt19937 random(20261122);
+  for (int variant = 0; variant < 150; ++variant) {
+    std::string damaged = whole;
+    for (int flip = 0, flips = 1 + static_cast<int>(random() % 16); flip < flips; ++flip) {
+      const auto& [begin, end] = ranges[random() % ranges.size()];
+      damaged[begin + random() % (end - begin)] = static_cast<char>(random());
+    }
+    const std::string path = dir.file("libdamaged.so", damaged);
+    Symbolizer symbolizer;
+    ModuleInfo module{path, "", 0x40000000};
+    for (uint64_t offset = 0; offset < facts.text_size; ++offset) {
+      symbolizer.resolve(module, 0x40000000 + facts.text_start + offset, offset % 2 == 1);
+    }
   }
 }
 
@@ -621,29 +781,6 @@ TEST(SymbolizerLanguages, Modula2) {
 // A timing print, not a timing assertion: 100k distinct addresses through a large module.
 // The assertions check that the answers are real (most addresses named), so the rate is the
 // rate of actual work.
-struct Loaded {
-  std::string path;
-  uint64_t bias = 0;
-};
-
-std::optional<Loaded> loadedModule(const std::string& name_part) {
-  struct Search {
-    std::string part;
-    std::optional<Loaded> found;
-  } search{name_part, std::nullopt};
-  dl_iterate_phdr(
-      [](dl_phdr_info* info, size_t, void* data) {
-        auto* s = static_cast<Search*>(data);
-        std::string name = info->dlpi_name == nullptr ? "" : info->dlpi_name;
-        if (!s->found && name.find(s->part) != std::string::npos) {
-          s->found = Loaded{name, info->dlpi_addr};
-        }
-        return 0;
-      },
-      &search);
-  return search.found;
-}
-
 // `min_named_percent`: the share of .text addresses that must get a function name. With full
 // symbol tables nearly all do; with .dynsym only, the unexported functions stay unnamed.
 void benchmark(const std::string& path, uint64_t bias, size_t count, size_t min_named_percent) {
