@@ -58,7 +58,10 @@ class RangeIndex {
     return std::nullopt;
   }
 
-  bool empty() const { return ranges_.empty(); }
+  template <typename Visit>
+  void forEach(Visit visit) const {
+    for (const Range& r : ranges_) visit(r.low, r.high);
+  }
 
  private:
   struct Range {
@@ -287,6 +290,14 @@ struct Symbolizer::Impl {
     int64_t dwarf_bias = 0;  // Dwfl address − DWARF address
     std::vector<CompileUnit> units;
     RangeIndex unit_ranges;
+    // Units that state no address ranges of their own (some producers, LTO) but may hold
+    // functions: indexed all at once on the first address no unit range covers.
+    std::vector<uint32_t> rangeless_units;
+    bool rangeless_indexed = false;
+    RangeIndex rangeless_ranges;
+    // Compilation directory and language per unit, for attributes that live in another unit
+    // than the address (abstract origins across units, dwz partial units).
+    std::unordered_map<Dwarf_CU*, std::pair<std::string, int>> unit_facts;
     // libdw hands out file names as pointers into its own tables, stable for the Dwarf's life.
     std::unordered_map<const char*, std::string> file_names;
     // Keyed by ELF virtual address; [1] holds return addresses, looked up one byte earlier.
@@ -410,12 +421,55 @@ struct Symbolizer::Impl {
       CompileUnit& unit = m.units.emplace_back();
       unit.die = cu_die;
       Dwarf_Addr base = 0, start = 0, end = 0;
+      bool has_ranges = false;
       for (ptrdiff_t offset = 0;
            (offset = dwarf_ranges(&cu_die, offset, &base, &start, &end)) > 0;) {
         m.unit_ranges.add(start, end, index);
+        has_ranges = true;
       }
+      if (!has_ranges && dwarf_haschildren(&cu_die) > 0) m.rangeless_units.push_back(index);
     }
     m.unit_ranges.finish();
+  }
+
+  static void indexRangelessUnits(Module& m) {
+    m.rangeless_indexed = true;
+    for (uint32_t index : m.rangeless_units) {
+      CompileUnit& unit = m.units[index];
+      if (!unit.indexed) indexScopes(unit);
+      unit.top.forEach(
+          [&](uint64_t low, uint64_t high) { m.rangeless_ranges.add(low, high, index); });
+    }
+    m.rangeless_ranges.finish();
+  }
+
+  // The unit containing `pc` (a DWARF address), indexed.
+  static CompileUnit* unitAt(Module& m, uint64_t pc) {
+    std::optional<uint32_t> index = m.unit_ranges.find(pc);
+    if (!index && !m.rangeless_units.empty()) {
+      if (!m.rangeless_indexed) indexRangelessUnits(m);
+      index = m.rangeless_ranges.find(pc);
+    }
+    if (!index) return nullptr;
+    CompileUnit& unit = m.units[*index];
+    if (!unit.indexed) indexScopes(unit);
+    return &unit;
+  }
+
+  // Compilation directory and language of the unit an attribute was read from.
+  const std::pair<std::string, int>& unitFacts(Module& m, Dwarf_CU* cu) {
+    auto [it, inserted] = m.unit_facts.try_emplace(cu);
+    if (inserted) {
+      Dwarf_Die cu_die;
+      if (dwarf_cu_die(cu, &cu_die, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr) !=
+          nullptr) {
+        if (const char* dir = stringAttribute(&cu_die, DW_AT_comp_dir, false)) {
+          it->second.first = dir;
+        }
+        it->second.second = dwarf_srclang(&cu_die);
+      }
+    }
+    return it->second;
   }
 
   // Reads a unit's DIE tree once, keeping every subprogram and inlined subroutine that owns
@@ -489,10 +543,19 @@ struct Symbolizer::Impl {
   void describe(Module& m, CompileUnit& unit, Scope& scope) {
     scope.described = true;
     Dwarf_Die* die = &scope.die;
-    const char* source_name = stringAttribute(die, DW_AT_name, true);
+    // The name may come from an abstract origin in another unit (LTO, dwz): that unit's
+    // language decides how to read it.
+    Dwarf_Attribute name_attr;
+    const char* source_name = nullptr;
+    int language = unit.language;
+    if (dwarf_attr_integrate(die, DW_AT_name, &name_attr) != nullptr) {
+      source_name = dwarf_formstring(&name_attr);
+      const std::pair<std::string, int>& facts = unitFacts(m, name_attr.cu);
+      if (facts.second > 0) language = facts.second;
+    }
     const char* linkage = stringAttribute(die, DW_AT_linkage_name, true);
     if (linkage == nullptr) linkage = stringAttribute(die, DW_AT_MIPS_linkage_name, true);
-    if (prefersSourceName(unit.language) && source_name != nullptr) {
+    if (prefersSourceName(language) && source_name != nullptr) {
       scope.name = source_name;
     } else if (linkage != nullptr && linkage[0] == '_' && linkage[1] == 'Z') {
       scope.name = demangle(linkage);
@@ -501,7 +564,13 @@ struct Symbolizer::Impl {
     } else if (linkage != nullptr) {
       scope.name = linkage;
     }
-    scope.decl_file = filePath(m, dwarf_decl_file(die), unit.comp_dir);
+    Dwarf_Attribute decl_attr;
+    const std::string* decl_dir = &unit.comp_dir;
+    if (dwarf_attr_integrate(die, DW_AT_decl_file, &decl_attr) != nullptr) {
+      const std::string& dir = unitFacts(m, decl_attr.cu).first;
+      if (!dir.empty()) decl_dir = &dir;
+    }
+    scope.decl_file = filePath(m, dwarf_decl_file(die), *decl_dir);
     int line = 0;
     if (dwarf_decl_line(die, &line) == 0 && line > 0) scope.decl_line = static_cast<uint32_t>(line);
     if (!scope.inlined && (scope.decl_file.empty() || scope.decl_line == 0)) {
@@ -534,13 +603,11 @@ struct Symbolizer::Impl {
     if (dwfl_address < m.low || dwfl_address >= m.high) return;
     if (m.dwarf != nullptr) {
       const uint64_t pc = dwfl_address - m.dwarf_bias;
-      if (std::optional<uint32_t> unit_index = m.unit_ranges.find(pc)) {
-        CompileUnit& unit = m.units[*unit_index];
-        if (!unit.indexed) indexScopes(unit);
-        if (symbolizeDwarf(m, unit, pc, frames)) return;
+      if (CompileUnit* unit = unitAt(m, pc)) {
+        if (symbolizeDwarf(m, *unit, pc, frames)) return;
         // Code the unit covers without a function DIE (assembler, Pascal main blocks):
         // the symbol table names the function, the line table still gives the line.
-        symbolizeSymbol(m, dwfl_address, &unit, pc, frames);
+        symbolizeSymbol(m, dwfl_address, unit, pc, frames);
         return;
       }
     }
