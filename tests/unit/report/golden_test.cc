@@ -1,0 +1,108 @@
+// Golden files for every table (tests/golden/report_*.txt), from the deterministic profile of
+// golden_profile.cc read back from disk and symbolized for real. Set HOTLINE_UPDATE_GOLDEN=1 to
+// rewrite them after an intended change, and review the diff.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <functional>
+
+#include "format/raw_profile.h"
+#include "golden_profile.h"
+#include "model/build.h"
+#include "model/invariants.h"
+#include "report/report.h"
+#include "symbolize/symbolizer.h"
+#include "test_util.h"
+
+namespace hotline {
+namespace {
+
+using report::ReportOptions;
+
+struct GoldenCase {
+  const char* name;
+  std::function<void(ReportOptions&)> set;
+  std::optional<uint64_t> thread;
+};
+
+class GoldenTest : public ::testing::TestWithParam<GoldenCase> {
+ protected:
+  static void SetUpTestSuite() {
+    std::string path = testing::ScratchDir("golden") + "/golden.hotline";
+    std::string error;
+    ASSERT_TRUE(testing::WriteGoldenProfile(path, &error)) << error;
+    format::ReadStats stats;
+    Expected<format::RawProfile> raw = format::LoadRawProfile(path, &stats);
+    ASSERT_TRUE(raw.ok()) << raw.status().message();
+    ASSERT_FALSE(stats.damaged());
+    raw_ = new format::RawProfile(std::move(*raw));
+  }
+  static void TearDownTestSuite() {
+    delete raw_;
+    raw_ = nullptr;
+  }
+  static format::RawProfile* raw_;
+};
+
+format::RawProfile* GoldenTest::raw_ = nullptr;
+
+TEST_P(GoldenTest, MatchesGoldenFile) {
+  ASSERT_NE(raw_, nullptr);
+  const GoldenCase& c = GetParam();
+  ReportOptions options;
+  c.set(options);
+  symbolize::Symbolizer symbolizer;
+  model::SymbolizerResolver resolver(symbolizer);
+  model::BuildOptions build;
+  build.keep_samples = options.raw || options.stack_changes;
+  build.thread = c.thread;
+  Expected<model::Profile> profile = model::BuildProfile(*raw_, resolver, build);
+  ASSERT_TRUE(profile.ok()) << profile.status().message();
+  Status invariants = model::CheckInvariants(*profile);
+  EXPECT_TRUE(invariants.ok()) << invariants.message();
+  EXPECT_TRUE(profile->warnings.empty()) << profile->warnings.front();
+
+  std::string out;
+  report::PrintReport(*profile, options, out);
+  std::string actual = testing::Normalise(out);
+  std::string golden = std::string(HOTLINE_GOLDEN_DIR) + "/report_" + c.name + ".txt";
+  if (const char* update = std::getenv("HOTLINE_UPDATE_GOLDEN"); update && *update == '1') {
+    testing::WriteFile(golden, actual);
+    return;
+  }
+  std::string expected = testing::ReadFile(golden);
+  ASSERT_FALSE(expected.empty()) << "missing golden file " << golden;
+  EXPECT_EQ(actual, expected) << "raw output:\n" << out;
+}
+
+const GoldenCase kCases[] = {
+    {"summary", [](ReportOptions&) {}, {}},
+    {"top", [](ReportOptions& o) { o.top = true; }, {}},
+    {"top_t3_m", [](ReportOptions& o) { o.top = true, o.top_count = 3, o.machine = true; }, {}},
+    {"graph", [](ReportOptions& o) { o.graph = true, o.no_summary = true; }, {}},
+    {"graph_m", [](ReportOptions& o) { o.graph = true, o.machine = true; }, {}},
+    {"graph_p10", [](ReportOptions& o) { o.graph = true, o.cutoff = 10, o.no_summary = true; }, {}},
+    {"files", [](ReportOptions& o) { o.files = true, o.no_summary = true; }, {}},
+    {"files_m", [](ReportOptions& o) { o.files = true, o.machine = true; }, {}},
+    {"lines", [](ReportOptions& o) { o.lines = true, o.no_summary = true; }, {}},
+    {"lines_m", [](ReportOptions& o) { o.lines = true, o.machine = true; }, {}},
+    {"flat", [](ReportOptions& o) { o.flat = true, o.no_summary = true; }, {}},
+    {"flat_i", [](ReportOptions& o) { o.flat = true, o.definitions = true, o.no_summary = true; },
+     {}},
+    {"functions", [](ReportOptions& o) { o.functions = true, o.no_summary = true; }, {}},
+    {"functions_m", [](ReportOptions& o) { o.functions = true, o.machine = true; }, {}},
+    {"raw", [](ReportOptions& o) { o.raw = true, o.no_summary = true; }, {}},
+    {"raw_s", [](ReportOptions& o) { o.raw = o.stack_changes = true, o.no_summary = true; }, {}},
+    {"raw_s_m", [](ReportOptions& o) { o.stack_changes = true, o.machine = true; }, {}},
+    {"all", [](ReportOptions& o) { o.selectAll(); }, {}},
+    {"thread_101", [](ReportOptions& o) { o.flat = o.graph = true; }, 101},
+    {"thread_101_m", [](ReportOptions& o) { o.flat = true, o.machine = true; }, 101},
+};
+
+INSTANTIATE_TEST_SUITE_P(Tables, GoldenTest, ::testing::ValuesIn(kCases),
+                         [](const ::testing::TestParamInfo<GoldenCase>& info) {
+                           return std::string(info.param.name);
+                         });
+
+}  // namespace
+}  // namespace hotline
