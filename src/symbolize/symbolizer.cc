@@ -555,9 +555,9 @@ struct Symbolizer::Impl {
     }
     const char* linkage = stringAttribute(die, DW_AT_linkage_name, true);
     if (linkage == nullptr) linkage = stringAttribute(die, DW_AT_MIPS_linkage_name, true);
-    if (prefersSourceName(language) && source_name != nullptr) {
-      scope.name = source_name;
-    } else if (linkage != nullptr && linkage[0] == '_' && linkage[1] == 'Z') {
+    const bool itanium = linkage != nullptr && linkage[0] == '_' && linkage[1] == 'Z';
+    if (itanium && !(prefersSourceName(language) && source_name != nullptr)) {
+      // The demangled linkage name carries namespaces, template arguments and parameters.
       scope.name = demangle(linkage);
     } else if (source_name != nullptr) {
       scope.name = source_name;

@@ -781,6 +781,10 @@ TEST(SymbolizerLanguages, Modula2) {
 // A timing print, not a timing assertion: 100k distinct addresses through a large module.
 // The assertions check that the answers are real (most addresses named), so the rate is the
 // rate of actual work.
+double percent(size_t part, size_t whole) {
+  return 100.0 * static_cast<double>(part) / static_cast<double>(whole);
+}
+
 // `min_named_percent`: the share of .text addresses that must get a function name. With full
 // symbol tables nearly all do; with .dynsym only, the unexported functions stay unnamed.
 void benchmark(const std::string& path, uint64_t bias, size_t count, size_t min_named_percent) {
@@ -810,8 +814,8 @@ void benchmark(const std::string& path, uint64_t bias, size_t count, size_t min_
   std::printf(
       "[ rate     ] %s: %zu distinct addresses in %.3f s (%.0f/s); %.1f%% named, %.1f%% with a "
       "line, %.1f%% in inlined code; cached pass %.3f s\n",
-      path.c_str(), count, seconds, count / seconds, 100.0 * named / count,
-      100.0 * with_line / count, 100.0 * inlined / count, cached_seconds);
+      path.c_str(), count, seconds, static_cast<double>(count) / seconds, percent(named, count),
+      percent(with_line, count), percent(inlined, count), cached_seconds);
   for (const std::string& w : symbolizer.warnings())
     std::printf("[ rate     ]   warning: %s\n", w.c_str());
   EXPECT_GE(named * 100, count * min_named_percent) << "too few addresses named";
