@@ -67,6 +67,8 @@ void RawProfile::onProcess(const ProcessRecord& r) {
   p.unwinder = r.unwinder;
   p.max_depth = r.max_depth;
   p.flags = r.flags;
+  p.trace = r.trace;
+  p.trace_tick_ns_q32 = r.trace_tick_ns_q32;
   process = std::move(p);
 }
 
@@ -130,6 +132,40 @@ void RawProfile::onStats(const StatsRecord& r) { stats.emplace_back(str(r.key), 
 void RawProfile::onDisabled(const DisabledRecord& r) { disabled_reasons.push_back(str(r.reason)); }
 
 void RawProfile::onEnd(const EndRecord& r) { end = r; }
+
+void RawProfile::onTraceFunction(const TraceFunctionRecord& r) {
+  trace_functions[r.id] = r.address;
+}
+
+void RawProfile::onCallCounts(const CallCountsRecord& r) {
+  RawCallCounts counts{r.time, r.tid, r.max_depth, {}};
+  counts.edges.reserve(r.count);
+  for (uint64_t i = 0; i < r.count; ++i)
+    counts.edges.push_back(RawCallEdge{r.triples[3 * i], r.triples[3 * i + 1], r.triples[3 * i + 2]});
+  call_counts.push_back(std::move(counts));
+}
+
+void RawProfile::onTraceEvents(const TraceEventsRecord& r) {
+  trace_events.push_back(RawTraceEvents{
+      r.tid, r.base_tick, r.events,
+      std::string(reinterpret_cast<const char*>(r.packed), r.packed_size)});
+}
+
+void RawProfile::onAlloc(const AllocRecord& r) { allocs.push_back(r); }
+
+void RawProfile::onFree(const FreeRecord& r) { frees.push_back(r); }
+
+void RawProfile::onLineCounts(const LineCountsRecord& r) {
+  RawLineCounts counts{str(r.file), str(r.module), {}};
+  counts.lines.reserve(r.count);
+  for (uint64_t i = 0; i < r.count; ++i) counts.lines.emplace_back(r.pairs[2 * i], r.pairs[2 * i + 1]);
+  line_counts.push_back(std::move(counts));
+}
+
+void RawProfile::onFunctionCount(const FunctionCountRecord& r) {
+  function_counts.push_back(
+      RawFunctionCount{str(r.file), str(r.name), r.start_line, r.end_line, r.executions});
+}
 
 Expected<RawProfile> LoadRawProfile(const std::string& path, ReadStats* stats) {
   RawProfile profile;

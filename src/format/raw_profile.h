@@ -40,6 +40,8 @@ struct RawProcess {
   Unwinder unwinder = Unwinder::kDwarf;
   uint64_t max_depth = 0;
   uint64_t flags = 0;
+  TraceMode trace = TraceMode::kNone;
+  uint64_t trace_tick_ns_q32 = 0;
 };
 
 struct RawStackNode {
@@ -49,6 +51,30 @@ struct RawStackNode {
 struct RawMark {
   uint64_t time = 0, tid = 0;
   std::string label;
+};
+
+struct RawCallEdge {
+  uint64_t caller = 0, callee = 0, calls = 0;  // trace function ids; caller 0 = untraced code
+};
+
+struct RawCallCounts {
+  uint64_t time = 0, tid = 0, max_depth = 0;
+  std::vector<RawCallEdge> edges;
+};
+
+struct RawTraceEvents {
+  uint64_t tid = 0, base_tick = 0, events = 0;
+  std::string packed;  // see TraceEventsRecord
+};
+
+struct RawLineCounts {
+  std::string file, module;
+  std::vector<std::pair<uint64_t, uint64_t>> lines;  // (line, executions), ascending
+};
+
+struct RawFunctionCount {
+  std::string file, name;
+  uint64_t start_line = 0, end_line = 0, executions = 0;
 };
 
 // Records in file order, strings resolved at the time they were read.
@@ -64,6 +90,13 @@ class RawProfile : public RecordVisitor {
   std::vector<std::pair<std::string, uint64_t>> stats;  // key, value, in order
   std::vector<std::string> disabled_reasons;
   std::optional<EndRecord> end;
+  std::unordered_map<uint64_t, uint64_t> trace_functions;  // id → entry address
+  std::vector<RawCallCounts> call_counts;
+  std::vector<RawTraceEvents> trace_events;
+  std::vector<AllocRecord> allocs;
+  std::vector<FreeRecord> frees;
+  std::vector<RawLineCounts> line_counts;
+  std::vector<RawFunctionCount> function_counts;
   std::unordered_map<uint64_t, std::string> strings;
   uint64_t dangling_references = 0;  // ids used but never defined
 
@@ -89,6 +122,13 @@ class RawProfile : public RecordVisitor {
   void onStats(const StatsRecord& r) override;
   void onDisabled(const DisabledRecord& r) override;
   void onEnd(const EndRecord& r) override;
+  void onTraceFunction(const TraceFunctionRecord& r) override;
+  void onCallCounts(const CallCountsRecord& r) override;
+  void onTraceEvents(const TraceEventsRecord& r) override;
+  void onAlloc(const AllocRecord& r) override;
+  void onFree(const FreeRecord& r) override;
+  void onLineCounts(const LineCountsRecord& r) override;
+  void onFunctionCount(const FunctionCountRecord& r) override;
 
  private:
   std::string str(uint64_t id);

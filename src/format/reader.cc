@@ -105,6 +105,11 @@ class PayloadDecoder {
         r.clock = static_cast<ClockMode>(clock);
         r.sampler = static_cast<Sampler>(sampler);
         r.unwinder = static_cast<Unwinder>(unwinder);
+        if (!in.atEnd()) {  // trailing fields added in version 1 after the first files
+          uint64_t trace;
+          if (!in.varint(&trace) || !in.varint(&r.trace_tick_ns_q32)) return -1;
+          r.trace = static_cast<TraceMode>(trace);
+        }
         visitor_.onProcess(r);
         return 1;
       }
@@ -199,6 +204,77 @@ class PayloadDecoder {
         visitor_.onEnd(r);
         return 1;
       }
+      case RecordKind::kTraceFunction: {
+        TraceFunctionRecord r;
+        if (!in.varint(&r.id) || !in.varint(&r.address)) return -1;
+        visitor_.onTraceFunction(r);
+        return 1;
+      }
+      case RecordKind::kCallCounts: {
+        CallCountsRecord r;
+        if (!t(in, &r.time) || !in.varint(&r.tid) || !in.varint(&r.max_depth) ||
+            !in.varint(&r.count))
+          return -1;
+        if (r.count > in.remaining() / 3) return -1;  // each triple takes at least 3 bytes
+        numbers_.resize(r.count * 3);
+        for (auto& v : numbers_)
+          if (!in.varint(&v)) return -1;
+        r.triples = numbers_.data();
+        visitor_.onCallCounts(r);
+        return 1;
+      }
+      case RecordKind::kTraceEvents: {
+        TraceEventsRecord r;
+        if (!in.varint(&r.tid) || !in.varint(&r.base_tick) || !in.varint(&r.events) ||
+            !in.varint(&r.packed_size) || !in.bytes(r.packed_size, &r.packed))
+          return -1;
+        visitor_.onTraceEvents(r);
+        return 1;
+      }
+      case RecordKind::kAlloc: {
+        AllocRecord r;
+        uint64_t kind;
+        if (!t(in, &r.time) || !in.varint(&r.tid) || !in.varint(&r.address) ||
+            !in.varint(&r.size) || !in.varint(&r.node) || !in.varint(&kind))
+          return -1;
+        r.kind = static_cast<AllocKind>(kind);
+        visitor_.onAlloc(r);
+        return 1;
+      }
+      case RecordKind::kFree: {
+        FreeRecord r;
+        uint64_t kind;
+        if (!t(in, &r.time) || !in.varint(&r.tid) || !in.varint(&r.address) ||
+            !in.varint(&kind) || !in.varint(&r.size))
+          return -1;
+        r.kind = static_cast<FreeKind>(kind);
+        visitor_.onFree(r);
+        return 1;
+      }
+      case RecordKind::kLineCounts: {
+        LineCountsRecord r;
+        if (!in.varint(&r.file) || !in.varint(&r.module) || !in.varint(&r.count)) return -1;
+        if (r.count > in.remaining() / 2) return -1;  // each pair takes at least 2 bytes
+        numbers_.resize(r.count * 2);
+        uint64_t line = 0;
+        for (uint64_t i = 0; i < r.count; ++i) {
+          int64_t delta;
+          if (!in.svarint(&delta) || !in.varint(&numbers_[2 * i + 1])) return -1;
+          line += static_cast<uint64_t>(delta);
+          numbers_[2 * i] = line;
+        }
+        r.pairs = numbers_.data();
+        visitor_.onLineCounts(r);
+        return 1;
+      }
+      case RecordKind::kFunctionCount: {
+        FunctionCountRecord r;
+        if (!in.varint(&r.file) || !in.varint(&r.name) || !in.varint(&r.start_line) ||
+            !in.varint(&r.end_line) || !in.varint(&r.executions))
+          return -1;
+        visitor_.onFunctionCount(r);
+        return 1;
+      }
     }
     return 0;
   }
@@ -208,6 +284,7 @@ class PayloadDecoder {
   std::string_view name_;
   uint64_t time_ = 0;
   std::vector<uint64_t> argv_;
+  std::vector<uint64_t> numbers_;  // scratch for records with arrays
 };
 
 }  // namespace

@@ -54,6 +54,13 @@ class RecordVisitor {
   virtual void onStats(const StatsRecord&) {}
   virtual void onDisabled(const DisabledRecord&) {}
   virtual void onEnd(const EndRecord&) {}
+  virtual void onTraceFunction(const TraceFunctionRecord&) {}
+  virtual void onCallCounts(const CallCountsRecord&) {}
+  virtual void onTraceEvents(const TraceEventsRecord&) {}
+  virtual void onAlloc(const AllocRecord&) {}
+  virtual void onFree(const FreeRecord&) {}
+  virtual void onLineCounts(const LineCountsRecord&) {}
+  virtual void onFunctionCount(const FunctionCountRecord&) {}
 };
 
 // Reads the file at `path`. Errors name the file.

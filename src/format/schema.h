@@ -16,6 +16,9 @@ inline constexpr uint32_t kMaxChunkBytes = 64u << 20;
 
 enum Feature : uint64_t {
   kFeatureSamples = 1u << 0,
+  kFeatureTrace = 1u << 1,       // -finstrument-functions tracing: CALL_COUNTS, TRACE_EVENTS
+  kFeatureHeap = 1u << 2,        // ALLOC and FREE records
+  kFeatureLineCounts = 1u << 3,  // LINE_COUNTS and FUNCTION_COUNT from gcov
 };
 
 enum class ChunkType : uint16_t { kRecords = 1 };
@@ -36,6 +39,13 @@ enum class RecordKind : uint32_t {
   kStats = 12,
   kDisabled = 13,
   kEnd = 14,
+  kTraceFunction = 15,
+  kCallCounts = 16,
+  kTraceEvents = 17,
+  kAlloc = 18,
+  kFree = 19,
+  kLineCounts = 20,
+  kFunctionCount = 21,
 };
 
 enum class ClockMode : uint32_t { kCpu = 0, kWall = 1 };
@@ -50,6 +60,17 @@ enum SampleFlags : uint32_t {
   kSampleTruncated = 1u << 0,
   kSampleBroken = 1u << 1,
   kSampleInRuntime = 1u << 2,
+  // The stack is the tracer's shadow stack: the first frame is the interrupted instruction, the
+  // others are entry addresses of the traced functions on the stack, innermost first.
+  kSampleShadowStack = 1u << 3,
+};
+
+enum class TraceMode : uint32_t { kNone = 0, kCounts = 1, kTimed = 2 };
+enum class AllocKind : uint32_t {
+  kMalloc = 0, kCalloc = 1, kRealloc = 2, kAligned = 3, kNew = 4, kNewArray = 5, kMmap = 6,
+};
+enum class FreeKind : uint32_t {
+  kFree = 0, kRealloc = 1, kDelete = 2, kDeleteArray = 3, kMunmap = 4,
 };
 
 // Record bodies, in field order. Strings are ids into the file's string table (0 = none).
@@ -66,6 +87,9 @@ struct ProcessRecord {
   Unwinder unwinder = Unwinder::kDwarf;
   uint64_t max_depth = 0;
   uint64_t flags = 0;
+  // Trailing fields (absent in older files: the defaults apply).
+  TraceMode trace = TraceMode::kNone;
+  uint64_t trace_tick_ns_q32 = 0;  // timed mode: nanoseconds per TRACE_EVENTS tick, × 2^32
 };
 
 struct StringRecord {
@@ -119,6 +143,50 @@ struct StatsRecord {
 
 struct DisabledRecord {
   uint64_t time = 0, reason = 0;
+};
+
+// A traced function, by the address the compiler passed to __cyg_profile_func_enter.
+struct TraceFunctionRecord {
+  uint64_t id = 0, address = 0;
+};
+
+// Exact calls per call-graph edge of one thread (caller 0 = called from untraced code), and
+// the deepest its traced stack went. Written when the thread ends.
+struct CallCountsRecord {
+  uint64_t time = 0, tid = 0, max_depth = 0;
+  uint64_t count = 0;
+  const uint64_t* triples = nullptr;  // count × (caller id, callee id, calls)
+};
+
+// Timed tracing: a run of entry/exit events of one thread. Each event is
+// varint(function id << 1 | is_exit) then varint(ticks since the previous event), the first
+// since `base_tick`.
+struct TraceEventsRecord {
+  uint64_t tid = 0, base_tick = 0, events = 0;
+  const uint8_t* packed = nullptr;
+  uint64_t packed_size = 0;
+};
+
+struct AllocRecord {
+  uint64_t time = 0, tid = 0, address = 0, size = 0, node = 0;
+  AllocKind kind = AllocKind::kMalloc;
+};
+
+struct FreeRecord {
+  uint64_t time = 0, tid = 0, address = 0;
+  FreeKind kind = FreeKind::kFree;
+  uint64_t size = 0;  // munmap only
+};
+
+// Exact execution counts of one source file's lines, from gcov. Lines are delta-encoded.
+struct LineCountsRecord {
+  uint64_t file = 0, module = 0;  // module: the binary these counts came from (string)
+  uint64_t count = 0;
+  const uint64_t* pairs = nullptr;  // count × (line, executions), lines ascending
+};
+
+struct FunctionCountRecord {
+  uint64_t file = 0, name = 0, start_line = 0, end_line = 0, executions = 0;
 };
 
 struct EndRecord {

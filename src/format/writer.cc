@@ -209,6 +209,8 @@ void Writer::add(const ProcessRecord& r) {
   record_.varint(static_cast<uint64_t>(r.unwinder));
   record_.varint(r.max_depth);
   record_.varint(r.flags);
+  record_.varint(static_cast<uint64_t>(r.trace));
+  record_.varint(r.trace_tick_ns_q32);
   endRecord();
 }
 
@@ -305,6 +307,78 @@ void Writer::add(const EndRecord& r) {
   time(r.time);
   record_.varint(static_cast<uint64_t>(r.how));
   record_.varint(r.code);
+  endRecord();
+}
+
+void Writer::add(const TraceFunctionRecord& r) {
+  beginRecord(RecordKind::kTraceFunction);
+  record_.varint(r.id);
+  record_.varint(r.address);
+  endRecord();
+}
+
+void Writer::add(const CallCountsRecord& r) {
+  beginRecord(RecordKind::kCallCounts);
+  time(r.time);
+  record_.varint(r.tid);
+  record_.varint(r.max_depth);
+  record_.varint(r.count);
+  for (uint64_t i = 0; i < r.count * 3; ++i) record_.varint(r.triples[i]);
+  endRecord();
+}
+
+void Writer::add(const TraceEventsRecord& r) {
+  beginRecord(RecordKind::kTraceEvents);
+  record_.varint(r.tid);
+  record_.varint(r.base_tick);
+  record_.varint(r.events);
+  record_.varint(r.packed_size);
+  record_.append(r.packed, r.packed_size);
+  endRecord();
+}
+
+void Writer::add(const AllocRecord& r) {
+  beginRecord(RecordKind::kAlloc);
+  time(r.time);
+  record_.varint(r.tid);
+  record_.varint(r.address);
+  record_.varint(r.size);
+  record_.varint(r.node);
+  record_.varint(static_cast<uint64_t>(r.kind));
+  endRecord();
+}
+
+void Writer::add(const FreeRecord& r) {
+  beginRecord(RecordKind::kFree);
+  time(r.time);
+  record_.varint(r.tid);
+  record_.varint(r.address);
+  record_.varint(static_cast<uint64_t>(r.kind));
+  record_.varint(r.size);
+  endRecord();
+}
+
+void Writer::add(const LineCountsRecord& r) {
+  beginRecord(RecordKind::kLineCounts);
+  record_.varint(r.file);
+  record_.varint(r.module);
+  record_.varint(r.count);
+  uint64_t previous_line = 0;
+  for (uint64_t i = 0; i < r.count; ++i) {
+    record_.svarint(static_cast<int64_t>(r.pairs[2 * i] - previous_line));
+    previous_line = r.pairs[2 * i];
+    record_.varint(r.pairs[2 * i + 1]);
+  }
+  endRecord();
+}
+
+void Writer::add(const FunctionCountRecord& r) {
+  beginRecord(RecordKind::kFunctionCount);
+  record_.varint(r.file);
+  record_.varint(r.name);
+  record_.varint(r.start_line);
+  record_.varint(r.end_line);
+  record_.varint(r.executions);
   endRecord();
 }
 

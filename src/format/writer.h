@@ -39,6 +39,13 @@ class Writer {
   void add(const StatsRecord& r);
   void add(const DisabledRecord& r);
   void add(const EndRecord& r);
+  void add(const TraceFunctionRecord& r);
+  void add(const CallCountsRecord& r);
+  void add(const TraceEventsRecord& r);
+  void add(const AllocRecord& r);
+  void add(const FreeRecord& r);
+  void add(const LineCountsRecord& r);
+  void add(const FunctionCountRecord& r);
 
   // Bytes of records waiting for the next flush.
   size_t pendingBytes() const { return chunk_.size(); }
