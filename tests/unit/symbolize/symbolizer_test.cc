@@ -686,6 +686,7 @@ TEST(Symbolizer, TruncatedElfNeverCrashes) {
 // File offset ranges of the .debug_* sections, where damage reaches the DWARF readers.
 std::vector<std::pair<uint64_t, uint64_t>> debugSectionRanges(const std::string& path) {
   std::vector<std::pair<uint64_t, uint64_t>> ranges;
+  elf_version(EV_CURRENT);  // libelf refuses to work before this, and tests run alone too
   int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return ranges;
   Elf* elf = elf_begin(fd, ELF_C_READ, nullptr);
