@@ -767,6 +767,11 @@ TEST(SymbolizerLanguages, Fortran) {
   checkLanguage(SYM_FORTRAN_BIN, "fib.f90", "__fibmod_MOD_fib", "fib");
 }
 
+TEST(SymbolizerLanguages, FortranWithLto) {
+  if (std::string(SYM_FORTRAN_BIN).empty()) GTEST_SKIP() << "gfortran not found at configure time";
+  checkLanguage(std::string(SYM_FORTRAN_BIN) + "_lto", "fib.f90", "__fibmod_MOD_fib", "fib");
+}
+
 TEST(SymbolizerLanguages, Pascal) {
   if (std::string(SYM_PASCAL_BIN).empty()) GTEST_SKIP() << "fpc not found at configure time";
   checkLanguage(SYM_PASCAL_BIN, "fib.pas", "_$$_FIB$", "FIB");
