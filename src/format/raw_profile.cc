@@ -156,7 +156,7 @@ void RawProfile::onAlloc(const AllocRecord& r) { allocs.push_back(r); }
 void RawProfile::onFree(const FreeRecord& r) { frees.push_back(r); }
 
 void RawProfile::onLineCounts(const LineCountsRecord& r) {
-  RawLineCounts counts{str(r.file), str(r.module), {}};
+  RawLineCounts counts{std::string(r.file), std::string(r.module), {}};
   counts.lines.reserve(r.count);
   for (uint64_t i = 0; i < r.count; ++i) counts.lines.emplace_back(r.pairs[2 * i], r.pairs[2 * i + 1]);
   line_counts.push_back(std::move(counts));
@@ -164,7 +164,8 @@ void RawProfile::onLineCounts(const LineCountsRecord& r) {
 
 void RawProfile::onFunctionCount(const FunctionCountRecord& r) {
   function_counts.push_back(
-      RawFunctionCount{str(r.file), str(r.name), r.start_line, r.end_line, r.executions});
+      RawFunctionCount{std::string(r.file), std::string(r.name), r.start_line, r.end_line,
+                       r.executions});
 }
 
 Expected<RawProfile> LoadRawProfile(const std::string& path, ReadStats* stats) {

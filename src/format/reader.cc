@@ -85,6 +85,14 @@ class PayloadDecoder {
     return true;
   }
 
+  bool text(ByteCursor& in, std::string_view* out) {
+    uint64_t size;
+    const uint8_t* bytes;
+    if (!in.varint(&size) || !in.bytes(size, &bytes)) return false;
+    *out = std::string_view(reinterpret_cast<const char*>(bytes), size);
+    return true;
+  }
+
   // 1 = delivered, 0 = unknown kind, -1 = malformed.
   int dispatch(uint64_t kind, ByteCursor& in) {
     switch (static_cast<RecordKind>(kind)) {
@@ -253,7 +261,7 @@ class PayloadDecoder {
       }
       case RecordKind::kLineCounts: {
         LineCountsRecord r;
-        if (!in.varint(&r.file) || !in.varint(&r.module) || !in.varint(&r.count)) return -1;
+        if (!text(in, &r.file) || !text(in, &r.module) || !in.varint(&r.count)) return -1;
         if (r.count > in.remaining() / 2) return -1;  // each pair takes at least 2 bytes
         numbers_.resize(r.count * 2);
         uint64_t line = 0;
@@ -269,7 +277,7 @@ class PayloadDecoder {
       }
       case RecordKind::kFunctionCount: {
         FunctionCountRecord r;
-        if (!in.varint(&r.file) || !in.varint(&r.name) || !in.varint(&r.start_line) ||
+        if (!text(in, &r.file) || !text(in, &r.name) || !in.varint(&r.start_line) ||
             !in.varint(&r.end_line) || !in.varint(&r.executions))
           return -1;
         visitor_.onFunctionCount(r);

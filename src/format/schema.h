@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string_view>
 
 namespace hotline::format {
 
@@ -179,14 +180,17 @@ struct FreeRecord {
 };
 
 // Exact execution counts of one source file's lines, from gcov. Lines are delta-encoded.
+// Its texts are inline, not string ids: `hotline record` appends these after the run, with a
+// writer of its own that does not share the runtime's string table.
 struct LineCountsRecord {
-  uint64_t file = 0, module = 0;  // module: the binary these counts came from (string)
+  std::string_view file, module;  // module: the binary these counts came from
   uint64_t count = 0;
   const uint64_t* pairs = nullptr;  // count × (line, executions), lines ascending
 };
 
 struct FunctionCountRecord {
-  uint64_t file = 0, name = 0, start_line = 0, end_line = 0, executions = 0;
+  std::string_view file, name;
+  uint64_t start_line = 0, end_line = 0, executions = 0;
 };
 
 struct EndRecord {

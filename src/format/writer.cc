@@ -50,6 +50,11 @@ Writer::~Writer() {
   std::free(nodes_);
 }
 
+bool Writer::beginAppend(int fd) {
+  fd_ = fd;
+  return true;
+}
+
 bool Writer::begin(int fd, uint64_t features) {
   fd_ = fd;
   ByteBuffer header;
@@ -360,8 +365,10 @@ void Writer::add(const FreeRecord& r) {
 
 void Writer::add(const LineCountsRecord& r) {
   beginRecord(RecordKind::kLineCounts);
-  record_.varint(r.file);
-  record_.varint(r.module);
+  record_.varint(r.file.size());
+  record_.append(r.file.data(), r.file.size());
+  record_.varint(r.module.size());
+  record_.append(r.module.data(), r.module.size());
   record_.varint(r.count);
   uint64_t previous_line = 0;
   for (uint64_t i = 0; i < r.count; ++i) {
@@ -374,8 +381,10 @@ void Writer::add(const LineCountsRecord& r) {
 
 void Writer::add(const FunctionCountRecord& r) {
   beginRecord(RecordKind::kFunctionCount);
-  record_.varint(r.file);
-  record_.varint(r.name);
+  record_.varint(r.file.size());
+  record_.append(r.file.data(), r.file.size());
+  record_.varint(r.name.size());
+  record_.append(r.name.data(), r.name.size());
   record_.varint(r.start_line);
   record_.varint(r.end_line);
   record_.varint(r.executions);

@@ -20,6 +20,10 @@ class Writer {
 
   // Starts a file on `fd` (which the caller keeps owning) and writes its header.
   bool begin(int fd, uint64_t features);
+  // Continues a file that another writer began (fd positioned at its end). Only records
+  // without string or stack ids may be added (LINE_COUNTS, FUNCTION_COUNT), since this
+  // writer's ids would collide with the first writer's.
+  bool beginAppend(int fd);
 
   // Returns the id of `text`, writing a STRING record the first time it is seen.
   uint64_t internString(const char* text, size_t size);
