@@ -1,6 +1,7 @@
 #include "cli/cli.h"
 
 #include <fmt/core.h>
+#include <stdlib.h>
 
 #include <CLI/CLI.hpp>
 
@@ -9,6 +10,8 @@
 namespace hotline::cli {
 
 int RunCli(int argc, char** argv) {
+  // libdwfl would ask debuginfod servers for missing debug info; hotline never goes online.
+  unsetenv("DEBUGINFOD_URLS");
   CLI::App app{"hotline: a source-level profiler for native programs", "hotline"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "hotline 0.1.0");
