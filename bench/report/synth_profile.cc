@@ -91,17 +91,17 @@ int main(int argc, char** argv) {
   std::mt19937_64 rng(12345);
   // A random call tree: each function but the root gets a parent among those before it.
   std::vector<Function>& fns = bin.functions;
-  auto root_it = std::find_if(fns.begin(), fns.end(), [](const Function& f) { return f.name == "main"; });
+  auto root_it =
+      std::find_if(fns.begin(), fns.end(), [](const Function& f) { return f.name == "main"; });
   if (root_it != fns.end()) std::iter_swap(fns.begin(), root_it);
   std::shuffle(fns.begin() + 1, fns.end(), rng);
-  for (size_t i = 1; i < fns.size(); ++i) fns[rng() % std::min<size_t>(i, 8 + i / 2)].children.push_back(i);
+  for (size_t i = 1; i < fns.size(); ++i)
+    fns[rng() % std::min<size_t>(i, 8 + i / 2)].children.push_back(i);
   const size_t recursive = fns.size() > 2 ? 1 + rng() % (fns.size() - 1) : 0;
   fns[recursive].children.push_back(recursive);
 
   const uint64_t bias = bin.pie ? 0x555555554000ull : 0;
-  auto ip = [&](size_t f, uint64_t salt) {
-    return bias + fns[f].address + (salt % fns[f].size);
-  };
+  auto ip = [&](size_t f, uint64_t salt) { return bias + fns[f].address + (salt % fns[f].size); };
 
   int fd = open(argv[2], O_WRONLY | O_CREAT | O_TRUNC, 0644);
   if (fd < 0) {
@@ -163,7 +163,8 @@ int main(int argc, char** argv) {
   bool ok = w.flush() && !w.failed();
   close(fd);
   if (!ok) {
-    std::fprintf(stderr, "synth_profile: %s: %s\n", argv[2], w.error() ? w.error() : "write failed");
+    std::fprintf(stderr, "synth_profile: %s: %s\n", argv[2],
+                 w.error() ? w.error() : "write failed");
     return 1;
   }
   return 0;

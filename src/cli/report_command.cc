@@ -65,7 +65,8 @@ std::string NewestProfileHere() {
   while (struct dirent* entry = readdir(dir)) {
     std::string name = entry->d_name;
     const std::string suffix = ".hotline";
-    if (name.size() <= suffix.size() || name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0)
+    if (name.size() <= suffix.size() ||
+        name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0)
       continue;
     struct stat st {};
     if (stat(name.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
@@ -116,12 +117,12 @@ int RunReport(ReportCommandOptions& o) {
     fmt::print(stderr, "hotline: {}\n", profile.status().message());
     return 1;
   }
-  if (stats.damaged()) Warn(fmt::format("{}: damaged, reporting what could be read: {}", o.file,
-                                        stats.summary()));
+  if (stats.damaged())
+    Warn(fmt::format("{}: damaged, reporting what could be read: {}", o.file, stats.summary()));
   for (const std::string& problem : stats.problems) Warn(fmt::format("{}: {}", o.file, problem));
   if (stats.unknown_records)
-    Warn(fmt::format("{}: {} records of unknown kinds skipped (written by a newer hotline)",
-                     o.file, stats.unknown_records));
+    Warn(fmt::format("{}: {} records of unknown kinds skipped (written by a newer hotline)", o.file,
+                     stats.unknown_records));
   for (const std::string& w : profile->warnings) Warn(w);
   if (profile->summary.samples == 0) Warn(fmt::format("{}: the profile holds no samples", o.file));
 

@@ -64,7 +64,7 @@ class ProfileBuilder {
   std::unordered_map<uint64_t, LineId> line_index_;
   std::vector<FunctionId> arena_;
   std::unordered_map<uint64_t, Frames> caller_frames_, leaf_frames_;  // by address
-  std::unordered_map<uint64_t, Frames> stacks_;  // by node << 1 | broken
+  std::unordered_map<uint64_t, Frames> stacks_;                       // by node << 1 | broken
   std::optional<Frames> profiler_stack_;
   std::unordered_map<uint64_t, ThreadCursor> threads_;
   uint64_t period_ns_ = 0;
@@ -432,7 +432,8 @@ Expected<Profile> ProfileBuilder::finish(const format::RawProfile& raw) {
     if (s.period_ns == 0) s.period_ns = raw.process->period_ns;
   }
   for (const format::RawMark& m : raw.marks)
-    if (!options_.thread || m.tid == *options_.thread) p.marks.push_back(Mark{m.time, m.tid, m.label});
+    if (!options_.thread || m.tid == *options_.thread)
+      p.marks.push_back(Mark{m.time, m.tid, m.label});
   for (const format::StateRecord& st : raw.states)
     if (!options_.thread || st.tid == *options_.thread)
       p.states.push_back(

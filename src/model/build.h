@@ -21,8 +21,7 @@ class AddressResolver {
  public:
   virtual ~AddressResolver() = default;
   virtual const symbolize::ResolvedAddress& resolve(const symbolize::ModuleInfo& module,
-                                                    uint64_t address,
-                                                    bool is_return_address) = 0;
+                                                    uint64_t address, bool is_return_address) = 0;
   // One line per problem met so far.
   virtual std::vector<std::string> warnings() const = 0;
 };

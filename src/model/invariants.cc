@@ -26,10 +26,12 @@ Status CheckInvariants(const Profile& p) {
   for (const File& f : p.files) files += f.time_ns;
   for (const Module& m : p.modules) modules += m.self_ns;
   for (const Thread& t : p.threads) threads += t.time_ns;
-  if (lines != total) return Status::Error("sum of line times " + n(lines) + " != total " + n(total));
+  if (lines != total)
+    return Status::Error("sum of line times " + n(lines) + " != total " + n(total));
   if (self != total)
     return Status::Error("sum of function self times " + n(self) + " != total " + n(total));
-  if (files != total) return Status::Error("sum of file times " + n(files) + " != total " + n(total));
+  if (files != total)
+    return Status::Error("sum of file times " + n(files) + " != total " + n(total));
   if (modules != total)
     return Status::Error("sum of module times " + n(modules) + " != total " + n(total));
   if (threads != total)
@@ -48,8 +50,8 @@ Status CheckInvariants(const Profile& p) {
       return Status::Error("section " + f.name + ": self " + n(f.self_ns) + " + children " +
                            n(sum - f.self_ns) + " != inclusive " + n(f.inclusive_ns));
     if (f.inclusive_ns > total)
-      return Status::Error("function " + f.name + ": inclusive " + n(f.inclusive_ns) +
-                           " > total " + n(total));
+      return Status::Error("function " + f.name + ": inclusive " + n(f.inclusive_ns) + " > total " +
+                           n(total));
     if (f.self_ns > 0) {
       self_percent += round2(p.percentOfTotal(f.self_ns));
       ++rows;

@@ -32,7 +32,7 @@ enum class PseudoKind : uint8_t {
 };
 
 struct Module {
-  std::string path;      // pseudo-modules (for pseudo-functions outside any module) are `[...]`
+  std::string path;  // pseudo-modules (for pseudo-functions outside any module) are `[...]`
   PseudoKind pseudo = PseudoKind::kNone;
   std::string name;      // file name of `path`
   std::string build_id;  // raw bytes
@@ -118,12 +118,12 @@ struct Summary {
   uint64_t weighted_samples = 0;  // Σ weight
   uint64_t period_ns = 0;
   uint32_t max_depth = 0;
-  uint32_t files = 0;      // files with time
-  uint32_t functions = 0;  // functions with time
-  uint64_t broken_samples = 0;     // unwinding failed part way, or a stack node was lost
-  uint64_t truncated_samples = 0;  // stack cut at the maximum depth
-  uint64_t profiler_samples = 0;   // taken inside the runtime
-  uint64_t unknown_samples = 0;    // innermost frame outside every module
+  uint32_t files = 0;                      // files with time
+  uint32_t functions = 0;                  // functions with time
+  uint64_t broken_samples = 0;             // unwinding failed part way, or a stack node was lost
+  uint64_t truncated_samples = 0;          // stack cut at the maximum depth
+  uint64_t profiler_samples = 0;           // taken inside the runtime
+  uint64_t unknown_samples = 0;            // innermost frame outside every module
   uint64_t first_time = 0, last_time = 0;  // of the samples, CLOCK_MONOTONIC
   uint64_t start_time = 0;                 // of the process record (0 when lost)
   std::string exe;
@@ -134,8 +134,8 @@ class Profile {
  public:
   Summary summary;
   std::vector<Module> modules;
-  std::vector<File> files;        // sorted by path: a FileId is a stable file number
-  std::vector<Line> lines;        // sorted by (file, line)
+  std::vector<File> files;  // sorted by path: a FileId is a stable file number
+  std::vector<Line> lines;  // sorted by (file, line)
   std::vector<Function> functions;
   // Indexed by FunctionId: the callees of each function, by decreasing time.
   std::vector<std::vector<CallEdge>> callees;
@@ -158,7 +158,9 @@ class Profile {
   const std::vector<CallEdge>& calleesOf(FunctionId id) const { return callees[id.index()]; }
   // Percent of the total, 0 for an empty profile.
   double percentOfTotal(uint64_t ns) const {
-    return summary.total_ns ? 100.0 * static_cast<double>(ns) / static_cast<double>(summary.total_ns) : 0.0;
+    return summary.total_ns
+               ? 100.0 * static_cast<double>(ns) / static_cast<double>(summary.total_ns)
+               : 0.0;
   }
 };
 

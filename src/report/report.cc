@@ -1,6 +1,7 @@
+#include "report/report.h"
+
 #include <fmt/format.h>
 
-#include "report/report.h"
 #include "report/text.h"
 
 namespace hotline::report {

@@ -13,10 +13,11 @@ void PrintSummary(const model::Profile& p, const ReportOptions& options, std::st
   w.title("Summary");
   auto row = [&](std::string_view key, const std::string& value) { w.row({key, value}); };
   auto countWithShare = [&](uint64_t n) {
-    return s.samples ? fmt::format("{} ({}%)", n,
-                                   FormatPercent(100.0 * static_cast<double>(n) /
-                                                 static_cast<double>(s.samples)))
-                     : fmt::format("{}", n);
+    return s.samples
+               ? fmt::format(
+                     "{} ({}%)", n,
+                     FormatPercent(100.0 * static_cast<double>(n) / static_cast<double>(s.samples)))
+               : fmt::format("{}", n);
   };
   if (!s.exe.empty()) row("program", s.exe);
   row("total time", FormatTime(s.total_ns, false));

@@ -26,9 +26,9 @@ void PrintTopLines(const model::Profile& p, const ReportOptions& options, std::s
   for (uint32_t i : order) {
     const model::Line& l = p.lines[i];
     uint64_t average = l.count ? l.time_ns / l.count : 0;
-    w.row({FileNumber(l.file), fmt::format("{}", l.line), FormatPercent(p.percentOfTotal(l.time_ns)),
-           FormatTime(l.time_ns, w.machine()), fmt::format("{}", l.count),
-           FormatTime(average, w.machine()), p.file(l.file).path});
+    w.row({FileNumber(l.file), fmt::format("{}", l.line),
+           FormatPercent(p.percentOfTotal(l.time_ns)), FormatTime(l.time_ns, w.machine()),
+           fmt::format("{}", l.count), FormatTime(average, w.machine()), p.file(l.file).path});
   }
 }
 

@@ -73,8 +73,8 @@ class BuildTest : public ::testing::Test {
     resolver_.table[0x1200] = {"/bin/prog", 0x1200, {frame("work", "main.c", 20, 19)}};
     resolver_.table[0x1204] = {"/bin/prog", 0x1204, {frame("work", "main.c", 21, 19)}};
     // 0x1300: helper inlined into work: innermost first.
-    resolver_.table[0x1300] = {"/bin/prog", 0x1300,
-                               {frame("helper", "util.h", 5, 3), frame("work", "main.c", 22, 19)}};
+    resolver_.table[0x1300] = {
+        "/bin/prog", 0x1300, {frame("helper", "util.h", 5, 3), frame("work", "main.c", 22, 19)}};
     // Two static functions named `helper`, one in each file.
     resolver_.table[0x1400] = {"/bin/prog", 0x1400, {frame("helper", "other.c", 7, 6)}};
   }
@@ -214,9 +214,9 @@ TEST_F(BuildTest, PseudoEntriesTakeWhatCannotBeAttributed) {
 
 TEST_F(BuildTest, BrokenStacksKeepTheirKnownFramesUnderAPseudoRoot) {
   sample(1, {0x1111, 0x1200});
-  sample(1, {0x1200}, 1, format::kSampleBroken);     // unwinding stopped after the leaf
+  sample(1, {0x1200}, 1, format::kSampleBroken);  // unwinding stopped after the leaf
   sample(1, {0x1111, 0x1204}, 1, format::kSampleTruncated);
-  sample(1, {}, 1, format::kSampleBroken);           // nothing known at all
+  sample(1, {}, 1, format::kSampleBroken);  // nothing known at all
   // A stack whose parent node was lost (in a damaged chunk): also broken.
   raw_.stack_nodes[100] = format::RawStackNode{99, 0x1200};
   format::SampleRecord dangling;
@@ -280,8 +280,9 @@ TEST_F(BuildTest, FilesAreNumberedByPathWithPseudoFilesLast) {
   EXPECT_EQ(p.files[2].path, "util.h");
   EXPECT_EQ(p.files.back().pseudo, PseudoKind::kUnknown);
   for (size_t i = 1; i < p.lines.size(); ++i) {
-    bool ordered = p.lines[i - 1].file < p.lines[i].file ||
-                   (p.lines[i - 1].file == p.lines[i].file && p.lines[i - 1].line < p.lines[i].line);
+    bool ordered =
+        p.lines[i - 1].file < p.lines[i].file ||
+        (p.lines[i - 1].file == p.lines[i].file && p.lines[i - 1].line < p.lines[i].line);
     EXPECT_TRUE(ordered);
   }
 }

@@ -65,18 +65,18 @@ TEST_F(CallGraphTest, PlainCallsWithoutRecursion) {
 
 TEST_F(CallGraphTest, DirectRecursion) {
   // m → f → f → f, then back out.
-  sample(1, {M, F}, 1);           // push M, F1 at 0. F self 1; credited[F] 1; clock 1
-  sample(1, {M, F, F}, 2);        // push F2 at 1: edge F→F outermost, credited[F] at start 1
-                                  // F self 2; credited[F] 3; clock 3
-  sample(1, {M, F, F, F}, 4);     // push F3 at 3: edge F→F already open (not outermost)
-                                  // F self 4; credited[F] 7; clock 7
-  sample(1, {M, F, F}, 8);        // pop F3 (neither outermost of F nor of F→F: nothing)
-                                  // F self 8; credited[F] 15; clock 15
-  sample(1, {M, F}, 16);          // pop F2: elapsed 15−1 = 14; F gained 15−1 = 14 meanwhile,
-                                  // so F→F loop 14, time 0. F self 16; clock 31
-  sample(1, {M}, 32);             // pop F1 (outermost F): inclusive F 31; M→F: M gained 0,
-                                  // so time 31. M self 32; clock 63
-  graph_.finish();                // pop M: inclusive M 63
+  sample(1, {M, F}, 1);        // push M, F1 at 0. F self 1; credited[F] 1; clock 1
+  sample(1, {M, F, F}, 2);     // push F2 at 1: edge F→F outermost, credited[F] at start 1
+                               // F self 2; credited[F] 3; clock 3
+  sample(1, {M, F, F, F}, 4);  // push F3 at 3: edge F→F already open (not outermost)
+                               // F self 4; credited[F] 7; clock 7
+  sample(1, {M, F, F}, 8);     // pop F3 (neither outermost of F nor of F→F: nothing)
+                               // F self 8; credited[F] 15; clock 15
+  sample(1, {M, F}, 16);       // pop F2: elapsed 15−1 = 14; F gained 15−1 = 14 meanwhile,
+                               // so F→F loop 14, time 0. F self 16; clock 31
+  sample(1, {M}, 32);          // pop F1 (outermost F): inclusive F 31; M→F: M gained 0,
+                               // so time 31. M self 32; clock 63
+  graph_.finish();             // pop M: inclusive M 63
   EXPECT_EQ(fn(F).self_ns, 31u);
   EXPECT_EQ(fn(F).inclusive_ns, 31u);  // never counted twice: ≤ the total of 63
   EXPECT_EQ(fn(F).calls, 3u);
@@ -92,23 +92,23 @@ TEST_F(CallGraphTest, DirectRecursion) {
 
 TEST_F(CallGraphTest, MutualRecursion) {
   // m → a → b → a → b, then back out.
-  sample(1, {M, A}, 1);              // push M, A1 at 0. A self 1; cA = 1; clock 1
-  sample(1, {M, A, B}, 2);           // push B1 at 1: A→B outermost, cA at start 1
-                                     // B self 2; cB = 2; clock 3
-  sample(1, {M, A, B, A}, 4);        // push A2 at 3: B→A outermost, cB at start 2
-                                     // A self 4; cA = 5; clock 7
-  sample(1, {M, A, B, A, B}, 8);     // push B2 at 7: A→B already open. B self 8; cB = 10;
-                                     // clock 15
-  sample(1, {M, A, B, A}, 16);       // pop B2: nothing outermost. A self 16; cA = 21; clock 31
-  sample(1, {M, A, B}, 32);          // pop A2: elapsed 31−3 = 28, B gained 10−2 = 8:
-                                     // B→A loop 8, time 20; cB = 30.
-                                     // B self 32; cB = 62; clock 63
-  sample(1, {M, A}, 64);             // pop B1 (outermost B): inclusive B 62. A→B: elapsed
-                                     // 63−1 = 62, A gained 21−1 = 20: loop 20, time 42;
-                                     // cA = 63. A self 64; cA = 127; clock 127
-  sample(1, {M}, 128);               // pop A1: inclusive A 127; M→A time 127.
-                                     // M self 128; clock 255
-  graph_.finish();                   // pop M: inclusive M 255
+  sample(1, {M, A}, 1);           // push M, A1 at 0. A self 1; cA = 1; clock 1
+  sample(1, {M, A, B}, 2);        // push B1 at 1: A→B outermost, cA at start 1
+                                  // B self 2; cB = 2; clock 3
+  sample(1, {M, A, B, A}, 4);     // push A2 at 3: B→A outermost, cB at start 2
+                                  // A self 4; cA = 5; clock 7
+  sample(1, {M, A, B, A, B}, 8);  // push B2 at 7: A→B already open. B self 8; cB = 10;
+                                  // clock 15
+  sample(1, {M, A, B, A}, 16);    // pop B2: nothing outermost. A self 16; cA = 21; clock 31
+  sample(1, {M, A, B}, 32);       // pop A2: elapsed 31−3 = 28, B gained 10−2 = 8:
+                                  // B→A loop 8, time 20; cB = 30.
+                                  // B self 32; cB = 62; clock 63
+  sample(1, {M, A}, 64);          // pop B1 (outermost B): inclusive B 62. A→B: elapsed
+                                  // 63−1 = 62, A gained 21−1 = 20: loop 20, time 42;
+                                  // cA = 63. A self 64; cA = 127; clock 127
+  sample(1, {M}, 128);            // pop A1: inclusive A 127; M→A time 127.
+                                  // M self 128; clock 255
+  graph_.finish();                // pop M: inclusive M 255
   EXPECT_EQ(fn(A).self_ns, 85u);  // 1 + 4 + 16 + 64
   EXPECT_EQ(fn(B).self_ns, 42u);  // 2 + 8 + 32
   EXPECT_EQ(fn(A).inclusive_ns, 127u);
@@ -128,16 +128,16 @@ TEST_F(CallGraphTest, MutualRecursion) {
 
 TEST_F(CallGraphTest, RecursionThroughAnotherEdgeOfTheParent) {
   // p → c → p → d: while p→c is open, p gains self time and the time of p→d.
-  sample(1, {A}, 1);              // push A1 at 0. A self 1; cA 1; clock 1
-  sample(1, {A, B}, 1);           // push B at 1 (A→B outermost, cA 1). B self 1; clock 2
-  sample(1, {A, B, A}, 1);        // push A2 at 2. A self 1; cA 2; clock 3
-  sample(1, {A, B, A, G}, 1);     // push G at 3 (A→G outermost, cA 2). G self 1; clock 4
-  sample(1, {A, B, A}, 1);        // pop G: elapsed 1, A gained 0: A→G time 1; cA 3.
-                                  // A self 1; cA 4; clock 5
-  sample(1, {A, B}, 1);           // pop A2; B self 1; clock 6
-  sample(1, {A}, 1);              // pop B: elapsed 6−1 = 5, A gained 4−1 = 3: A→B loop 3,
-                                  // time 2. A self 1; clock 7
-  graph_.finish();                // pop A1: inclusive 7
+  sample(1, {A}, 1);           // push A1 at 0. A self 1; cA 1; clock 1
+  sample(1, {A, B}, 1);        // push B at 1 (A→B outermost, cA 1). B self 1; clock 2
+  sample(1, {A, B, A}, 1);     // push A2 at 2. A self 1; cA 2; clock 3
+  sample(1, {A, B, A, G}, 1);  // push G at 3 (A→G outermost, cA 2). G self 1; clock 4
+  sample(1, {A, B, A}, 1);     // pop G: elapsed 1, A gained 0: A→G time 1; cA 3.
+                               // A self 1; cA 4; clock 5
+  sample(1, {A, B}, 1);        // pop A2; B self 1; clock 6
+  sample(1, {A}, 1);           // pop B: elapsed 6−1 = 5, A gained 4−1 = 3: A→B loop 3,
+                               // time 2. A self 1; clock 7
+  graph_.finish();             // pop A1: inclusive 7
   EXPECT_EQ(fn(A).self_ns, 4u);
   EXPECT_EQ(fn(A).inclusive_ns, 7u);
   EXPECT_EQ(edge(A, G).time_ns, 1u);
@@ -148,10 +148,10 @@ TEST_F(CallGraphTest, RecursionThroughAnotherEdgeOfTheParent) {
 
 TEST_F(CallGraphTest, InterleavedThreadsKeepTheirOwnCredit) {
   // Thread 2's time in A while thread 1's A→B is open is not a recursion of thread 1.
-  sample(1, {A, B}, 10);   // T1: push A, B; B self 10
-  sample(2, {A}, 100);     // T2: push A; A self 100
-  sample(1, {A}, 1);       // T1: pop B: elapsed 10, A gained 0 on T1: time 10, loop 0
-  graph_.finish();         // T1 A: 11; T2 A: 100
+  sample(1, {A, B}, 10);  // T1: push A, B; B self 10
+  sample(2, {A}, 100);    // T2: push A; A self 100
+  sample(1, {A}, 1);      // T1: pop B: elapsed 10, A gained 0 on T1: time 10, loop 0
+  graph_.finish();        // T1 A: 11; T2 A: 100
   EXPECT_EQ(edge(A, B).time_ns, 10u);
   EXPECT_EQ(edge(A, B).loop_ns, 0u);
   EXPECT_EQ(fn(A).inclusive_ns, 111u);

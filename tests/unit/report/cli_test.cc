@@ -13,8 +13,8 @@
 namespace hotline {
 namespace {
 
-using testing::RunShell;
 using testing::RunResult;
+using testing::RunShell;
 
 class ReportCliTest : public ::testing::Test {
  protected:
@@ -96,9 +96,9 @@ TEST_F(ReportCliTest, ThreadsPrintEachThreadAndPrefixMachineRows) {
 
 TEST_F(ReportCliTest, DefaultFileIsTheNewestProfileHere) {
   std::filesystem::copy_file(profile_, dir_ + "/older.hotline");
-  std::filesystem::last_write_time(dir_ + "/older.hotline",
-                                   std::filesystem::file_time_type::clock::now() -
-                                       std::chrono::hours(1));
+  std::filesystem::last_write_time(
+      dir_ + "/older.hotline",
+      std::filesystem::file_time_type::clock::now() - std::chrono::hours(1));
   testing::WriteFile(dir_ + "/newest.hotline", testing::ReadFile(profile_));
   RunResult implicit = RunShell(std::string(HOTLINE_BIN) + " report -C -m", dir_);
   ASSERT_EQ(implicit.exit_code, 0) << implicit.err;
@@ -139,7 +139,8 @@ TEST_F(ReportCliTest, DamagedProfileReportsWhatCouldBeReadAndHowMuchWasSkipped) 
   std::string data = testing::ReadFile(profile_);
   std::string intact = report("-C -m", profile_).out;
   // Flip bytes in the middle of the file: inside the second of three chunks.
-  for (size_t i = data.size() / 2; i < data.size() / 2 + 8; ++i) data[i] = static_cast<char>(~data[i]);
+  for (size_t i = data.size() / 2; i < data.size() / 2 + 8; ++i)
+    data[i] = static_cast<char>(~data[i]);
   testing::WriteFile(dir_ + "/damaged.hotline", data);
   RunResult r = report("-C", dir_ + "/damaged.hotline");
   EXPECT_EQ(r.exit_code, 0) << r.err;
@@ -161,8 +162,8 @@ TEST_F(ReportCliTest, TruncatedProfileReportsTheDroppedTail) {
 
 TEST_F(ReportCliTest, RebuiltBinaryIsWarnedAbout) {
   std::string error;
-  ASSERT_TRUE(testing::WriteGoldenProfile(dir_ + "/rebuilt.hotline", &error,
-                                          std::string(20, '\x5a')))
+  ASSERT_TRUE(
+      testing::WriteGoldenProfile(dir_ + "/rebuilt.hotline", &error, std::string(20, '\x5a')))
       << error;
   RunResult r = report("-C", dir_ + "/rebuilt.hotline");
   EXPECT_EQ(r.exit_code, 0) << r.err;

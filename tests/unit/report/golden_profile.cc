@@ -38,8 +38,7 @@ uint64_t Site(int i) { return reinterpret_cast<uint64_t>(golden_sites[i]); }
 
 }  // namespace
 
-bool WriteGoldenProfile(const std::string& path, std::string* error,
-                        const std::string& build_id) {
+bool WriteGoldenProfile(const std::string& path, std::string* error, const std::string& build_id) {
   golden_main();  // fills golden_sites
   ExeRange exe;
   dl_iterate_phdr(FindExe, &exe);
@@ -102,10 +101,10 @@ bool WriteGoldenProfile(const std::string& path, std::string* error,
   };
 
   const uint64_t main_self = Site(SITE_MAIN_SELF), main_middle = Site(SITE_MAIN_CALL_MIDDLE),
-                 main_recurse = Site(SITE_MAIN_CALL_RECURSE),
-                 middle_self = Site(SITE_MIDDLE_SELF), middle_call = Site(SITE_MIDDLE_CALL),
-                 leaf_a = Site(SITE_LEAF_A), leaf_b = Site(SITE_LEAF_B),
-                 recurse_call = Site(SITE_RECURSE_CALL), recurse_self = Site(SITE_RECURSE_SELF);
+                 main_recurse = Site(SITE_MAIN_CALL_RECURSE), middle_self = Site(SITE_MIDDLE_SELF),
+                 middle_call = Site(SITE_MIDDLE_CALL), leaf_a = Site(SITE_LEAF_A),
+                 leaf_b = Site(SITE_LEAF_B), recurse_call = Site(SITE_RECURSE_CALL),
+                 recurse_self = Site(SITE_RECURSE_SELF);
 
   sample(100, {main_self}, 2);
   sample(100, {main_middle, middle_self}, 3);
@@ -121,8 +120,8 @@ bool WriteGoldenProfile(const std::string& path, std::string* error,
   sample(100, {main_self}, 1);
   w.flush();
   sample(101, {main_middle, middle_call, leaf_a}, 3);
-  sample(101, {0x10}, 1);                                       // in no module: [unknown]
-  sample(101, {main_middle, 0xffffffff81000000ull}, 1);         // kernel space: [kernel]
+  sample(101, {0x10}, 1);                                           // in no module: [unknown]
+  sample(101, {main_middle, 0xffffffff81000000ull}, 1);             // kernel space: [kernel]
   sample(101, {middle_call, leaf_b}, 2, 1, format::kSampleBroken);  // outer frames lost
   sample(101, {main_middle, middle_self}, 1, 1, format::kSampleInRuntime);  // [profiler]
   w.add(format::ThreadEndRecord{t, 101, 11'000'000});

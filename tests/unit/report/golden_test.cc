@@ -28,6 +28,7 @@ struct GoldenCase {
 class GoldenTest : public ::testing::TestWithParam<GoldenCase> {
  protected:
   static void SetUpTestSuite() {
+    unsetenv("DEBUGINFOD_URLS");  // the symbolizer must never go online from a test
     std::string path = testing::ScratchDir("golden") + "/golden.hotline";
     std::string error;
     ASSERT_TRUE(testing::WriteGoldenProfile(path, &error)) << error;
@@ -87,7 +88,8 @@ const GoldenCase kCases[] = {
     {"lines", [](ReportOptions& o) { o.lines = true, o.no_summary = true; }, {}},
     {"lines_m", [](ReportOptions& o) { o.lines = true, o.machine = true; }, {}},
     {"flat", [](ReportOptions& o) { o.flat = true, o.no_summary = true; }, {}},
-    {"flat_i", [](ReportOptions& o) { o.flat = true, o.definitions = true, o.no_summary = true; },
+    {"flat_i",
+     [](ReportOptions& o) { o.flat = true, o.definitions = true, o.no_summary = true; },
      {}},
     {"functions", [](ReportOptions& o) { o.functions = true, o.no_summary = true; }, {}},
     {"functions_m", [](ReportOptions& o) { o.functions = true, o.machine = true; }, {}},

@@ -35,8 +35,8 @@ std::string ScratchDir(const std::string& name) {
 RunResult RunShell(const std::string& command, const std::string& dir) {
   std::string scratch = ScratchDir("run");
   std::string out = scratch + "/stdout", err = scratch + "/stderr";
-  std::string full = (dir.empty() ? "" : "cd '" + dir + "' && ") + command + " >'" + out +
-                     "' 2>'" + err + "'";
+  std::string full =
+      (dir.empty() ? "" : "cd '" + dir + "' && ") + command + " >'" + out + "' 2>'" + err + "'";
   int status = std::system(full.c_str());
   RunResult r;
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
