@@ -32,7 +32,7 @@ void ApplyOption(Config* c, const char* key, size_t key_len, const char* val, si
   bool ok;
   uint64_t num = ParseU64(val, val_len, &ok);
   if (Is(key, key_len, "freq")) {
-    if (ok && num >= 1 && num <= 100000) c->freq_hz = uint32_t(num);
+    if (ok && num <= 100000) c->freq_hz = uint32_t(num);
   } else if (Is(key, key_len, "clock")) {
     if (Is(val, val_len, "wall")) c->clock = format::ClockMode::kWall;
     if (Is(val, val_len, "cpu")) c->clock = format::ClockMode::kCpu;
@@ -45,6 +45,10 @@ void ApplyOption(Config* c, const char* key, size_t key_len, const char* val, si
     if (ok) c->start_paused = num != 0;
   } else if (Is(key, key_len, "toggle")) {
     if (ok && num < 65) c->toggle_signal = int(num);
+  } else if (Is(key, key_len, "trace")) {
+    if (Is(val, val_len, "counts")) c->trace = format::TraceMode::kCounts;
+    if (Is(val, val_len, "timed")) c->trace = format::TraceMode::kTimed;
+    if (Is(val, val_len, "none")) c->trace = format::TraceMode::kNone;
   } else if (Is(key, key_len, "follow_exec")) {
     if (ok) c->follow_exec = num != 0;
   }

@@ -19,8 +19,10 @@ struct Config {
   bool start_paused = false;
   int toggle_signal = 12;  // SIGUSR2
   bool follow_exec = false;
+  format::TraceMode trace = format::TraceMode::kNone;
 
-  uint64_t periodNs() const { return 1000000000ull / (freq_hz ? freq_hz : 1); }
+  bool sampling() const { return freq_hz != 0; }  // freq=0: counts only, no timers
+  uint64_t periodNs() const { return freq_hz ? 1000000000ull / freq_hz : 0; }
 };
 
 // Reads HOTLINE_* from the environment. Unknown keys are ignored; bad values keep defaults.

@@ -15,6 +15,7 @@
 #include "runtime/modules.h"
 #include "runtime/signals.h"
 #include "runtime/threads.h"
+#include "runtime/trace.h"
 #include "runtime/unwind.h"
 
 namespace hotline::rt {
@@ -34,6 +35,13 @@ uint64_t g_writer_cpu_ns = 0;  // the writer thread's CPU time, kept when it end
 std::atomic<uint64_t> g_toggle_time{0};
 
 format::Writer& W() { return *g_session.writer; }
+
+uint64_t Features() {
+  uint64_t features = 0;
+  if (g_session.config.sampling()) features |= format::kFeatureSamples;
+  if (g_session.config.trace != format::TraceMode::kNone) features |= format::kFeatureTrace;
+  return features;
+}
 
 void ReadSmallFile(const char* path, char* buf, size_t size, size_t* len) {
   *len = 0;
@@ -78,6 +86,8 @@ void WriteProcessLocked(uint64_t flags) {
   r.unwinder = g_session.config.unwinder;
   r.max_depth = g_session.config.max_depth;
   r.flags = flags | (g_session.config.start_paused ? uint64_t(format::kStartedPaused) : 0);
+  r.trace = CurrentTraceMode();
+  r.trace_tick_ns_q32 = TraceTickNsQ32();
   W().add(r);
 }
 
@@ -144,6 +154,7 @@ void* WriterMain(void*) {
     pthread_cond_timedwait(&g_session.writer_wake, &g_session.lock, &until);
     if (g_session.writer_stop.load() || !Running()) break;
     CheckModulesLocked();
+    DrainTraceLocked(W(), false);
     DrainLocked();
     FlushLocked(false);
   }
@@ -167,6 +178,7 @@ void OnThreadExit(void* data) {
   if (!slot || !Running()) return;
   InRuntime guard;
   pid_t tid = slot->tid;
+  EndThreadTrace();
   uint64_t cpu = ThreadCpuNs(tid);
   RetireSlot(slot);
   RecordThreadEnd(tid, cpu);
@@ -222,9 +234,11 @@ void StartSession() {
   if (s.fd < 0) return;  // nowhere to write, not even why: stay off
   InitSync();
   s.writer = new (g_writer_storage) format::Writer();
-  if (!W().begin(s.fd, format::kFeatureSamples)) return;
+  InitTrace(s.config.trace);
+  if (!W().begin(s.fd, Features())) return;
   InitUnwinder();
-  s.sampler = s.config.clock == format::ClockMode::kWall ? format::Sampler::kPosixMonotonicTimer
+  s.sampler = !s.config.sampling()                     ? format::Sampler::kNone
+              : s.config.clock == format::ClockMode::kWall ? format::Sampler::kPosixMonotonicTimer
                                                           : format::Sampler::kPerfTaskClock;
   s.enabled.store(!s.config.start_paused);
   if (pthread_key_create(&g_thread_key, OnThreadExit) != 0 || !InstallSignalHandlers()) {
@@ -286,6 +300,7 @@ void FinishSession(format::EndHow how, uint64_t code, bool bounded) {
     dropped += slot.dropped.load();
     W().add(format::ThreadEndRecord{now, uint64_t(slot.tid), ThreadCpuNs(slot.tid)});
   }
+  FinishTraceLocked(W(), now);
   uint64_t writer_cpu = s.writer_running ? ThreadCpuNs(g_writer_tid) : g_writer_cpu_ns;
   auto stat = [&](const char* key, uint64_t value) {
     W().add(format::StatsRecord{now, W().internString(key), value});
@@ -319,6 +334,7 @@ void FlushBeforeExec() {
   // action): ignoring the signal discards what is pending.
   DiscardPendingSamples();
   DrainLocked();
+  FinishTraceLocked(W(), now);
   W().add(format::EndRecord{now, format::EndHow::kExec, 0});
   FlushLocked(true);
   pthread_mutex_unlock(&g_session.lock);
@@ -427,8 +443,9 @@ void AfterForkChild() {
     return;
   }
   W().reset();
-  W().begin(s.fd, format::kFeatureSamples);
+  W().begin(s.fd, Features());
   ResetSlotsAfterFork();
+  ResetTraceAfterFork();
   pthread_mutex_lock(&s.lock);
   WriteProcessLocked(format::kForkedChild);
   ReemitModules(W(), NowNs());

@@ -2,6 +2,7 @@
 
 #include <dlfcn.h>
 #include <signal.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -9,6 +10,7 @@
 
 #include "runtime/session.h"
 #include "runtime/threads.h"
+#include "runtime/trace.h"
 #include "runtime/unwind.h"
 
 namespace hotline::rt {
@@ -69,9 +71,16 @@ void OnSample(int sig, siginfo_t* info, void* uc) {
       e->weight = 1 + uint64_t(IsOurTimerSignal(info) && info->si_overrun > 0 ? info->si_overrun : 0);
       e->flags = t_in_runtime ? uint32_t(format::kSampleInRuntime) : 0;
       uint32_t max = g_session.config.max_depth;
-      e->depth = g_session.config.unwinder == format::Unwinder::kDwarf
-                     ? UnwindDwarf(uc, e->frames, max, &e->flags)
-                     : UnwindFramePointers(uc, slot->bounds, e->frames, max, &e->flags);
+      // A traced thread's shadow stack is exact and costs no unwinding.
+      uint64_t pc = uint64_t(static_cast<ucontext_t*>(uc)->uc_mcontext.gregs[REG_RIP]);
+      e->depth = CurrentTraceMode() != format::TraceMode::kNone
+                     ? ShadowStack(pc, e->frames, max, &e->flags)
+                     : 0;
+      if (e->depth == 0) {
+        e->depth = g_session.config.unwinder == format::Unwinder::kDwarf
+                       ? UnwindDwarf(uc, e->frames, max, &e->flags)
+                       : UnwindFramePointers(uc, slot->bounds, e->frames, max, &e->flags);
+      }
       slot->ring.publish();
     } else {
       slot->dropped.fetch_add(1, std::memory_order_relaxed);

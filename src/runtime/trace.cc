@@ -1,0 +1,480 @@
+#include "runtime/trace.h"
+
+#include <pthread.h>
+#include <sys/mman.h>
+
+#include <atomic>
+#include <cstring>
+
+#include "base/varint.h"
+#include "runtime/session.h"
+#include "runtime/threads.h"
+
+#define HOTLINE_HOOK extern "C" __attribute__((visibility("default"), no_instrument_function))
+
+namespace hotline::rt {
+namespace {
+
+// ---- The process-wide function table: entry address → small id, lock-free. ----
+
+constexpr uint32_t kFunctionCapacity = 1u << 20;
+struct FunctionSlot {
+  std::atomic<uint64_t> address;
+  std::atomic<uint32_t> id;
+};
+FunctionSlot* g_function_slots = nullptr;
+std::atomic<uint64_t>* g_function_address = nullptr;  // by id
+std::atomic<uint32_t> g_function_next{1};
+uint32_t g_function_emitted = 0;  // writer side: ids below this have a TRACE_FUNCTION record
+
+std::atomic<int> g_mode{0};
+uint64_t g_tick_ns_q32 = 0;
+std::atomic<uint64_t> g_events_dropped{0};
+std::atomic<uint64_t> g_unmatched_exits{0};
+
+void* MapZeroed(size_t bytes) {
+  void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  return p == MAP_FAILED ? nullptr : p;
+}
+
+inline uint64_t Mix(uint64_t x) {
+  x ^= x >> 31;
+  x *= 0x9E3779B97F4A7C15ull;
+  return x ^ (x >> 29);
+}
+
+uint32_t GlobalFunctionId(uint64_t address) {
+  uint32_t mask = kFunctionCapacity - 1;
+  for (uint32_t i = uint32_t(Mix(address)) & mask, probes = 0; probes < kFunctionCapacity;
+       i = (i + 1) & mask, ++probes) {
+    FunctionSlot& slot = g_function_slots[i];
+    uint64_t seen = slot.address.load(std::memory_order_acquire);
+    if (seen == 0) {
+      if (!slot.address.compare_exchange_strong(seen, address)) {
+        if (seen != address) continue;  // another function took the slot
+      } else {
+        uint32_t id = g_function_next.fetch_add(1);
+        if (id >= kFunctionCapacity) return 0;
+        g_function_address[id].store(address, std::memory_order_release);
+        slot.id.store(id, std::memory_order_release);
+        return id;
+      }
+    } else if (seen != address) {
+      continue;
+    }
+    uint32_t id;
+    while ((id = slot.id.load(std::memory_order_acquire)) == 0) {
+    }  // the inserting thread is between its two stores
+    return id;
+  }
+  return 0;
+}
+
+// ---- Timed mode: event buffers. ----
+
+constexpr size_t kEventBufferBytes = 256 * 1024;
+constexpr size_t kMaxEventBytes = 2 * 10;  // two varints
+constexpr int kMaxBuffers = 512;           // 128 MiB: past that, events are dropped and counted
+
+struct EventBuffer {
+  EventBuffer* next;
+  uint64_t tid, base_tick, events;
+  std::atomic<uint32_t> size;
+  uint8_t data[kEventBufferBytes];
+};
+
+pthread_mutex_t g_buffers_lock = PTHREAD_MUTEX_INITIALIZER;
+EventBuffer* g_full_head = nullptr;  // newest first
+EventBuffer* g_free = nullptr;
+int g_buffers_made = 0;
+
+EventBuffer* TakeBuffer(uint64_t tid, uint64_t tick) {
+  pthread_mutex_lock(&g_buffers_lock);
+  EventBuffer* b = g_free;
+  if (b) {
+    g_free = b->next;
+  } else if (g_buffers_made < kMaxBuffers) {
+    b = static_cast<EventBuffer*>(MapZeroed(sizeof(EventBuffer)));
+    if (b) ++g_buffers_made;
+  }
+  pthread_mutex_unlock(&g_buffers_lock);
+  if (!b) return nullptr;
+  b->next = nullptr;
+  b->tid = tid;
+  b->base_tick = tick;
+  b->events = 0;
+  b->size.store(0);
+  return b;
+}
+
+void HandOver(EventBuffer* b) {
+  pthread_mutex_lock(&g_buffers_lock);
+  b->next = g_full_head;
+  g_full_head = b;
+  pthread_mutex_unlock(&g_buffers_lock);
+}
+
+// ---- Per-thread state. ----
+
+constexpr uint32_t kShadowCapacity = 1u << 16;
+constexpr int kCacheSize = 256;
+
+struct ShadowFrame {
+  uint64_t function;
+  uint64_t sp;  // the hook's frame address at entry: deeper frames have smaller ones
+  uint32_t id;
+};
+
+// Per caller function: the callee it called last and that edge's counter. A function mostly
+// calls the same callee again (loops, recursion), so most calls skip both hash lookups.
+struct CalleeCache {
+  uint64_t callee;
+  uint64_t* calls;
+  uint32_t callee_id;
+};
+
+struct EdgeTable {
+  uint64_t capacity;
+  uint64_t used;
+  struct Slot {
+    uint64_t key;  // caller << 32 | callee; 0 = empty (callee ids start at 1)
+    uint64_t calls;
+  } slots[];
+};
+
+struct TraceThread {
+  pid_t tid;
+  std::atomic<bool> alive;
+  int in_hook;
+  std::atomic<uint32_t> depth;
+  uint32_t max_depth;
+  ShadowFrame* frames;
+  CalleeCache* callee_cache;  // by caller function id (0: untraced caller)
+  std::atomic<EdgeTable*> edges;
+  uint64_t cache_address[kCacheSize];
+  uint32_t cache_id[kCacheSize];
+  EventBuffer* buffer;  // timed mode; null in counts mode or when out of buffers
+  uint64_t last_tick;
+};
+
+TraceThread* g_threads[kMaxThreads];
+std::atomic<int> g_thread_count{0};
+__thread TraceThread* t_trace __attribute__((tls_model("initial-exec"))) = nullptr;
+
+EdgeTable* NewEdgeTable(uint64_t capacity) {
+  auto* t = static_cast<EdgeTable*>(MapZeroed(sizeof(EdgeTable) + capacity * sizeof(EdgeTable::Slot)));
+  if (t) t->capacity = capacity;
+  return t;
+}
+
+TraceThread* AttachThread() {
+  int index = g_thread_count.fetch_add(1);
+  if (index >= kMaxThreads) return nullptr;
+  auto* tt = static_cast<TraceThread*>(MapZeroed(sizeof(TraceThread)));
+  if (!tt) return nullptr;
+  tt->frames = static_cast<ShadowFrame*>(MapZeroed(sizeof(ShadowFrame) * kShadowCapacity));
+  tt->callee_cache = static_cast<CalleeCache*>(MapZeroed(sizeof(CalleeCache) * kFunctionCapacity));
+  EdgeTable* edges = NewEdgeTable(1024);
+  if (!tt->frames || !tt->callee_cache || !edges) return nullptr;
+  tt->edges.store(edges);
+  tt->tid = GetTid();
+  if (g_mode.load() == int(format::TraceMode::kTimed)) {
+    tt->last_tick = __builtin_ia32_rdtsc();
+    tt->buffer = TakeBuffer(uint64_t(tt->tid), tt->last_tick);
+  }
+  tt->alive.store(true);
+  g_threads[index] = tt;
+  t_trace = tt;
+  return tt;
+}
+
+uint32_t FunctionIdOf(TraceThread* tt, uint64_t address) {
+  int slot = int((address >> 4) & (kCacheSize - 1));
+  if (tt->cache_address[slot] == address) return tt->cache_id[slot];
+  uint32_t id = GlobalFunctionId(address);
+  tt->cache_address[slot] = address;
+  tt->cache_id[slot] = id;
+  return id;
+}
+
+void GrowEdges(TraceThread* tt) {
+  EdgeTable* old = tt->edges.load(std::memory_order_relaxed);
+  EdgeTable* grown = NewEdgeTable(old->capacity * 2);
+  if (!grown) return;
+  uint64_t mask = grown->capacity - 1;
+  for (uint64_t i = 0; i < old->capacity; ++i) {
+    if (!old->slots[i].key) continue;
+    uint64_t j = Mix(old->slots[i].key) & mask;
+    while (grown->slots[j].key) j = (j + 1) & mask;
+    grown->slots[j] = old->slots[i];
+  }
+  grown->used = old->used;
+  // The old table stays mapped: a reader at exit may still hold it. The cached counters point
+  // into it, so they are forgotten.
+  tt->edges.store(grown, std::memory_order_release);
+  std::memset(tt->callee_cache, 0, sizeof(CalleeCache) * g_function_next.load());
+}
+
+// Returns the counter of the edge caller → callee, creating the edge (with 0 calls).
+uint64_t* EdgeCounter(TraceThread* tt, uint32_t caller, uint32_t callee) {
+  EdgeTable* t = tt->edges.load(std::memory_order_relaxed);
+  uint64_t key = uint64_t(caller) << 32 | callee;
+  uint64_t mask = t->capacity - 1;
+  uint64_t i = Mix(key) & mask;
+  while (t->slots[i].key && t->slots[i].key != key) i = (i + 1) & mask;
+  if (t->slots[i].key == key) return &t->slots[i].calls;
+  if ((t->used + 1) * 2 > t->capacity) {
+    GrowEdges(tt);
+    return EdgeCounter(tt, caller, callee);
+  }
+  t->slots[i].key = key;
+  ++t->used;
+  return &t->slots[i].calls;
+}
+
+__attribute__((noinline)) EventBuffer* NextBuffer(TraceThread* tt) {
+  HandOver(tt->buffer);
+  tt->buffer = TakeBuffer(uint64_t(tt->tid), tt->last_tick);
+  if (!tt->buffer) {
+    // Out of buffers: this thread's stream stops here (counted); counts mode goes on.
+    g_events_dropped.fetch_add(1);
+  }
+  return tt->buffer;
+}
+
+// The hot path of timed mode: one rdtsc and two varints.
+__attribute__((always_inline)) inline void Event(TraceThread* tt, uint32_t id, bool is_exit) {
+  uint64_t tick = __builtin_ia32_rdtsc();
+  EventBuffer* b = tt->buffer;
+  uint32_t size = b->size.load(std::memory_order_relaxed);
+  if (__builtin_expect(size + kMaxEventBytes > kEventBufferBytes, 0)) {
+    if (!(b = NextBuffer(tt))) return;
+    size = 0;
+  }
+  size += uint32_t(EncodeVarint(uint64_t(id) << 1 | (is_exit ? 1 : 0), b->data + size));
+  size += uint32_t(EncodeVarint(tick - tt->last_tick, b->data + size));
+  tt->last_tick = tick;
+  ++b->events;
+  b->size.store(size, std::memory_order_release);
+}
+
+bool Timed() { return g_mode.load(std::memory_order_relaxed) == int(format::TraceMode::kTimed); }
+
+// Frames deeper than the current call were left without an exit (longjmp, a thread cancelled):
+// close them so the stream stays balanced.
+__attribute__((noinline)) uint32_t PopDeadFrames(TraceThread* tt, uint32_t d, uint64_t sp) {
+  while (d > 0 && tt->frames[d - 1].sp < sp) {
+    --d;
+    if (tt->buffer) Event(tt, tt->frames[d].id, true);
+  }
+  return d;
+}
+
+void WriteEvents(format::Writer& writer, const EventBuffer* b) {
+  uint32_t size = b->size.load(std::memory_order_acquire);
+  if (size == 0) return;
+  writer.add(format::TraceEventsRecord{b->tid, b->base_tick, b->events, b->data, size});
+}
+
+void WriteCallCounts(format::Writer& writer, TraceThread* tt, uint64_t now) {
+  EdgeTable* t = tt->edges.load(std::memory_order_acquire);
+  uint64_t capacity = t->capacity;
+  auto* triples = static_cast<uint64_t*>(MapZeroed(sizeof(uint64_t) * 3 * (t->used + 1)));
+  if (!triples) return;
+  uint64_t n = 0;
+  for (uint64_t i = 0; i < capacity && n <= t->used; ++i) {
+    const EdgeTable::Slot& s = t->slots[i];
+    if (!s.key || !s.calls) continue;
+    triples[3 * n] = s.key >> 32;
+    triples[3 * n + 1] = s.key & 0xFFFFFFFFu;
+    triples[3 * n + 2] = s.calls;
+    ++n;
+  }
+  writer.add(format::CallCountsRecord{now, uint64_t(tt->tid), tt->max_depth, n, triples});
+  munmap(triples, sizeof(uint64_t) * 3 * (t->used + 1));
+}
+
+}  // namespace
+
+void InitTrace(format::TraceMode mode) {
+  if (mode == format::TraceMode::kNone) return;
+  g_function_slots = static_cast<FunctionSlot*>(MapZeroed(sizeof(FunctionSlot) * kFunctionCapacity));
+  g_function_address =
+      static_cast<std::atomic<uint64_t>*>(MapZeroed(sizeof(uint64_t) * kFunctionCapacity));
+  if (!g_function_slots || !g_function_address) return;
+  if (mode == format::TraceMode::kTimed) {
+    // rdtsc ticks against the monotonic clock over 5 ms: good to about 1e-4.
+    uint64_t t0 = NowNs(), c0 = __builtin_ia32_rdtsc(), t1;
+    while ((t1 = NowNs()) - t0 < 5'000'000) {
+    }
+    uint64_t c1 = __builtin_ia32_rdtsc();
+    g_tick_ns_q32 = c1 > c0 ? ((t1 - t0) << 32) / (c1 - c0) : 0;
+  }
+  g_mode.store(int(mode));
+}
+
+format::TraceMode CurrentTraceMode() { return format::TraceMode(g_mode.load(std::memory_order_relaxed)); }
+
+uint64_t TraceTickNsQ32() { return g_tick_ns_q32; }
+
+uint32_t ShadowStack(uint64_t pc, uint64_t* frames, uint32_t max, uint32_t* flags) {
+  TraceThread* tt = t_trace;
+  if (!tt || max < 2) return 0;
+  uint32_t depth = tt->depth.load(std::memory_order_relaxed);
+  std::atomic_signal_fence(std::memory_order_acquire);
+  if (depth == 0) return 0;
+  uint32_t n = 0;
+  frames[n++] = pc;
+  for (uint32_t i = depth; i-- > 0;) {
+    if (n == max) {
+      *flags |= format::kSampleTruncated;
+      break;
+    }
+    frames[n++] = tt->frames[i].function;
+  }
+  *flags |= format::kSampleShadowStack;
+  return n;
+}
+
+void DrainTraceLocked(format::Writer& writer, bool everything) {
+  if (g_mode.load() == 0) return;
+  uint32_t next = g_function_next.load();
+  while (g_function_emitted + 1 < next && g_function_emitted + 1 < kFunctionCapacity) {
+    uint64_t address = g_function_address[g_function_emitted + 1].load(std::memory_order_acquire);
+    if (!address) break;  // being inserted: next time
+    ++g_function_emitted;
+    writer.add(format::TraceFunctionRecord{g_function_emitted, address});
+  }
+  if (!Timed()) return;
+  pthread_mutex_lock(&g_buffers_lock);
+  EventBuffer* full = g_full_head;
+  g_full_head = nullptr;
+  pthread_mutex_unlock(&g_buffers_lock);
+  // Oldest first, so each thread's buffers are written in order.
+  EventBuffer* ordered = nullptr;
+  while (full) {
+    EventBuffer* next_full = full->next;
+    full->next = ordered;
+    ordered = full;
+    full = next_full;
+  }
+  while (ordered) {
+    EventBuffer* b = ordered;
+    ordered = b->next;
+    WriteEvents(writer, b);
+    pthread_mutex_lock(&g_buffers_lock);
+    b->next = g_free;
+    g_free = b;
+    pthread_mutex_unlock(&g_buffers_lock);
+  }
+  (void)everything;
+}
+
+void EndThreadTrace() {
+  TraceThread* tt = t_trace;
+  if (!tt || !Running()) return;
+  tt->in_hook = 1;  // hooks from here on (TLS destructors) are not this thread's calls any more
+  pthread_mutex_lock(&g_session.lock);
+  DrainTraceLocked(*g_session.writer, false);
+  if (Timed() && tt->buffer) WriteEvents(*g_session.writer, tt->buffer);
+  WriteCallCounts(*g_session.writer, tt, NowNs());
+  tt->alive.store(false);
+  pthread_mutex_unlock(&g_session.lock);
+}
+
+void FinishTraceLocked(format::Writer& writer, uint64_t now) {
+  if (g_mode.load() == 0) return;
+  DrainTraceLocked(writer, true);
+  int count = g_thread_count.load();
+  for (int i = 0; i < count && i < kMaxThreads; ++i) {
+    TraceThread* tt = g_threads[i];
+    if (!tt || !tt->alive.load()) continue;
+    if (Timed() && tt->buffer) WriteEvents(writer, tt->buffer);
+    WriteCallCounts(writer, tt, now);
+  }
+  // Functions first seen while the last buffers were written.
+  DrainTraceLocked(writer, true);
+  writer.add(format::StatsRecord{now, writer.internString("trace_unmatched_exits"), g_unmatched_exits.load()});
+  writer.add(format::StatsRecord{now, writer.internString("trace_events_dropped"), g_events_dropped.load()});
+}
+
+void ResetTraceAfterFork() {
+  if (g_mode.load() == 0) return;
+  TraceThread* mine = t_trace;
+  int count = g_thread_count.load();
+  for (int i = 0; i < count && i < kMaxThreads; ++i)
+    if (g_threads[i] && g_threads[i] != mine) g_threads[i]->alive.store(false);
+  g_full_head = nullptr;  // the parent writes those
+  pthread_mutex_init(&g_buffers_lock, nullptr);
+  g_unmatched_exits.store(0);
+  g_events_dropped.store(0);
+  if (!mine) return;
+  mine->tid = GetTid();
+  EdgeTable* t = mine->edges.load();
+  for (uint64_t i = 0; i < t->capacity; ++i) t->slots[i].calls = 0;
+  uint32_t depth = mine->depth.load();
+  mine->max_depth = depth;
+  if (Timed()) {
+    // The child's stream starts with the frames it inherited, entered now.
+    mine->last_tick = __builtin_ia32_rdtsc();
+    mine->buffer = TakeBuffer(uint64_t(mine->tid), mine->last_tick);
+    for (uint32_t i = 0; i < depth; ++i) Event(mine, mine->frames[i].id, false);
+  }
+}
+
+}  // namespace hotline::rt
+
+using namespace hotline::rt;
+
+HOTLINE_HOOK void __cyg_profile_func_enter(void* function, void* call_site) {
+  (void)call_site;
+  TraceThread* tt = t_trace;
+  if (__builtin_expect(!tt, 0)) {
+    if (g_mode.load(std::memory_order_relaxed) == 0 || !(tt = AttachThread())) return;
+  }
+  if (tt->in_hook) return;  // a traced signal handler interrupting a hook
+  tt->in_hook = 1;
+  uint64_t sp = uint64_t(__builtin_frame_address(0));
+  uint32_t d = tt->depth.load(std::memory_order_relaxed);
+  if (d > 0 && tt->frames[d - 1].sp < sp) d = PopDeadFrames(tt, d, sp);
+  uint32_t caller = d ? tt->frames[d - 1].id : 0;
+  CalleeCache& cache = tt->callee_cache[caller];
+  uint32_t id;
+  if (__builtin_expect(cache.callee == uint64_t(function), 1)) {
+    id = cache.callee_id;
+    ++*cache.calls;
+  } else {
+    id = FunctionIdOf(tt, uint64_t(function));
+    uint64_t* calls = EdgeCounter(tt, caller, id);
+    ++*calls;
+    tt->callee_cache[caller] = CalleeCache{uint64_t(function), calls, id};
+  }
+  if (__builtin_expect(d < kShadowCapacity, 1)) {
+    tt->frames[d] = ShadowFrame{uint64_t(function), sp, id};
+    std::atomic_signal_fence(std::memory_order_release);
+    ++d;
+    if (d > tt->max_depth) tt->max_depth = d;
+    if (tt->buffer) Event(tt, id, false);
+  }
+  tt->depth.store(d, std::memory_order_relaxed);
+  tt->in_hook = 0;
+}
+
+HOTLINE_HOOK void __cyg_profile_func_exit(void* function, void* call_site) {
+  (void)call_site;
+  TraceThread* tt = t_trace;
+  if (!tt || tt->in_hook) return;
+  tt->in_hook = 1;
+  uint32_t d = tt->depth.load(std::memory_order_relaxed);
+  if (d == 0 || tt->frames[d - 1].function != uint64_t(function)) {
+    d = PopDeadFrames(tt, d, uint64_t(__builtin_frame_address(0)));
+  }
+  if (d > 0 && tt->frames[d - 1].function == uint64_t(function)) {
+    --d;
+    if (tt->buffer) Event(tt, tt->frames[d].id, true);
+  } else {
+    g_unmatched_exits.fetch_add(1, std::memory_order_relaxed);
+  }
+  tt->depth.store(d, std::memory_order_relaxed);
+  tt->in_hook = 0;
+}

@@ -1,0 +1,40 @@
+// Function tracing for programs built with -finstrument-functions: the runtime defines
+// __cyg_profile_func_enter/exit. Each thread keeps a shadow stack and a table of exact calls per
+// call-graph edge (counts mode); in timed mode every entry and exit is also stamped with rdtsc
+// and packed into per-thread buffers that the writer thread drains (TRACE_EVENTS).
+//
+// The hooks run in ordinary context on the calling thread and allocate only with mmap. The
+// sampling signal handler reads the shadow stack of the thread it interrupts (ShadowStack).
+#pragma once
+
+#include <cstdint>
+
+#include "format/schema.h"
+#include "format/writer.h"
+
+namespace hotline::rt {
+
+// Turns tracing on in `mode` (from the configuration). Call once at start-up.
+void InitTrace(format::TraceMode mode);
+format::TraceMode CurrentTraceMode();
+// Nanoseconds per tick × 2^32 (timed mode), measured at InitTrace.
+uint64_t TraceTickNsQ32();
+
+// Async-signal-safe: writes the calling thread's shadow stack into `frames` as a SAMPLE with
+// kSampleShadowStack wants it (frames[0] = pc, then traced function entries, innermost first).
+// Returns 0 when the thread has no traced frames (the caller unwinds instead).
+uint32_t ShadowStack(uint64_t pc, uint64_t* frames, uint32_t max, uint32_t* flags);
+
+// Writer side, with the session lock held: TRACE_FUNCTION records for newly seen functions,
+// and TRACE_EVENTS for every full event buffer (all buffers when `everything`).
+void DrainTraceLocked(format::Writer& writer, bool everything);
+// The calling thread ends: its call counts are written (lock taken inside).
+void EndThreadTrace();
+// With the session lock held, at the end of the process: call counts of every thread still
+// alive, and their open event buffers.
+void FinishTraceLocked(format::Writer& writer, uint64_t now);
+// In the child after fork: forget other threads, zero the counts (the parent reports what came
+// before), and restart this thread's event stream with its open frames re-entered.
+void ResetTraceAfterFork();
+
+}  // namespace hotline::rt
