@@ -99,20 +99,19 @@ int RunReport(ReportCommandOptions& o) {
   format::ReadStats stats;
   model::BuildOptions build;
   build.keep_samples = o.report.raw || o.report.stack_changes;
+  // --threads builds several profiles from one reading, so it keeps the records; otherwise
+  // samples are aggregated as they are read.
   std::optional<format::RawProfile> raw;
-  Expected<model::Profile> profile = Status();
   if (o.threads) {
-    // Several profiles from one reading: keep the records.
     Expected<format::RawProfile> loaded = format::LoadRawProfile(o.file, &stats);
     if (!loaded) {
       fmt::print(stderr, "hotline: {}\n", loaded.status().message());
       return 1;
     }
     raw = std::move(*loaded);
-    profile = model::BuildProfile(*raw, resolver, build);
-  } else {
-    profile = model::LoadProfile(o.file, resolver, build, &stats);
   }
+  Expected<model::Profile> profile = raw ? model::BuildProfile(*raw, resolver, build)
+                                         : model::LoadProfile(o.file, resolver, build, &stats);
   if (!profile) {
     fmt::print(stderr, "hotline: {}\n", profile.status().message());
     return 1;
