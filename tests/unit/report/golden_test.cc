@@ -29,11 +29,11 @@ class GoldenTest : public ::testing::TestWithParam<GoldenCase> {
  protected:
   static void SetUpTestSuite() {
     unsetenv("DEBUGINFOD_URLS");  // the symbolizer must never go online from a test
-    std::string path = testing::ScratchDir("golden") + "/golden.hotline";
+    path_ = testing::ScratchDir("golden") + "/golden.hotline";
     std::string error;
-    ASSERT_TRUE(testing::WriteGoldenProfile(path, &error)) << error;
+    ASSERT_TRUE(testing::WriteGoldenProfile(path_, &error)) << error;
     format::ReadStats stats;
-    Expected<format::RawProfile> raw = format::LoadRawProfile(path, &stats);
+    Expected<format::RawProfile> raw = format::LoadRawProfile(path_, &stats);
     ASSERT_TRUE(raw.ok()) << raw.status().message();
     ASSERT_FALSE(stats.damaged());
     raw_ = new format::RawProfile(std::move(*raw));
@@ -43,9 +43,35 @@ class GoldenTest : public ::testing::TestWithParam<GoldenCase> {
     raw_ = nullptr;
   }
   static format::RawProfile* raw_;
+  static std::string path_;
 };
 
 format::RawProfile* GoldenTest::raw_ = nullptr;
+std::string GoldenTest::path_;
+
+// The CLI aggregates samples while reading (LoadProfile) unless it needs the records again
+// (BuildProfile): both must give the same profile.
+TEST_F(GoldenTest, StreamingAndKeptRecordsGiveTheSameTables) {
+  ASSERT_NE(raw_, nullptr);
+  symbolize::Symbolizer symbolizer;
+  model::SymbolizerResolver resolver(symbolizer);
+  model::BuildOptions build;
+  build.keep_samples = true;
+  format::ReadStats stats;
+  Expected<model::Profile> streamed = model::LoadProfile(path_, resolver, build, &stats);
+  Expected<model::Profile> kept = model::BuildProfile(*raw_, resolver, build);
+  ASSERT_TRUE(streamed.ok()) << streamed.status().message();
+  ASSERT_TRUE(kept.ok()) << kept.status().message();
+  ReportOptions options;
+  options.selectAll();
+  options.lines = options.functions = options.stack_changes = options.machine = true;
+  options.cutoff = 0;
+  std::string a, b;
+  report::PrintReport(*streamed, options, a);
+  report::PrintReport(*kept, options, b);
+  EXPECT_EQ(a, b);
+  EXPECT_GT(a.size(), 1000u);
+}
 
 TEST_P(GoldenTest, MatchesGoldenFile) {
   ASSERT_NE(raw_, nullptr);
