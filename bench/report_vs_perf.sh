@@ -1,23 +1,24 @@
 #!/usr/bin/env bash
-# `hotline report -A` on a profile of 10 million samples against `perf report --stdio` on a
-# perf.data of a comparable number of samples, as a ratio.
+# `hotline report -A` against `perf report --stdio` on the same program with the same number of
+# samples (about 10 million), as a ratio.
 #
-# The hotline profile is synthesized (bench/report/synth_profile.cc) from the real addresses of
-# bench/report/workload.c: recording 10 million samples at the runtime's 1 kHz would take hours.
-# The perf.data is recorded for real from the same workload with `perf record -F FREQ -g`, for
-# long enough to reach about as many samples. Both are timed once, on a warm page cache.
+# The perf.data is recorded for real from bench/report/workload.c with `perf record -F FREQ -g`
+# for PERF_SECONDS (about 10 million samples on the 2-core machines here; perf delivers fewer than
+# FREQ × threads per second). The hotline profile is then synthesized with exactly as many samples
+# (bench/report/synth_profile.cc) from the real addresses of the same binary: recording 10
+# million samples at the runtime's 1 kHz would take hours. Both are timed once, on a warm page
+# cache.
 #
 # usage: bench/report_vs_perf.sh [BUILD_DIR]      (default: build, the release preset's)
-# environment: SAMPLES (10000000), PERF_FREQ (20000), PERF_THREADS (2),
-#              PERF_SECONDS (SAMPLES / PERF_FREQ / PERF_THREADS: 250 s by default)
+# environment: PERF_FREQ (20000), PERF_THREADS (2), PERF_SECONDS (300),
+#              SAMPLES (default: as many as perf recorded)
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=$(cd "${1:-$root/build}" && pwd)
-samples=${SAMPLES:-10000000}
 perf_freq=${PERF_FREQ:-20000}
 perf_threads=${PERF_THREADS:-2}
-perf_seconds=${PERF_SECONDS:-$((samples / perf_freq / perf_threads))}
+perf_seconds=${PERF_SECONDS:-300}
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/hotline-bench.XXXXXX")
 trap 'rm -rf "$work"' EXIT
@@ -32,15 +33,16 @@ g++ -std=c++20 -O2 -I"$root/src" -o "$work/synth_profile" "$root/bench/report/sy
 now() { date +%s.%N; }
 elapsed() { echo "$2 - $1" | bc -l; }
 
-echo "synthesizing a hotline profile of $samples samples..."
-"$work/synth_profile" "$work/workload" "$work/synth.hotline" "$samples" "$perf_threads" \
-  $((1000000000 / perf_freq))
-
 echo "recording perf.data: $perf_threads threads for $perf_seconds s at $perf_freq Hz..."
 perf record -F "$perf_freq" -g -o "$work/perf.data" -- "$work/workload" "$perf_seconds" \
   "$perf_threads" 2>"$work/perf-record.log" >/dev/null
 perf_samples=$(sed -n 's/.*(\([0-9]*\) samples).*/\1/p' "$work/perf-record.log" | tail -1)
 [ -n "$perf_samples" ] || { cat "$work/perf-record.log" >&2; exit 1; }
+samples=${SAMPLES:-$perf_samples}
+
+echo "synthesizing a hotline profile of $samples samples..."
+"$work/synth_profile" "$work/workload" "$work/synth.hotline" "$samples" "$perf_threads" \
+  $((1000000000 / perf_freq))
 
 # Warm the page cache for both inputs, then time each once.
 cat "$work/synth.hotline" "$work/perf.data" >/dev/null
