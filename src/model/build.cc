@@ -338,6 +338,11 @@ void ProfileBuilder::addSample(const format::RawProfile& raw, const format::Samp
     kept.flags = static_cast<uint32_t>(sample.flags);
     kept.popped = change.popped;
     kept.pushed.assign(functions.begin() + change.common, functions.end());
+    if (auto node = raw.stack_nodes.find(sample.node); node != raw.stack_nodes.end()) {
+      kept.address = node->second.address;
+      if (const format::RawModule* m = raw.moduleAt(kept.address, sample.time))
+        kept.module_address = kept.address - m->bias;
+    }
     profile_.samples.push_back(std::move(kept));
   }
 }

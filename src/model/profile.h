@@ -95,6 +95,11 @@ struct Sample {
   LineId line;
   uint32_t depth = 0;  // function frames, inline frames and pseudo-frames included
   uint32_t flags = 0;  // format::SampleFlags
+  // The innermost frame's runtime address (0 when the sample has no frames) and, when it lies
+  // in a module, the same address as an ELF virtual address of that module: what the raw view
+  // shows for code without symbols (`libfoo.so+0x1234`).
+  uint64_t address = 0;
+  std::optional<uint64_t> module_address;
   // Stack changes from the thread's previous sample: `popped` frames left, then `pushed`
   // (outermost first) entered.
   uint32_t popped = 0;

@@ -28,7 +28,17 @@ void PrintRaw(const model::Profile& p, const ReportOptions& options, std::string
     std::string time = FormatTime(s.time >= origin ? s.time - origin : 0, m);
     std::string depth = fmt::format("{}", s.depth);
     std::string leaf = FunctionLabel(p, s.leaf, options);
-    std::string where = fmt::format("{}:{}", p.file(line.file).path, line.line);
+    // Code without lines has no file:line to show: its address says where it was instead.
+    std::string where;
+    const model::Function& leaf_fn = p.function(s.leaf);
+    if (leaf_fn.pseudo == model::PseudoKind::kModule && s.module_address)
+      where = fmt::format("{}+{:#x}", p.module(leaf_fn.module).name, *s.module_address);
+    else if ((leaf_fn.pseudo == model::PseudoKind::kUnknown ||
+              leaf_fn.pseudo == model::PseudoKind::kKernel) &&
+             s.address)
+      where = fmt::format("{:#x}", s.address);
+    else
+      where = fmt::format("{}:{}", p.file(line.file).path, line.line);
     if (options.stack_changes)
       w.row({"sample", tid, time, depth, leaf, where});
     else

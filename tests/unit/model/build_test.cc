@@ -269,6 +269,22 @@ TEST_F(BuildTest, ThreadFilterAndKeptSamples) {
   EXPECT_EQ(p.function(p.samples[2].leaf).name, "main");
 }
 
+TEST_F(BuildTest, KeptSamplesKnowTheirAddressInTheModule) {
+  raw_.modules[1].bias = 0x7000;  // libstripped.so is mapped 0x7000 above its ELF addresses
+  sample(1, {0x1111, 0x8010});
+  sample(1, {0x9999});
+  BuildOptions options;
+  options.keep_samples = true;
+  Profile p = build(options);
+  ASSERT_EQ(p.samples.size(), 2u);
+  EXPECT_EQ(p.function(p.samples[0].leaf).name, "[libstripped.so]");
+  EXPECT_EQ(p.samples[0].address, 0x8010u);
+  ASSERT_TRUE(p.samples[0].module_address.has_value());
+  EXPECT_EQ(*p.samples[0].module_address, 0x1010u);
+  EXPECT_EQ(p.samples[1].address, 0x9999u);
+  EXPECT_FALSE(p.samples[1].module_address.has_value());
+}
+
 TEST_F(BuildTest, FilesAreNumberedByPathWithPseudoFilesLast) {
   sample(1, {0x1111, 0x1400});
   sample(1, {0x1111, 0x1300});

@@ -25,6 +25,9 @@ struct GoldenCase {
   std::optional<uint64_t> thread;
 };
 
+// gtest prints a case by its name, not by its bytes.
+void PrintTo(const GoldenCase& c, std::ostream* os) { *os << c.name; }
+
 class GoldenTest : public ::testing::TestWithParam<GoldenCase> {
  protected:
   static void SetUpTestSuite() {
