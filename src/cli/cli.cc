@@ -20,7 +20,7 @@ int RunCli(int argc, char** argv) {
   RegisterDumpCommand(app, &exit_code);
   RegisterReportCommand(app, &exit_code);
   try {
-    app.parse(argc, argv);
+    app.parse(TakeRecordProgram(app, argc, argv), argv);
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {

@@ -1,11 +1,293 @@
-// Placeholder until the record subcommand lands; replaced by its real implementation.
+// `hotline record [options] -- PROGRAM [ARGS]`: runs the program with the runtime preloaded
+// (docs/runtime-protocol.md) and exits as the program did. docs/record.md is its manual.
+#include <fcntl.h>
+#include <fmt/core.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <climits>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
 #include "cli/commands.h"
+#include "cli/program_check.h"
+#include "format/raw_profile.h"
 
 namespace hotline::cli {
+namespace {
+
+// Everything `hotline record` accepts, declared once: Register() derives parsing and --help.
+struct RecordOptions {
+  std::string output;
+  unsigned freq = 1000;
+  std::string clock = "cpu";
+  unsigned max_depth = 256;
+  std::string unwind = "dwarf";
+  bool start_paused = false;
+  std::string toggle_signal = "USR2";
+  bool follow_exec = false;
+  std::string trace = "auto";
+  bool no_trace = false;
+  bool quiet = false;
+  std::vector<std::string> command;  // set by TakeRecordProgram, never parsed by CLI11
+
+  void Register(CLI::App& cmd) {
+    cmd.add_option("-o,--output", output, "the profile to write (default: PROGRAM.hotline here)");
+    cmd.add_option("-F,--freq", freq, "samples per second of CPU time per thread (0: none)")
+        ->check(CLI::Range(0u, 100000u));
+    cmd.add_option("--clock", clock, "cpu: CPU time of each thread; wall: elapsed time")
+        ->check(CLI::IsMember({"cpu", "wall"}));
+    cmd.add_option("--max-depth", max_depth, "frames kept per stack (deeper: truncated)")
+        ->check(CLI::Range(1u, 4096u));
+    cmd.add_option("--unwind", unwind, "dwarf: CFI via libunwind; fp: frame pointers")
+        ->check(CLI::IsMember({"dwarf", "fp"}));
+    cmd.add_flag("--start-paused", start_paused,
+                 "start with sampling off (hotline_start() or the toggle signal turns it on)");
+    cmd.add_option("--toggle-signal", toggle_signal,
+                   "signal that toggles sampling from outside: a name (USR2, SIGUSR1), a number, "
+                   "or none");
+    cmd.add_flag("--follow-exec", follow_exec, "keep profiling programs the program executes");
+    cmd.add_option("--trace", trace,
+                   "-finstrument-functions tracing: auto (counts when the program is "
+                   "instrumented), counts, timed, none")
+        ->check(CLI::IsMember({"auto", "counts", "timed", "none"}));
+    cmd.add_flag("--no-trace", no_trace, "same as --trace=none");
+    cmd.add_flag("-q,--quiet", quiet, "no summary line after the run");
+  }
+};
+
+// "USR2", "SIGUSR2", "12" or "none" → signal number (0 for none); -1 when unknown.
+int ParseSignal(const std::string& text) {
+  if (text == "none" || text == "0") return 0;
+  char* end = nullptr;
+  long n = strtol(text.c_str(), &end, 10);
+  if (!text.empty() && *end == '\0') return n > 0 && n < NSIG ? int(n) : -1;
+  std::string name = text.rfind("SIG", 0) == 0 ? text.substr(3) : text;
+  for (int sig = 1; sig < NSIG; ++sig) {
+    const char* abbrev = sigabbrev_np(sig);
+    if (abbrev && name == abbrev) return sig;
+  }
+  return -1;
+}
+
+std::string Absolute(const std::string& path) {
+  if (!path.empty() && path[0] == '/') return path;
+  char cwd[PATH_MAX];
+  if (!getcwd(cwd, sizeof cwd)) return path;
+  return std::string(cwd) + "/" + path;
+}
+
+std::string Basename(const std::string& path) {
+  size_t slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+// The runtime beside this executable (build/bin → build/lib, /usr/local/bin → /usr/local/lib),
+// or $HOTLINE_RUNTIME.
+Expected<std::string> FindRuntime() {
+  if (const char* env = getenv("HOTLINE_RUNTIME"); env && *env) {
+    if (access(env, R_OK) != 0) return Status::Error(std::string("HOTLINE_RUNTIME=") + env + ": not found");
+    return std::string(env);
+  }
+  char self[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+  if (n <= 0) return Status::Error("cannot find the hotline executable's own path");
+  self[n] = '\0';
+  std::string dir = self;
+  dir = dir.substr(0, dir.rfind('/'));
+  std::string runtime = dir + "/../lib/libhotline-rt.so";
+  if (access(runtime.c_str(), R_OK) != 0)
+    return Status::Error("the runtime is missing: " + runtime + " (set HOTLINE_RUNTIME)");
+  char resolved[PATH_MAX];
+  return std::string(realpath(runtime.c_str(), resolved) ? resolved : runtime.c_str());
+}
+
+std::string RuntimeOptions(const RecordOptions& o, int toggle) {
+  std::string trace = o.no_trace ? "none" : o.trace;
+  // In auto mode the hooks count calls as soon as instrumented code calls them; a program
+  // without -finstrument-functions never does, so counts costs it nothing.
+  if (trace == "auto") trace = "counts";
+  return fmt::format("freq={},clock={},depth={},unwind={},paused={},toggle={},follow_exec={},trace={}",
+                     o.freq, o.clock, o.max_depth, o.unwind, o.start_paused ? 1 : 0, toggle,
+                     o.follow_exec ? 1 : 0, trace);
+}
+
+// The child: environment, then exec. Reports an exec failure's errno through `error_fd`.
+[[noreturn]] void RunChild(const ProgramInfo& program, const std::vector<std::string>& args,
+                           const std::string& runtime, const std::string& output,
+                           const std::string& options, int error_fd) {
+  std::string preload = runtime;
+  if (const char* old = getenv("LD_PRELOAD"); old && *old) preload += std::string(":") + old;
+  setenv("LD_PRELOAD", preload.c_str(), 1);
+  setenv("HOTLINE_OUTPUT", output.c_str(), 1);
+  setenv("HOTLINE_ROOT_PID", std::to_string(getpid()).c_str(), 1);
+  setenv("HOTLINE_OPTIONS", options.c_str(), 1);
+  unsetenv("HOTLINE_LATER_IMAGE");
+  std::vector<char*> argv;
+  for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  execv(program.path.c_str(), argv.data());
+  int err = errno;
+  (void)!write(error_fd, &err, sizeof err);
+  _exit(127);
+}
+
+pid_t g_child = 0;
+
+void ForwardSignal(int sig) {
+  if (g_child > 0) kill(g_child, sig);
+}
+
+// Waits for the child with the terminal's signals left to it, and forwards the ones sent to
+// hotline itself. Returns the raw wait status.
+int WaitForChild(pid_t child) {
+  g_child = child;
+  struct sigaction ignore {}, forward {}, old_int {}, old_quit {};
+  ignore.sa_handler = SIG_IGN;
+  forward.sa_handler = ForwardSignal;
+  sigaction(SIGINT, &ignore, &old_int);
+  sigaction(SIGQUIT, &ignore, &old_quit);
+  for (int sig : {SIGTERM, SIGHUP, SIGUSR1, SIGUSR2}) sigaction(sig, &forward, nullptr);
+  int status = 0;
+  while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
+  }
+  sigaction(SIGINT, &old_int, nullptr);
+  sigaction(SIGQUIT, &old_quit, nullptr);
+  return status;
+}
+
+std::string HumanBytes(uint64_t bytes) {
+  if (bytes >= (1u << 20)) return fmt::format("{:.1f} MiB", double(bytes) / (1u << 20));
+  if (bytes >= 1024) return fmt::format("{:.1f} KiB", double(bytes) / 1024);
+  return fmt::format("{} B", bytes);
+}
+
+// One line about what was written, and a line for anything the user should know.
+void PrintSummary(const std::string& output) {
+  format::ReadStats stats;
+  Expected<format::RawProfile> profile = format::LoadRawProfile(output, &stats);
+  if (!profile.ok()) {
+    fmt::print(stderr, "hotline: warning: {}\n", profile.status().message());
+    return;
+  }
+  uint64_t samples = 0;
+  for (const auto& s : profile->samples) samples += s.weight;
+  fmt::print(stderr, "hotline: wrote {} ({} samples, {} thread{}, {})\n", output, samples,
+             profile->threads.size(), profile->threads.size() == 1 ? "" : "s",
+             HumanBytes(stats.file_bytes));
+  for (const std::string& reason : profile->disabled_reasons)
+    fmt::print(stderr, "hotline: warning: the runtime reported: {}\n", reason);
+  if (stats.damaged()) fmt::print(stderr, "hotline: warning: {}: {}\n", output, stats.summary());
+}
+
+int RunRecord(const RecordOptions& o, const std::vector<std::string>& command) {
+  if (command.empty()) {
+    fmt::print(stderr, "hotline: record: no program given (hotline record [options] -- PROGRAM [ARGS])\n");
+    return 2;
+  }
+  int toggle = ParseSignal(o.toggle_signal);
+  if (toggle < 0) {
+    fmt::print(stderr, "hotline: record: unknown signal '{}' for --toggle-signal\n", o.toggle_signal);
+    return 2;
+  }
+  int exit_code = 1;
+  Expected<ProgramInfo> program = InspectProgram(command[0], &exit_code);
+  if (!program.ok()) {
+    fmt::print(stderr, "hotline: {}\n", program.status().message());
+    return exit_code;
+  }
+  if (program->gprof && !o.quiet)
+    fmt::print(stderr,
+               "hotline: note: {} is built with -pg: it is sampled as usual and writes its own "
+               "gmon.out; hotline does not read mcount's counts (build with "
+               "-finstrument-functions for exact calls)\n",
+               command[0]);
+  Expected<std::string> runtime = FindRuntime();
+  if (!runtime.ok()) {
+    fmt::print(stderr, "hotline: {}\n", runtime.status().message());
+    return 1;
+  }
+  std::string output = Absolute(o.output.empty() ? Basename(command[0]) + ".hotline" : o.output);
+  int probe = open(output.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (probe < 0) {
+    fmt::print(stderr, "hotline: cannot write the profile {}: {}\n", output, strerror(errno));
+    return 1;
+  }
+  close(probe);
+
+  int pipe_fds[2];
+  if (pipe2(pipe_fds, O_CLOEXEC) != 0) {
+    fmt::print(stderr, "hotline: cannot create a pipe: {}\n", strerror(errno));
+    return 1;
+  }
+  std::string options = RuntimeOptions(o, toggle);
+  pid_t child = fork();
+  if (child < 0) {
+    fmt::print(stderr, "hotline: cannot start {}: {}\n", command[0], strerror(errno));
+    return 1;
+  }
+  if (child == 0) {
+    close(pipe_fds[0]);
+    RunChild(*program, command, *runtime, output, options, pipe_fds[1]);
+  }
+  close(pipe_fds[1]);
+  int status = WaitForChild(child);
+  int exec_errno = 0;
+  bool exec_failed = read(pipe_fds[0], &exec_errno, sizeof exec_errno) == sizeof exec_errno;
+  close(pipe_fds[0]);
+  if (exec_failed) {
+    fmt::print(stderr, "hotline: {}: {}\n", command[0], strerror(exec_errno));
+    unlink(output.c_str());
+    return exec_errno == ENOENT ? 127 : 126;
+  }
+  if (!o.quiet) PrintSummary(output);
+  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+}
+
+}  // namespace
+
+namespace {
+std::shared_ptr<RecordOptions> g_record_options;
+}  // namespace
 
 void RegisterRecordCommand(CLI::App& app, int* exit_code) {
-  (void)app;
-  (void)exit_code;
+  g_record_options = std::make_shared<RecordOptions>();
+  CLI::App* cmd = app.add_subcommand("record", "run a program and profile it: hotline record "
+                                               "[options] -- PROGRAM [ARGS]");
+  g_record_options->Register(*cmd);
+  cmd->footer("Everything from PROGRAM on (or after --) is the program's command line.");
+  auto options = g_record_options;
+  cmd->callback([options, exit_code] { *exit_code = RunRecord(*options, options->command); });
+}
+
+int TakeRecordProgram(CLI::App& app, int argc, char** argv) {
+  if (argc < 2 || std::string(argv[1]) != "record" || !g_record_options) return argc;
+  CLI::App* cmd = app.get_subcommand("record");
+  for (int i = 2; i < argc; ++i) {
+    std::string arg = argv[i];
+    int program = -1;
+    if (arg == "--") {
+      program = i + 1;
+    } else if (arg.size() > 1 && arg[0] == '-') {
+      // An option: skip its value when it takes one and was not written as --name=value.
+      const CLI::Option* opt = cmd->get_option_no_throw(arg.substr(0, arg.find('=')));
+      if (opt && opt->get_expected_max() > 0 && arg.find('=') == std::string::npos &&
+          !(arg.size() > 2 && arg[1] != '-'))
+        ++i;
+      continue;
+    } else {
+      program = i;
+    }
+    for (int k = program; k < argc; ++k) g_record_options->command.emplace_back(argv[k]);
+    return i;  // CLI11 parses only what comes before
+  }
+  return argc;
 }
 
 }  // namespace hotline::cli
