@@ -10,7 +10,7 @@
 # cache.
 #
 # usage: bench/report_vs_perf.sh [BUILD_DIR]      (default: build, the release preset's)
-# environment: PERF_FREQ (20000), PERF_THREADS (2), PERF_SECONDS (300),
+# environment: PERF_FREQ (20000), PERF_THREADS (2), PERF_SECONDS (340),
 #              SAMPLES (default: as many as perf recorded)
 set -euo pipefail
 
@@ -18,7 +18,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 build=$(cd "${1:-$root/build}" && pwd)
 perf_freq=${PERF_FREQ:-20000}
 perf_threads=${PERF_THREADS:-2}
-perf_seconds=${PERF_SECONDS:-300}
+perf_seconds=${PERF_SECONDS:-340}
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/hotline-bench.XXXXXX")
 trap 'rm -rf "$work"' EXIT
