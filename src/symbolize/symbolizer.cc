@@ -139,12 +139,26 @@ std::string demangle(const char* name) {
 // address, far too slow for 100k addresses in a large library, so it is indexed once here.
 class SymbolIndex {
  public:
+  // A symbol without a size (crti's _init, hand-written assembler) reaches at most to the end
+  // of its section: code after it in another section (the PLT after .init) is not its.
+  static uint64_t SectionEnd(Elf* elf, GElf_Word section, Dwarf_Addr bias, uint64_t address) {
+    GElf_Shdr header;
+    Elf_Scn* scn = elf ? elf_getscn(elf, section) : nullptr;
+    if (!scn || !gelf_getshdr(scn, &header) || header.sh_size == 0) return address;
+    uint64_t end = header.sh_addr + bias + header.sh_size;
+    return end > address ? end : address;
+  }
+
   void build(Dwfl_Module* mod) {
     int count = dwfl_module_getsymtab(mod);
     for (int i = 1; i < count; ++i) {
       GElf_Sym sym;
       GElf_Addr address = 0;
-      const char* name = dwfl_module_getsym_info(mod, i, &sym, &address, nullptr, nullptr, nullptr);
+      GElf_Word section = 0;
+      Elf* elf = nullptr;
+      Dwarf_Addr bias = 0;
+      const char* name =
+          dwfl_module_getsym_info(mod, i, &sym, &address, &section, &elf, &bias);
       int type = GELF_ST_TYPE(sym.st_info);
       if (name == nullptr || name[0] == '\0' || sym.st_shndx == SHN_UNDEF ||
           (type != STT_FUNC && type != STT_GNU_IFUNC)) {
@@ -152,7 +166,9 @@ class SymbolIndex {
       }
       int bind = GELF_ST_BIND(sym.st_info);
       int rank = bind == STB_GLOBAL ? 2 : bind == STB_WEAK ? 1 : 0;
-      symbols_.push_back({address, address + sym.st_size, rank, name, {}, false});
+      uint64_t end = address + sym.st_size;
+      if (sym.st_size == 0) end = SectionEnd(elf, section, bias, address);
+      symbols_.push_back({address, end, rank, name, {}, false});
     }
     // At one address, aliases sort by preference (sized, then global over weak over local) so
     // that the backward search below meets the preferred one first.
