@@ -1,12 +1,11 @@
 // `hotline report [flags] [FILE]`: texprofile's tables (docs/report.md). Reads the profile,
 // symbolizes it, builds the model and prints the tables the flags ask for.
-#include <dirent.h>
 #include <fmt/core.h>
-#include <sys/stat.h>
 
 #include <string>
 
 #include "cli/commands.h"
+#include "cli/profile_path.h"
 #include "format/raw_profile.h"
 #include "format/reader.h"
 #include "model/build.h"
@@ -56,43 +55,17 @@ struct ReportCommandOptions {
   }
 };
 
-// The newest regular *.hotline file in the current directory, or "" if there is none.
-std::string NewestProfileHere() {
-  std::string best;
-  struct timespec best_time {};
-  DIR* dir = opendir(".");
-  if (!dir) return best;
-  while (struct dirent* entry = readdir(dir)) {
-    std::string name = entry->d_name;
-    const std::string suffix = ".hotline";
-    if (name.size() <= suffix.size() ||
-        name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0)
-      continue;
-    struct stat st {};
-    if (stat(name.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
-    bool newer = best.empty() || st.st_mtim.tv_sec > best_time.tv_sec ||
-                 (st.st_mtim.tv_sec == best_time.tv_sec && st.st_mtim.tv_nsec > best_time.tv_nsec);
-    if (newer) {
-      best = name;
-      best_time = st.st_mtim;
-    }
-  }
-  closedir(dir);
-  return best;
-}
-
 void Warn(const std::string& what) { fmt::print(stderr, "hotline: warning: {}\n", what); }
 
 int RunReport(ReportCommandOptions& o) {
   if (o.all) o.report.selectAll();
   if (o.cutoff_option->count() > 0) o.report.cutoff = o.cutoff;
-  if (o.file.empty()) {
-    o.file = NewestProfileHere();
-    if (o.file.empty()) {
-      fmt::print(stderr, "hotline: no *.hotline file in the current directory; name one\n");
-      return 1;
-    }
+  Expected<std::string> file = ProfileArgument(o.file);
+  if (!file) {
+    fmt::print(stderr, "hotline: {}\n", file.status().message());
+    return 1;
   }
+  o.file = *file;
 
   symbolize::Symbolizer symbolizer;
   model::SymbolizerResolver resolver(symbolizer);
