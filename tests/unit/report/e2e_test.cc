@@ -22,19 +22,13 @@ struct FlatRow {
   uint64_t self_ns = 0, inclusive_ns = 0, calls = 0;
 };
 
-// Records `program args` and returns the profile's path (fails the test if recording fails).
-// With `hotline record` when the binary has it; otherwise through the environment protocol that
-// `hotline record` itself uses (docs/runtime-protocol.md), so the runtime is tested either way.
+// Records `program args` with `hotline record` and returns the profile's path (fails the test if
+// recording fails).
 std::string Record(const std::string& name, const std::string& program, const std::string& args) {
   std::string dir = testing::ScratchDir("e2e-" + name);
   std::string profile = dir + "/" + name + ".hotline";
-  bool have_record =
-      RunShell(std::string(HOTLINE_BIN) + " --help").out.find("\n  record ") != std::string::npos;
   std::string command =
-      have_record
-          ? std::string(HOTLINE_BIN) + " record -o '" + profile + "' -- '" + program + "' " + args
-          : "HOTLINE_ROOT_PID=$$ LD_PRELOAD='" + std::string(HOTLINE_RT) + "' HOTLINE_OUTPUT='" +
-                profile + "' exec '" + program + "' " + args;
+      std::string(HOTLINE_BIN) + " record -o '" + profile + "' -- '" + program + "' " + args;
   RunResult r = RunShell(command);
   EXPECT_EQ(r.exit_code, 0) << command << "\n" << r.err;
   return profile;
