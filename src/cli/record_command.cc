@@ -33,6 +33,7 @@ struct RecordOptions {
   bool follow_exec = false;
   std::string trace = "auto";
   bool no_trace = false;
+  bool heap = false;
   bool quiet = false;
   std::vector<std::string> command;  // set by TakeRecordProgram, never parsed by CLI11
 
@@ -57,6 +58,9 @@ struct RecordOptions {
                    "instrumented), counts, timed, none")
         ->check(CLI::IsMember({"auto", "counts", "timed", "none"}));
     cmd.add_flag("--no-trace", no_trace, "same as --trace=none");
+    cmd.add_flag("--heap", heap,
+                 "record every allocation and release (malloc family, new/delete, anonymous "
+                 "mmap) with its stack; combine with -F 0 for the heap alone");
     cmd.add_flag("-q,--quiet", quiet, "no summary line after the run");
   }
 };
@@ -112,9 +116,10 @@ std::string RuntimeOptions(const RecordOptions& o, int toggle) {
   // In auto mode the hooks count calls as soon as instrumented code calls them; a program
   // without -finstrument-functions never does, so counts costs it nothing.
   if (trace == "auto") trace = "counts";
-  return fmt::format("freq={},clock={},depth={},unwind={},paused={},toggle={},follow_exec={},trace={}",
-                     o.freq, o.clock, o.max_depth, o.unwind, o.start_paused ? 1 : 0, toggle,
-                     o.follow_exec ? 1 : 0, trace);
+  return fmt::format(
+      "freq={},clock={},depth={},unwind={},paused={},toggle={},follow_exec={},trace={},heap={}",
+      o.freq, o.clock, o.max_depth, o.unwind, o.start_paused ? 1 : 0, toggle,
+      o.follow_exec ? 1 : 0, trace, o.heap ? 1 : 0);
 }
 
 // The child: environment, then exec. Reports an exec failure's errno through `error_fd`.

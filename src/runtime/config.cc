@@ -45,6 +45,8 @@ void ApplyOption(Config* c, const char* key, size_t key_len, const char* val, si
     if (ok) c->start_paused = num != 0;
   } else if (Is(key, key_len, "toggle")) {
     if (ok && num < 65) c->toggle_signal = int(num);
+  } else if (Is(key, key_len, "heap")) {
+    if (ok) c->heap = num != 0;
   } else if (Is(key, key_len, "trace")) {
     if (Is(val, val_len, "counts")) c->trace = format::TraceMode::kCounts;
     if (Is(val, val_len, "timed")) c->trace = format::TraceMode::kTimed;

@@ -20,6 +20,7 @@ struct Config {
   int toggle_signal = 12;  // SIGUSR2
   bool follow_exec = false;
   format::TraceMode trace = format::TraceMode::kNone;
+  bool heap = false;
 
   bool sampling() const { return freq_hz != 0; }  // freq=0: counts only, no timers
   uint64_t periodNs() const { return freq_hz ? 1000000000ull / freq_hz : 0; }

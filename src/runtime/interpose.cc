@@ -100,6 +100,7 @@ HOTLINE_EXPORT void exit(int code) {
 HOTLINE_EXPORT void _exit(int code) {
   using Fn = void (*)(int);
   static Fn real = Real<Fn>("_exit");
+  InRuntime guard;
   FinishSession(hotline::format::EndHow::kUnderscoreExit, uint64_t(code), true);
   real(code);
   __builtin_unreachable();
@@ -308,8 +309,13 @@ HOTLINE_EXPORT void hotline_rt_mark(const char* label) {
   RecordMark(label);
 }
 
-__attribute__((constructor(101))) static void HotlineRuntimeStart() { StartSession(); }
+// Start-up and the end run entirely as runtime code: what they allocate is not the program's.
+__attribute__((constructor(101))) static void HotlineRuntimeStart() {
+  InRuntime guard;
+  StartSession();
+}
 
 __attribute__((destructor(101))) static void HotlineRuntimeEnd() {
+  InRuntime guard;
   FinishSession(hotline::format::EndHow::kExit, g_session.exit_code, false);
 }

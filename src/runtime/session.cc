@@ -12,6 +12,7 @@
 #include <cstring>
 #include <new>
 
+#include "runtime/heap.h"
 #include "runtime/modules.h"
 #include "runtime/signals.h"
 #include "runtime/threads.h"
@@ -40,6 +41,7 @@ uint64_t Features() {
   uint64_t features = 0;
   if (g_session.config.sampling()) features |= format::kFeatureSamples;
   if (g_session.config.trace != format::TraceMode::kNone) features |= format::kFeatureTrace;
+  if (g_session.config.heap) features |= format::kFeatureHeap;
   return features;
 }
 
@@ -144,7 +146,7 @@ void* WriterMain(void*) {
   sigfillset(&all);
   pthread_sigmask(SIG_BLOCK, &all, nullptr);
   g_writer_tid = GetTid();
-  pthread_mutex_lock(&g_session.lock);
+  LockSession();
   while (!g_session.writer_stop.load() && Running()) {
     timespec until;
     clock_gettime(CLOCK_MONOTONIC, &until);
@@ -155,11 +157,12 @@ void* WriterMain(void*) {
     if (g_session.writer_stop.load() || !Running()) break;
     CheckModulesLocked();
     DrainTraceLocked(W(), false);
+    DrainHeapLocked(W());
     DrainLocked();
     FlushLocked(false);
   }
   g_writer_cpu_ns = ThreadCpuNs(g_writer_tid);
-  pthread_mutex_unlock(&g_session.lock);
+  UnlockSession();
   return nullptr;
 }
 
@@ -179,6 +182,7 @@ void OnThreadExit(void* data) {
   InRuntime guard;
   pid_t tid = slot->tid;
   EndThreadTrace();
+  EndThreadHeap();
   uint64_t cpu = ThreadCpuNs(tid);
   RetireSlot(slot);
   RecordThreadEnd(tid, cpu);
@@ -205,6 +209,16 @@ void InitSync() {
 }
 
 }  // namespace
+
+void LockSession() {
+  EnterRuntime();
+  pthread_mutex_lock(&g_session.lock);
+}
+
+void UnlockSession() {
+  pthread_mutex_unlock(&g_session.lock);
+  LeaveRuntime();
+}
 
 uint64_t NowNs() {
   timespec ts;
@@ -242,10 +256,10 @@ void StartSession() {
                                                           : format::Sampler::kPerfTaskClock;
   s.enabled.store(!s.config.start_paused);
   if (pthread_key_create(&g_thread_key, OnThreadExit) != 0 || !InstallSignalHandlers()) {
-    pthread_mutex_lock(&s.lock);
+    LockSession();
     W().add(format::DisabledRecord{NowNs(), W().internString("no free signal or thread key for sampling")});
     W().flush();
-    pthread_mutex_unlock(&s.lock);
+    UnlockSession();
     return;
   }
   s.phase.store(int(Phase::kRunning));
@@ -255,12 +269,13 @@ void StartSession() {
   if (main_slot) pthread_setspecific(g_thread_key, main_slot);
   if (main_slot && main_slot->has_timer && s.sampler == format::Sampler::kPerfTaskClock)
     s.sampler = format::Sampler::kPosixCpuTimer;
-  pthread_mutex_lock(&s.lock);
+  LockSession();
   WriteProcessLocked(s.config.later_image ? uint64_t(format::kExecImage) : 0);
   CheckModulesLocked();
   if (main_slot) ThreadStartLocked(self, false);
+  if (s.config.heap) StartHeap(W(), NowNs());
   if (s.config.start_paused) W().add(format::StateRecord{NowNs(), uint64_t(self), 0, format::StateSource::kStartup});
-  pthread_mutex_unlock(&s.lock);
+  UnlockSession();
   RegisterPreexistingThreads(self);
   pthread_atfork(BeforeFork, AfterForkParent, AfterForkChild);
   StartWriterThread();
@@ -274,10 +289,10 @@ void FinishSession(format::EndHow how, uint64_t code, bool bounded) {
   s.enabled.store(false);
   bool on_writer = s.writer_running && pthread_equal(pthread_self(), s.writer_thread);
   if (!bounded && s.writer_running && !on_writer) {
-    pthread_mutex_lock(&s.lock);
+    LockSession();
     s.writer_stop.store(true);
     pthread_cond_signal(&s.writer_wake);
-    pthread_mutex_unlock(&s.lock);
+    UnlockSession();
     pthread_join(s.writer_thread, nullptr);
     s.writer_running = false;
   }
@@ -286,9 +301,13 @@ void FinishSession(format::EndHow how, uint64_t code, bool bounded) {
     timespec until;
     clock_gettime(CLOCK_REALTIME, &until);
     until.tv_sec += 1;
-    if (pthread_mutex_timedlock(&s.lock, &until) != 0) return;
+    EnterRuntime();
+    if (pthread_mutex_timedlock(&s.lock, &until) != 0) {
+      LeaveRuntime();
+      return;
+    }
   } else {
-    pthread_mutex_lock(&s.lock);
+    LockSession();
   }
   for (ThreadSlot& slot : g_slots)
     if (slot.state.load() == int(SlotState::kActive)) StopTimer(&slot);
@@ -301,6 +320,7 @@ void FinishSession(format::EndHow how, uint64_t code, bool bounded) {
     W().add(format::ThreadEndRecord{now, uint64_t(slot.tid), ThreadCpuNs(slot.tid)});
   }
   FinishTraceLocked(W(), now);
+  DrainHeapLocked(W());
   uint64_t writer_cpu = s.writer_running ? ThreadCpuNs(g_writer_tid) : g_writer_cpu_ns;
   auto stat = [&](const char* key, uint64_t value) {
     W().add(format::StatsRecord{now, W().internString(key), value});
@@ -318,12 +338,12 @@ void FinishSession(format::EndHow how, uint64_t code, bool bounded) {
   close(s.fd);
   s.fd = -1;
   s.phase.store(int(Phase::kDone));
-  pthread_mutex_unlock(&s.lock);
+  UnlockSession();
 }
 
 void FlushBeforeExec() {
   if (!Running() || getpid() != g_session.pid) return;
-  pthread_mutex_lock(&g_session.lock);
+  LockSession();
   uint64_t now = NowNs();
   for (ThreadSlot& slot : g_slots) {
     if (slot.state.load() != int(SlotState::kActive)) continue;
@@ -335,57 +355,58 @@ void FlushBeforeExec() {
   DiscardPendingSamples();
   DrainLocked();
   FinishTraceLocked(W(), now);
+  DrainHeapLocked(W());
   W().add(format::EndRecord{now, format::EndHow::kExec, 0});
   FlushLocked(true);
-  pthread_mutex_unlock(&g_session.lock);
+  UnlockSession();
 }
 
 void ResumeAfterFailedExec() {
   if (!Running() || getpid() != g_session.pid) return;
   RestoreSampleHandler();
-  pthread_mutex_lock(&g_session.lock);
+  LockSession();
   for (ThreadSlot& slot : g_slots) {
     if (slot.state.load() != int(SlotState::kActive)) continue;
     StartTimer(&slot);
     ThreadStartLocked(slot.tid, false);
   }
-  pthread_mutex_unlock(&g_session.lock);
+  UnlockSession();
 }
 
 void RecordThreadStart(pid_t tid, bool preexisting) {
   if (!Running()) return;
-  pthread_mutex_lock(&g_session.lock);
+  LockSession();
   ThreadStartLocked(tid, preexisting);
-  pthread_mutex_unlock(&g_session.lock);
+  UnlockSession();
 }
 
 void RecordThreadEnd(pid_t tid, uint64_t cpu_ns) {
   if (!Running()) return;
-  pthread_mutex_lock(&g_session.lock);
+  LockSession();
   W().add(format::ThreadEndRecord{NowNs(), uint64_t(tid), cpu_ns});
-  pthread_mutex_unlock(&g_session.lock);
+  UnlockSession();
 }
 
 void RecordThreadName(pid_t tid, const char* name) {
   if (!Running()) return;
-  pthread_mutex_lock(&g_session.lock);
+  LockSession();
   W().add(format::ThreadNameRecord{NowNs(), uint64_t(tid), W().internString(name)});
-  pthread_mutex_unlock(&g_session.lock);
+  UnlockSession();
 }
 
 void RecordState(bool on, format::StateSource source) {
   if (!Running()) return;
-  pthread_mutex_lock(&g_session.lock);
+  LockSession();
   g_session.enabled.store(on);
   W().add(format::StateRecord{NowNs(), uint64_t(GetTid()), on ? 1u : 0u, source});
-  pthread_mutex_unlock(&g_session.lock);
+  UnlockSession();
 }
 
 void RecordMark(const char* label) {
   if (!Running() || !label) return;
-  pthread_mutex_lock(&g_session.lock);
+  LockSession();
   W().add(format::MarkRecord{NowNs(), uint64_t(GetTid()), W().internString(label)});
-  pthread_mutex_unlock(&g_session.lock);
+  UnlockSession();
 }
 
 namespace {
@@ -412,25 +433,25 @@ void CheckModulesLocked() {
 
 void RecordDisabled(const char* reason) {
   if (!Running()) return;
-  pthread_mutex_lock(&g_session.lock);
+  LockSession();
   W().add(format::DisabledRecord{NowNs(), W().internString(reason)});
-  pthread_mutex_unlock(&g_session.lock);
+  UnlockSession();
 }
 
 void NoteToggle() { g_toggle_time.store(NowNs()); }
 
 void BeforeFork() {
-  if (Running()) pthread_mutex_lock(&g_session.lock);
+  if (Running()) LockSession();
 }
 
 void AfterForkParent() {
-  if (Running()) pthread_mutex_unlock(&g_session.lock);
+  if (Running()) UnlockSession();
 }
 
 void AfterForkChild() {
   Session& s = g_session;
   if (!Running()) return;
-  pthread_mutex_unlock(&s.lock);
+  UnlockSession();
   s.pid = getpid();
   s.writer_running = false;  // threads other than the forking one do not exist in the child
   s.samples = s.stacks_broken = s.stacks_truncated = 0;
@@ -446,14 +467,15 @@ void AfterForkChild() {
   W().begin(s.fd, Features());
   ResetSlotsAfterFork();
   ResetTraceAfterFork();
-  pthread_mutex_lock(&s.lock);
+  ResetHeapAfterFork();
+  LockSession();
   WriteProcessLocked(format::kForkedChild);
   ReemitModules(W(), NowNs());
   ThreadSlot* mine = CurrentSlot();
   if (mine) ThreadStartLocked(mine->tid, false);
   if (!s.enabled.load()) W().add(format::StateRecord{NowNs(), uint64_t(GetTid()), 0, format::StateSource::kStartup});
   FlushLocked(true);
-  pthread_mutex_unlock(&s.lock);
+  UnlockSession();
   if (!mine) RegisterCurrentThread();
   StartWriterThread();
 }

@@ -47,6 +47,11 @@ inline bool Running() { return g_session.phase.load(std::memory_order_acquire) =
 
 uint64_t NowNs();
 
+// The session lock. Holding it marks the thread as inside the runtime, so what the runtime does
+// meanwhile (allocating, say) is never taken for the program's own work.
+void LockSession();
+void UnlockSession();
+
 // Start-up from the library constructor. Never fails loudly: on failure the runtime stays off.
 void StartSession();
 // Writes what is left and closes the profile. With `bounded` (signal handlers, _exit) it waits

@@ -202,5 +202,6 @@ bool InstallSignalHandlers() {
 
 void EnterRuntime() { ++t_in_runtime; }
 void LeaveRuntime() { --t_in_runtime; }
+bool InRuntimeNow() { return t_in_runtime > 0; }
 
 }  // namespace hotline::rt

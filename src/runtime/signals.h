@@ -27,6 +27,7 @@ bool IsOurTimerSignal(const siginfo_t* info);
 // Marks runtime code on this thread, so samples taken inside it go to [profiler].
 void EnterRuntime();
 void LeaveRuntime();
+bool InRuntimeNow();
 struct InRuntime {
   InRuntime() { EnterRuntime(); }
   ~InRuntime() { LeaveRuntime(); }

@@ -374,12 +374,12 @@ void EndThreadTrace() {
   TraceThread* tt = t_trace;
   if (!tt || !Running()) return;
   tt->in_hook = 1;  // hooks from here on (TLS destructors) are not this thread's calls any more
-  pthread_mutex_lock(&g_session.lock);
+  LockSession();
   DrainTraceLocked(*g_session.writer, false);
   if (Timed() && tt->buffer) WriteEvents(*g_session.writer, tt->buffer);
   WriteCallCounts(*g_session.writer, tt, NowNs());
   tt->alive.store(false);
-  pthread_mutex_unlock(&g_session.lock);
+  UnlockSession();
 }
 
 void FinishTraceLocked(format::Writer& writer, uint64_t now) {

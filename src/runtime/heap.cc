@@ -1,0 +1,588 @@
+#include "runtime/heap.h"
+
+#include <dlfcn.h>
+#include <link.h>
+#include <errno.h>
+#include <pthread.h>
+#include <sys/mman.h>
+#include <time.h>
+
+#define UNW_LOCAL_ONLY
+#include <libunwind.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstddef>
+#include <cstring>
+#include <new>
+
+#include "runtime/session.h"
+#include "runtime/signals.h"
+#include "runtime/threads.h"
+
+#define HOTLINE_EXPORT extern "C" __attribute__((visibility("default")))
+
+namespace hotline::rt {
+namespace {
+
+// ---- The real allocator, found with dlsym; a bootstrap arena serves dlsym's own needs. ----
+
+struct RealAllocator {
+  void* (*malloc)(size_t);
+  void (*free)(void*);
+  void* (*calloc)(size_t, size_t);
+  void* (*realloc)(void*, size_t);
+  int (*posix_memalign)(void**, size_t, size_t);
+  void* (*aligned_alloc)(size_t, size_t);
+  void* (*memalign)(size_t, size_t);
+  void* (*valloc)(size_t);
+  void* (*pvalloc)(size_t);
+  void* (*mmap)(void*, size_t, int, int, int, off_t);
+  int (*munmap)(void*, size_t);
+};
+RealAllocator g_real;
+std::atomic<int> g_resolved{0};  // 0 not yet, 1 resolving (dlsym may allocate), 2 done
+
+constexpr size_t kBootBytes = 256 * 1024;
+alignas(64) unsigned char g_boot[kBootBytes];
+std::atomic<size_t> g_boot_used{0};
+struct BootBlock {
+  size_t size;
+  size_t pad;  // keeps the block 16-aligned
+};
+constexpr int kMaxBootBlocks = 256;
+std::atomic<int> g_boot_count{0};
+void* g_boot_blocks[kMaxBootBlocks];
+
+bool InBoot(const void* p) {
+  auto* c = static_cast<const unsigned char*>(p);
+  return c >= g_boot && c < g_boot + kBootBytes;
+}
+
+void* BootAlloc(size_t size, size_t align) {
+  if (align < 16) align = 16;
+  size_t used = g_boot_used.load();
+  for (;;) {
+    size_t start = (used + sizeof(BootBlock) + align - 1) & ~(align - 1);
+    size_t end = start + size;
+    if (end > kBootBytes) return nullptr;
+    if (g_boot_used.compare_exchange_weak(used, end)) {
+      void* p = g_boot + start;
+      reinterpret_cast<BootBlock*>(static_cast<unsigned char*>(p) - sizeof(BootBlock))->size = size;
+      int n = g_boot_count.fetch_add(1);
+      if (n < kMaxBootBlocks) g_boot_blocks[n] = p;
+      return p;  // static storage: already zeroed
+    }
+  }
+}
+
+size_t BootSize(const void* p) {
+  return reinterpret_cast<const BootBlock*>(static_cast<const unsigned char*>(p) - sizeof(BootBlock))->size;
+}
+
+template <typename Fn>
+void Find(Fn* out, const char* name) {
+  *out = reinterpret_cast<Fn>(dlsym(RTLD_NEXT, name));
+}
+
+bool Resolve() {
+  if (g_resolved.load(std::memory_order_acquire) == 2) return true;
+  int expected = 0;
+  if (!g_resolved.compare_exchange_strong(expected, 1)) return false;  // another is resolving
+  RealAllocator r{};
+  Find(&r.malloc, "malloc");
+  Find(&r.free, "free");
+  Find(&r.calloc, "calloc");
+  Find(&r.realloc, "realloc");
+  Find(&r.posix_memalign, "posix_memalign");
+  Find(&r.aligned_alloc, "aligned_alloc");
+  Find(&r.memalign, "memalign");
+  Find(&r.valloc, "valloc");
+  Find(&r.pvalloc, "pvalloc");
+  Find(&r.mmap, "mmap");
+  Find(&r.munmap, "munmap");
+  g_real = r;
+  g_resolved.store(2, std::memory_order_release);
+  return true;
+}
+
+// ---- Per-thread event rings. ----
+
+enum EventType : uint64_t { kPad = 0, kAllocEvent = 1, kFreeEvent = 2, kStackEvent = 3 };
+constexpr size_t kRingWords = 1u << 17;  // 1 MiB
+constexpr int kMaxHeapFrames = 128;
+constexpr int kSeenStacks = 4096;
+
+struct HeapRing {
+  std::atomic<uint64_t> head;  // words written (producer: the owning thread)
+  std::atomic<uint64_t> tail;  // words consumed (whoever holds the session lock)
+  std::atomic<int> state;      // 0 free, 1 in use, 2 thread ended: drain then free
+  pid_t tid;
+  uint64_t seen[kSeenStacks];  // stack hashes this thread has sent (direct-mapped)
+  uint64_t words[kRingWords];
+};
+
+constexpr int kMaxRings = 4096;
+HeapRing* g_rings[kMaxRings];
+std::atomic<int> g_ring_count{0};
+std::atomic<bool> g_heap_on{false};
+__thread HeapRing* t_ring __attribute__((tls_model("initial-exec"))) = nullptr;
+__thread int t_busy __attribute__((tls_model("initial-exec"))) = 0;  // inside a shim already
+
+uint64_t g_module_low = 0, g_module_high = 0;  // this library's code: calls from it are ours
+
+// Finds the address range of this library's loaded segments.
+int FindOwnImage(dl_phdr_info* info, size_t, void*) {
+  uint64_t self = uint64_t(&FindOwnImage), low = UINT64_MAX, high = 0;
+  for (int i = 0; i < info->dlpi_phnum; ++i) {
+    const ElfW(Phdr)& ph = info->dlpi_phdr[i];
+    if (ph.p_type != PT_LOAD) continue;
+    low = std::min<uint64_t>(low, info->dlpi_addr + ph.p_vaddr);
+    high = std::max<uint64_t>(high, info->dlpi_addr + ph.p_vaddr + ph.p_memsz);
+  }
+  if (self < low || self >= high) return 0;
+  g_module_low = low;
+  g_module_high = high;
+  return 1;
+}
+
+bool FromRuntime(const void* return_address) {
+  auto a = uint64_t(return_address);
+  return a >= g_module_low && a < g_module_high;
+}
+
+HeapRing* ClaimRing() {
+  for (int i = 0; i < g_ring_count.load() && i < kMaxRings; ++i) {
+    int expected = 0;
+    if (g_rings[i] && g_rings[i]->state.compare_exchange_strong(expected, 1)) return g_rings[i];
+  }
+  void* mem = g_real.mmap ? g_real.mmap(nullptr, sizeof(HeapRing), PROT_READ | PROT_WRITE,
+                                        MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
+                          : MAP_FAILED;
+  if (mem == MAP_FAILED) return nullptr;
+  auto* ring = static_cast<HeapRing*>(mem);
+  ring->state.store(1);
+  int index = g_ring_count.fetch_add(1);
+  if (index >= kMaxRings) return nullptr;
+  g_rings[index] = ring;
+  return ring;
+}
+
+HeapRing* MyRing() {
+  HeapRing* ring = t_ring;
+  if (ring) return ring;
+  ring = ClaimRing();
+  if (!ring) return nullptr;
+  ring->tid = GetTid();
+  ring->head.store(0);
+  ring->tail.store(0);
+  std::memset(ring->seen, 0, sizeof ring->seen);
+  t_ring = ring;
+  return ring;
+}
+
+void DrainRing(format::Writer& writer, HeapRing* ring);
+
+// Room for `words` contiguous words; drains the ring itself when the writer is behind, so
+// that no event is ever lost.
+uint64_t* Reserve(HeapRing* ring, size_t words) {
+  for (;;) {
+    uint64_t head = ring->head.load(std::memory_order_relaxed);
+    uint64_t tail = ring->tail.load(std::memory_order_acquire);
+    size_t offset = head % kRingWords;
+    size_t to_end = kRingWords - offset;
+    size_t needed = words <= to_end ? words : to_end + words;
+    if (head + needed - tail <= kRingWords) {
+      if (words > to_end) {  // pad to the end, start again at 0
+        ring->words[offset] = kPad << 56 | to_end;
+        ring->head.store(head + to_end, std::memory_order_release);
+        offset = 0;
+      }
+      return &ring->words[offset];
+    }
+    LockSession();
+    if (g_session.writer) DrainRing(*g_session.writer, ring);
+    UnlockSession();
+  }
+}
+
+void Publish(HeapRing* ring, size_t words) {
+  ring->head.store(ring->head.load(std::memory_order_relaxed) + words, std::memory_order_release);
+}
+
+uint64_t PreciseNow() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return uint64_t(ts.tv_sec) * 1000000000u + uint64_t(ts.tv_nsec);
+}
+
+uint64_t HashFrames(const void* const* frames, int depth) {
+  uint64_t h = 0x9E3779B97F4A7C15ull ^ uint64_t(depth);
+  for (int i = 0; i < depth; ++i) {
+    h ^= uint64_t(frames[i]);
+    h *= 0xBF58476D1CE4E5B9ull;
+    h ^= h >> 31;
+  }
+  return h | 1;  // 0 means "no stack"
+}
+
+// The allocation's call stack: return addresses, innermost first, without this library's frames.
+uint64_t CaptureStack(HeapRing* ring) {
+  void* raw[kMaxHeapFrames + 8];
+  int depth = unw_backtrace(raw, kMaxHeapFrames + 8);
+  int skip = 0;
+  while (skip < depth && FromRuntime(raw[skip])) ++skip;
+  void** frames = raw + skip;
+  depth -= skip;
+  if (depth > kMaxHeapFrames) depth = kMaxHeapFrames;
+  if (depth <= 0) return 0;
+  uint64_t hash = HashFrames(frames, depth);
+  uint64_t& seen = ring->seen[hash % kSeenStacks];
+  if (seen != hash) {
+    uint64_t* w = Reserve(ring, 3 + size_t(depth));
+    w[0] = kStackEvent << 56 | uint64_t(3 + depth);
+    w[1] = hash;
+    w[2] = uint64_t(depth);
+    for (int i = 0; i < depth; ++i) w[3 + i] = uint64_t(frames[i]);
+    Publish(ring, 3 + size_t(depth));
+    seen = hash;
+  }
+  return hash;
+}
+
+void RecordAlloc(void* p, size_t size, format::AllocKind kind) {
+  HeapRing* ring = MyRing();
+  if (!ring) return;
+  uint64_t stack = CaptureStack(ring);
+  uint64_t* w = Reserve(ring, 6);
+  w[0] = kAllocEvent << 56 | 6;
+  w[1] = PreciseNow();
+  w[2] = uint64_t(p);
+  w[3] = size;
+  w[4] = uint64_t(kind);
+  w[5] = stack;
+  Publish(ring, 6);
+}
+
+// `time` is taken before the block is released, so that a reuse of the address by another
+// thread always comes later.
+void RecordFree(void* p, format::FreeKind kind, uint64_t size, uint64_t time) {
+  HeapRing* ring = MyRing();
+  if (!ring) return;
+  uint64_t* w = Reserve(ring, 5);
+  w[0] = kFreeEvent << 56 | 5;
+  w[1] = time;
+  w[2] = uint64_t(p);
+  w[3] = uint64_t(kind);
+  w[4] = size;
+  Publish(ring, 5);
+}
+
+// ---- Writer side: stack hash → stack node id. ----
+
+struct StackSlot {
+  uint64_t hash, node;
+};
+StackSlot* g_stacks = nullptr;
+size_t g_stacks_capacity = 0, g_stacks_count = 0;
+
+uint64_t* StackNode(uint64_t hash, bool insert) {
+  if (insert && (g_stacks_count + 1) * 2 > g_stacks_capacity) {
+    size_t capacity = g_stacks_capacity ? g_stacks_capacity * 2 : 4096;
+    auto* grown = static_cast<StackSlot*>(calloc(capacity, sizeof(StackSlot)));
+    if (!grown) return nullptr;
+    for (size_t i = 0; i < g_stacks_capacity; ++i) {
+      if (!g_stacks[i].hash) continue;
+      size_t j = g_stacks[i].hash & (capacity - 1);
+      while (grown[j].hash) j = (j + 1) & (capacity - 1);
+      grown[j] = g_stacks[i];
+    }
+    free(g_stacks);
+    g_stacks = grown;
+    g_stacks_capacity = capacity;
+  }
+  if (!g_stacks_capacity) return nullptr;
+  size_t mask = g_stacks_capacity - 1;
+  for (size_t i = hash & mask;; i = (i + 1) & mask) {
+    if (g_stacks[i].hash == hash) return &g_stacks[i].node;
+    if (!g_stacks[i].hash) {
+      if (!insert) return nullptr;
+      g_stacks[i].hash = hash;
+      ++g_stacks_count;
+      return &g_stacks[i].node;
+    }
+  }
+}
+
+void DrainRing(format::Writer& writer, HeapRing* ring) {
+  uint64_t head = ring->head.load(std::memory_order_acquire);
+  uint64_t tail = ring->tail.load(std::memory_order_relaxed);
+  while (tail < head) {
+    const uint64_t* w = &ring->words[tail % kRingWords];
+    uint64_t type = w[0] >> 56, words = w[0] & 0xFFFFFFFFu;
+    if (words == 0) break;  // cannot happen for a well-formed ring; never spin on it
+    if (type == kStackEvent) {
+      uint64_t node = 0;
+      for (uint64_t i = w[2]; i-- > 0;) node = writer.internStackNode(node, w[3 + i]);
+      if (uint64_t* slot = StackNode(w[1], true)) *slot = node;
+    } else if (type == kAllocEvent) {
+      uint64_t* node = StackNode(w[5], false);
+      writer.add(format::AllocRecord{w[1], uint64_t(ring->tid), w[2], w[3], node ? *node : 0,
+                                     format::AllocKind(w[4])});
+    } else if (type == kFreeEvent) {
+      writer.add(format::FreeRecord{w[1], uint64_t(ring->tid), w[2], format::FreeKind(w[3]), w[4]});
+    }
+    tail += words;
+  }
+  ring->tail.store(tail, std::memory_order_release);
+}
+
+// Marks the calling thread as inside a shim for the scope: what the real allocator does under
+// it (operator new calling malloc, libunwind) is not recorded twice. Survives exceptions
+// (operator new may throw bad_alloc through it).
+struct Busy {
+  Busy() { ++t_busy; }
+  ~Busy() { --t_busy; }
+  Busy(const Busy&) = delete;
+  Busy& operator=(const Busy&) = delete;
+};
+
+// Whether this call, made from `caller`, is the program's own to record.
+inline bool Recording(const void* caller) {
+  return g_heap_on.load(std::memory_order_relaxed) && t_busy == 0 && !InRuntimeNow() &&
+         !FromRuntime(caller);
+}
+
+inline bool Ready() { return g_resolved.load(std::memory_order_acquire) == 2 || Resolve(); }
+
+}  // namespace
+
+bool HeapOn() { return g_heap_on.load(); }
+
+void StartHeap(format::Writer& writer, uint64_t now) {
+  dl_iterate_phdr(FindOwnImage, nullptr);
+  Resolve();
+  // What the bootstrap arena served before the real allocator was found still counts.
+  int boot = g_boot_count.load();
+  for (int i = 0; i < boot && i < kMaxBootBlocks; ++i)
+    writer.add(format::AllocRecord{now, uint64_t(GetTid()), uint64_t(g_boot_blocks[i]),
+                                   BootSize(g_boot_blocks[i]), 0, format::AllocKind::kMalloc});
+  g_heap_on.store(true);
+}
+
+void DrainHeapLocked(format::Writer& writer) {
+  int count = g_ring_count.load();
+  for (int i = 0; i < count && i < kMaxRings; ++i) {
+    HeapRing* ring = g_rings[i];
+    if (!ring) continue;
+    int state = ring->state.load();
+    if (state == 0) continue;
+    DrainRing(writer, ring);
+    if (state == 2) ring->state.store(0);
+  }
+}
+
+void EndThreadHeap() {
+  HeapRing* ring = t_ring;
+  if (!ring) return;
+  t_ring = nullptr;
+  LockSession();
+  if (g_session.writer) DrainRing(*g_session.writer, ring);
+  ring->state.store(2);
+  UnlockSession();
+}
+
+void ResetHeapAfterFork() {
+  HeapRing* mine = t_ring;
+  int count = g_ring_count.load();
+  for (int i = 0; i < count && i < kMaxRings; ++i) {
+    HeapRing* ring = g_rings[i];
+    if (!ring) continue;
+    ring->tail.store(ring->head.load());  // the parent writes those events
+    std::memset(ring->seen, 0, sizeof ring->seen);
+    if (ring != mine) ring->state.store(0);
+  }
+  if (mine) mine->tid = GetTid();
+  if (g_stacks) std::memset(g_stacks, 0, g_stacks_capacity * sizeof(StackSlot));
+  g_stacks_count = 0;
+}
+
+}  // namespace hotline::rt
+
+using namespace hotline::rt;
+using hotline::format::AllocKind;
+using hotline::format::FreeKind;
+
+HOTLINE_EXPORT void* malloc(size_t size) {
+  if (!Ready()) return BootAlloc(size, 16);
+  if (!Recording(__builtin_return_address(0))) return g_real.malloc(size);
+  Busy busy;
+  void* p = g_real.malloc(size);
+  if (p) RecordAlloc(p, size, AllocKind::kMalloc);
+  return p;
+}
+
+HOTLINE_EXPORT void free(void* p) {
+  if (!p || InBoot(p)) return;
+  if (!Ready()) return;  // cannot happen: only boot blocks exist before resolution
+  if (!Recording(__builtin_return_address(0))) return g_real.free(p);
+  Busy busy;
+  RecordFree(p, FreeKind::kFree, 0, PreciseNow());
+  g_real.free(p);
+}
+
+HOTLINE_EXPORT void* calloc(size_t count, size_t size) {
+  size_t bytes;
+  if (__builtin_mul_overflow(count, size, &bytes)) {
+    errno = ENOMEM;
+    return nullptr;
+  }
+  if (!Ready()) return BootAlloc(bytes, 16);
+  if (!Recording(__builtin_return_address(0))) return g_real.calloc(count, size);
+  Busy busy;
+  void* p = g_real.calloc(count, size);
+  if (p) RecordAlloc(p, bytes, AllocKind::kCalloc);
+  return p;
+}
+
+HOTLINE_EXPORT void* realloc(void* old, size_t size) {
+  if (old && InBoot(old)) {
+    // A bootstrap block moves into the real heap; the arena never frees.
+    void* p = malloc(size);
+    if (p) std::memcpy(p, old, BootSize(old) < size ? BootSize(old) : size);
+    return p;
+  }
+  if (!Ready()) return BootAlloc(size, 16);
+  if (!Recording(__builtin_return_address(0))) return g_real.realloc(old, size);
+  Busy busy;
+  uint64_t before = PreciseNow();
+  void* p = g_real.realloc(old, size);
+  if (old && (p || size == 0)) RecordFree(old, FreeKind::kRealloc, 0, before);
+  if (p) RecordAlloc(p, size, AllocKind::kRealloc);
+  return p;
+}
+
+HOTLINE_EXPORT int posix_memalign(void** out, size_t align, size_t size) {
+  if (!Ready()) {
+    *out = BootAlloc(size, align);
+    return *out ? 0 : ENOMEM;
+  }
+  if (!Recording(__builtin_return_address(0))) return g_real.posix_memalign(out, align, size);
+  Busy busy;
+  int result = g_real.posix_memalign(out, align, size);
+  if (result == 0) RecordAlloc(*out, size, AllocKind::kAligned);
+  return result;
+}
+
+// aligned_alloc, memalign, valloc and pvalloc share one shape.
+#define HOTLINE_ALIGNED_SHIM(NAME, PARAMS, ARGS, SIZE, BOOT_ALIGN)         \
+  HOTLINE_EXPORT void* NAME PARAMS {                                       \
+    if (!Ready()) return BootAlloc(SIZE, BOOT_ALIGN);                      \
+    if (!Recording(__builtin_return_address(0))) return g_real.NAME ARGS;  \
+    Busy busy;                                                             \
+    void* p = g_real.NAME ARGS;                                            \
+    if (p) RecordAlloc(p, SIZE, AllocKind::kAligned);                      \
+    return p;                                                              \
+  }
+HOTLINE_ALIGNED_SHIM(aligned_alloc, (size_t align, size_t size), (align, size), size, align)
+HOTLINE_ALIGNED_SHIM(memalign, (size_t align, size_t size), (align, size), size, align)
+HOTLINE_ALIGNED_SHIM(valloc, (size_t size), (size), size, 4096)
+HOTLINE_ALIGNED_SHIM(pvalloc, (size_t size), (size), size, 4096)
+#undef HOTLINE_ALIGNED_SHIM
+
+HOTLINE_EXPORT void* mmap(void* address, size_t length, int prot, int flags, int fd, off_t offset) {
+  if (!Ready() || !g_real.mmap) {
+    errno = ENOSYS;
+    return MAP_FAILED;
+  }
+  if (!(flags & MAP_ANONYMOUS) || !Recording(__builtin_return_address(0)))
+    return g_real.mmap(address, length, prot, flags, fd, offset);
+  Busy busy;
+  void* p = g_real.mmap(address, length, prot, flags, fd, offset);
+  if (p != MAP_FAILED) RecordAlloc(p, length, AllocKind::kMmap);
+  return p;
+}
+
+HOTLINE_EXPORT int munmap(void* address, size_t length) {
+  if (!Ready() || !g_real.munmap) {
+    errno = ENOSYS;
+    return -1;
+  }
+  if (!Recording(__builtin_return_address(0))) return g_real.munmap(address, length);
+  Busy busy;
+  uint64_t before = PreciseNow();
+  int result = g_real.munmap(address, length);
+  if (result == 0) RecordFree(address, FreeKind::kMunmap, length, before);
+  return result;
+}
+
+// operator new and delete, all their forms, replaced as the C++ standard allows. Each calls the
+// real one (libstdc++'s, which calls malloc: unrecorded under Busy) so that bad_alloc,
+// new-handlers and nothrow behave exactly as before.
+namespace {
+
+using Nothrow = const std::nothrow_t&;
+using Align = std::align_val_t;
+
+template <typename Fn, typename... Args>
+void* NewWith(Fn real, AllocKind kind, void* caller, size_t size, Args... args) {
+  if (!real) return nullptr;
+  if (!Recording(caller)) return real(size, args...);
+  Busy busy;
+  void* p = real(size, args...);
+  if (p) RecordAlloc(p, size, kind);
+  return p;
+}
+
+template <typename Fn, typename... Args>
+void DeleteWith(Fn real, FreeKind kind, void* caller, void* p, Args... args) {
+  if (!real || !p) return;
+  if (!Recording(caller)) return real(p, args...);
+  Busy busy;
+  RecordFree(p, kind, 0, PreciseNow());
+  real(p, args...);
+}
+
+}  // namespace
+
+#define HOTLINE_REAL(FN_TYPE, MANGLED) \
+  static FN_TYPE real = reinterpret_cast<FN_TYPE>(dlsym(RTLD_NEXT, MANGLED))
+#define HOTLINE_NEW_FORM(MANGLED, KIND, PARAMS, ...)                                \
+  __attribute__((visibility("default"))) void* operator new PARAMS {               \
+    using Fn = void* (*)PARAMS;                                                     \
+    HOTLINE_REAL(Fn, MANGLED);                                                      \
+    return NewWith(real, AllocKind::KIND, __builtin_return_address(0), __VA_ARGS__); \
+  }
+#define HOTLINE_NEW_ARRAY_FORM(MANGLED, KIND, PARAMS, ...)                          \
+  __attribute__((visibility("default"))) void* operator new[] PARAMS {             \
+    using Fn = void* (*)PARAMS;                                                     \
+    HOTLINE_REAL(Fn, MANGLED);                                                      \
+    return NewWith(real, AllocKind::KIND, __builtin_return_address(0), __VA_ARGS__); \
+  }
+#define HOTLINE_DELETE_FORM(OP, MANGLED, KIND, PARAMS, ...)                          \
+  __attribute__((visibility("default"))) void OP PARAMS noexcept {                  \
+    using Fn = void (*)PARAMS;                                                       \
+    HOTLINE_REAL(Fn, MANGLED);                                                       \
+    DeleteWith(real, FreeKind::KIND, __builtin_return_address(0), __VA_ARGS__);      \
+  }
+
+HOTLINE_NEW_FORM("_Znwm", kNew, (size_t s), s)
+HOTLINE_NEW_ARRAY_FORM("_Znam", kNewArray, (size_t s), s)
+HOTLINE_NEW_FORM("_ZnwmRKSt9nothrow_t", kNew, (size_t s, Nothrow t) noexcept, s, t)
+HOTLINE_NEW_ARRAY_FORM("_ZnamRKSt9nothrow_t", kNewArray, (size_t s, Nothrow t) noexcept, s, t)
+HOTLINE_NEW_FORM("_ZnwmSt11align_val_t", kNew, (size_t s, Align a), s, a)
+HOTLINE_NEW_ARRAY_FORM("_ZnamSt11align_val_t", kNewArray, (size_t s, Align a), s, a)
+HOTLINE_NEW_FORM("_ZnwmSt11align_val_tRKSt9nothrow_t", kNew, (size_t s, Align a, Nothrow t) noexcept, s, a, t)
+HOTLINE_NEW_ARRAY_FORM("_ZnamSt11align_val_tRKSt9nothrow_t", kNewArray, (size_t s, Align a, Nothrow t) noexcept, s, a, t)
+HOTLINE_DELETE_FORM(operator delete, "_ZdlPv", kDelete, (void* p), p)
+HOTLINE_DELETE_FORM(operator delete[], "_ZdaPv", kDeleteArray, (void* p), p)
+HOTLINE_DELETE_FORM(operator delete, "_ZdlPvm", kDelete, (void* p, size_t s), p, s)
+HOTLINE_DELETE_FORM(operator delete[], "_ZdaPvm", kDeleteArray, (void* p, size_t s), p, s)
+HOTLINE_DELETE_FORM(operator delete, "_ZdlPvRKSt9nothrow_t", kDelete, (void* p, Nothrow t), p, t)
+HOTLINE_DELETE_FORM(operator delete[], "_ZdaPvRKSt9nothrow_t", kDeleteArray, (void* p, Nothrow t), p, t)
+HOTLINE_DELETE_FORM(operator delete, "_ZdlPvSt11align_val_t", kDelete, (void* p, Align a), p, a)
+HOTLINE_DELETE_FORM(operator delete[], "_ZdaPvSt11align_val_t", kDeleteArray, (void* p, Align a), p, a)
+HOTLINE_DELETE_FORM(operator delete, "_ZdlPvmSt11align_val_t", kDelete, (void* p, size_t s, Align a), p, s, a)
+HOTLINE_DELETE_FORM(operator delete[], "_ZdaPvmSt11align_val_t", kDeleteArray, (void* p, size_t s, Align a), p, s, a)
+HOTLINE_DELETE_FORM(operator delete, "_ZdlPvSt11align_val_tRKSt9nothrow_t", kDelete, (void* p, Align a, Nothrow t), p, a, t)
+HOTLINE_DELETE_FORM(operator delete[], "_ZdaPvSt11align_val_tRKSt9nothrow_t", kDeleteArray, (void* p, Align a, Nothrow t), p, a, t)

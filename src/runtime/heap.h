@@ -1,0 +1,26 @@
+// The heap collector (`hotline record --heap`): malloc and friends, operator new/delete and
+// anonymous mmap/munmap are interposed; every allocation is recorded with its size, address,
+// time and call stack, every release with its address. The allocating thread unwinds (libunwind)
+// and writes into its own ring; a stack it has sent before costs only its hash. The writer
+// thread (or the thread itself when its ring is full: nothing is ever dropped) turns rings into
+// ALLOC and FREE records.
+#pragma once
+
+#include <cstdint>
+
+#include "format/writer.h"
+
+namespace hotline::rt {
+
+// Switches recording on (from StartSession, when the configuration asks for it) and records the
+// allocations the bootstrap arena served before the real allocator was found.
+void StartHeap(format::Writer& writer, uint64_t now);
+bool HeapOn();
+// With the session lock held: turns every thread's events into records.
+void DrainHeapLocked(format::Writer& writer);
+// The calling thread ends: its events are written (lock taken inside) and its ring reused.
+void EndThreadHeap();
+// In the child after fork: the parent writes what the rings held; the child starts afresh.
+void ResetHeapAfterFork();
+
+}  // namespace hotline::rt
