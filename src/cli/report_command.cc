@@ -9,6 +9,8 @@
 #include "format/raw_profile.h"
 #include "format/reader.h"
 #include "model/build.h"
+#include "model/heap.h"
+#include "report/heap.h"
 #include "report/report.h"
 #include "symbolize/symbolizer.h"
 
@@ -22,6 +24,7 @@ struct ReportCommandOptions {
   report::ReportOptions report;
   bool all = false;
   bool threads = false;
+  bool heap = false;
   double cutoff = 0;
   CLI::Option* cutoff_option = nullptr;
 
@@ -51,6 +54,9 @@ struct ReportCommandOptions {
     cmd.add_flag("-N,--no-summary", report.no_summary, "no summary");
     cmd.add_flag("-A,--all", all, "the usual set: -T -G -F -C and the summary");
     cmd.add_flag("--threads", threads, "the chosen tables once per thread");
+    cmd.add_flag("-H,--heap", heap,
+                 "the heap: peak, totals, temporary allocations, leaks, top sites, sizes "
+                 "(a profile recorded with --heap)");
     cmd.add_option("FILE", file, "the profile (default: the newest *.hotline here)");
   }
 };
@@ -75,7 +81,7 @@ int RunReport(ReportCommandOptions& o) {
   // --threads builds several profiles from one reading, so it keeps the records; otherwise
   // samples are aggregated as they are read.
   std::optional<format::RawProfile> raw;
-  if (o.threads) {
+  if (o.threads || o.heap) {
     Expected<format::RawProfile> loaded = format::LoadRawProfile(o.file, &stats);
     if (!loaded) {
       fmt::print(stderr, "hotline: {}\n", loaded.status().message());
@@ -96,9 +102,24 @@ int RunReport(ReportCommandOptions& o) {
     Warn(fmt::format("{}: {} records of unknown kinds skipped (written by a newer hotline)", o.file,
                      stats.unknown_records));
   for (const std::string& w : profile->warnings) Warn(w);
-  if (profile->summary.samples == 0) Warn(fmt::format("{}: the profile holds no samples", o.file));
+  const report::ReportOptions& r = o.report;
+  bool sample_tables = r.top || r.graph || r.files || r.lines || r.flat || r.functions || r.raw ||
+                       r.stack_changes || !o.heap;
+  if (profile->summary.samples == 0 && sample_tables)
+    Warn(fmt::format("{}: the profile holds no samples", o.file));
 
   std::string out;
+  if (o.heap) {
+    Expected<model::HeapProfile> heap = model::BuildHeapProfile(*raw, resolver);
+    if (!heap) {
+      fmt::print(stderr, "hotline: {}: {}\n", o.file, heap.status().message());
+      return 1;
+    }
+    if (sample_tables) report::PrintReport(*profile, o.report, out);
+    report::PrintHeap(*heap, o.report, out);
+    fmt::print("{}", out);
+    return 0;
+  }
   if (!o.threads) {
     report::PrintReport(*profile, o.report, out);
     fmt::print("{}", out);

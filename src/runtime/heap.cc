@@ -251,6 +251,7 @@ uint64_t CaptureStack(HeapRing* ring) {
 }
 
 void RecordAlloc(void* p, size_t size, format::AllocKind kind) {
+  InRuntime guard;  // a sample landing here is the profiler's time
   HeapRing* ring = MyRing();
   if (!ring) return;
   uint64_t stack = CaptureStack(ring);
@@ -267,6 +268,7 @@ void RecordAlloc(void* p, size_t size, format::AllocKind kind) {
 // `time` is taken before the block is released, so that a reuse of the address by another
 // thread always comes later.
 void RecordFree(void* p, format::FreeKind kind, uint64_t size, uint64_t time) {
+  InRuntime guard;
   HeapRing* ring = MyRing();
   if (!ring) return;
   uint64_t* w = Reserve(ring, 5);

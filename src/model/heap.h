@@ -1,0 +1,64 @@
+// What the heap did, from a profile's ALLOC and FREE records (`hotline record --heap`): peak,
+// totals, temporary allocations, leaks, allocation sites and sizes. Built from the raw records
+// the way Profile is built from samples; views only print it.
+//
+// Definitions (docs/heap.md):
+//  - allocation calls: ALLOC records of the heap (malloc, calloc, realloc, the aligned family,
+//    operator new and new[]); anonymous mmap is counted apart (mmap_*).
+//  - free calls: free, operator delete and delete[] of a known block; the old block a realloc
+//    releases is not a call of its own.
+//  - temporary: a block freed by the thread that allocated it before that thread allocated
+//    anything else (heaptrack's definition, per thread).
+//  - leaked: blocks still live at the end of the run.
+//  - peak: the largest sum of live heap bytes, and when it was first reached.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "format/raw_profile.h"
+#include "model/build.h"
+
+namespace hotline::model {
+
+// The place a block was allocated from: the caller of the allocator, as function and line.
+struct HeapSite {
+  std::string function;  // "[unknown]" when the stack was lost
+  std::string file;
+  uint32_t line = 0;
+  uint64_t calls = 0, bytes = 0;
+  uint64_t peak_bytes = 0;  // of this site's blocks live at the moment of the peak
+  uint64_t temporary_calls = 0;
+  uint64_t leaked_calls = 0, leaked_bytes = 0;
+};
+
+// Blocks still live at the end that share one full stack.
+struct HeapLeak {
+  uint64_t calls = 0, bytes = 0;
+  std::vector<std::string> stack;  // "function (file:line)", innermost first
+};
+
+struct HeapPoint {
+  uint64_t time_ns = 0;  // since the first heap event
+  uint64_t bytes = 0;    // live heap bytes after the event
+};
+
+struct HeapProfile {
+  uint64_t peak_bytes = 0, peak_time_ns = 0;  // peak_time_ns: since the first heap event
+  uint64_t total_bytes = 0, alloc_calls = 0, free_calls = 0, temporary_calls = 0;
+  uint64_t leaked_bytes = 0, leaked_calls = 0;
+  uint64_t mmap_calls = 0, mmap_bytes = 0, munmap_calls = 0, mmap_leaked_bytes = 0;
+  uint64_t unknown_frees = 0;  // releases of blocks the profile never saw allocated
+  std::vector<HeapSite> sites;    // unordered; views sort
+  std::vector<HeapLeak> leaks;    // by bytes, largest first
+  // (lower bound of a power-of-two size class, calls): 0, 1, 2, 4, 8, ...
+  std::vector<std::pair<uint64_t, uint64_t>> size_histogram;
+  std::vector<HeapPoint> timeline;  // at most about 1000 points, for graphs
+};
+
+// Fails when the profile holds no heap records (recorded without --heap).
+Expected<HeapProfile> BuildHeapProfile(const format::RawProfile& raw, AddressResolver& resolver);
+
+}  // namespace hotline::model
