@@ -10,6 +10,7 @@ packages=(
   clang libclang-rt-14-dev
   gfortran fpc gm2-12 libgm2-12-dev
   binutils
+  heaptrack valgrind linux-perf uftrace
 )
 
 missing=()

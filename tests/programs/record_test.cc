@@ -15,87 +15,17 @@
 #include <vector>
 
 #include "format/raw_profile.h"
+#include "harness.h"
 
 namespace hotline {
 namespace {
 
-struct RunResult {
-  std::string out, err;
-  int exit_code = -1;  // as a shell reports it: 128+N for a death by signal N
-};
-
-// Runs argv (no shell) in `dir`, capturing stdout and stderr.
-RunResult Execute(const std::vector<std::string>& argv, const std::string& dir) {
-  int out_pipe[2], err_pipe[2];
-  EXPECT_EQ(pipe(out_pipe), 0);
-  EXPECT_EQ(pipe(err_pipe), 0);
-  pid_t child = fork();
-  if (child == 0) {
-    if (chdir(dir.c_str()) != 0) _exit(121);
-    dup2(out_pipe[1], 1);
-    dup2(err_pipe[1], 2);
-    close(out_pipe[0]);
-    close(err_pipe[0]);
-    std::vector<char*> args;
-    for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
-    execv(args[0], args.data());
-    _exit(122);
-  }
-  close(out_pipe[1]);
-  close(err_pipe[1]);
-  RunResult run;
-  pollfd fds[2] = {{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}};
-  int open_fds = 2;
-  while (open_fds > 0) {
-    if (poll(fds, 2, -1) < 0) break;
-    for (int i = 0; i < 2; ++i) {
-      if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP))) continue;
-      char buf[4096];
-      ssize_t n = read(fds[i].fd, buf, sizeof buf);
-      if (n <= 0) {
-        close(fds[i].fd);
-        fds[i].fd = -1;
-        --open_fds;
-      } else {
-        (i == 0 ? run.out : run.err).append(buf, size_t(n));
-      }
-    }
-  }
-  int status = 0;
-  waitpid(child, &status, 0);
-  run.exit_code = WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
-  return run;
-}
-
-std::string ScratchDir(const std::string& name) {
-  const char* tmp = getenv("TMPDIR");
-  std::string pattern = std::string(tmp ? tmp : "/tmp") + "/hotline-record-" + name + "-XXXXXX";
-  std::vector<char> buf(pattern.begin(), pattern.end());
-  buf.push_back('\0');
-  EXPECT_NE(mkdtemp(buf.data()), nullptr);
-  return buf.data();
-}
-
-std::vector<std::string> ProfilesIn(const std::string& dir) {
-  std::vector<std::string> found;
-  DIR* d = opendir(dir.c_str());
-  while (dirent* e = d ? readdir(d) : nullptr) {
-    std::string name = e->d_name;
-    if (name.size() > 8 && name.substr(name.size() - 8) == ".hotline") found.push_back(dir + "/" + name);
-  }
-  if (d) closedir(d);
-  std::sort(found.begin(), found.end());
-  return found;
-}
-
-format::RawProfile Load(const std::string& path) {
-  format::ReadStats stats;
-  Expected<format::RawProfile> profile = format::LoadRawProfile(path, &stats);
-  EXPECT_TRUE(profile.ok()) << profile.status().message();
-  EXPECT_FALSE(stats.damaged()) << path << ": " << stats.summary();
-  return profile.ok() ? std::move(*profile) : format::RawProfile{};
-}
+using testing::Execute;
+using testing::Hotline;
+using testing::Load;
+using testing::ProfilesIn;
+using testing::RunResult;
+using testing::ScratchDir;
 
 // Every thread that used at least 200 ms of CPU got one sample per period, within 20%.
 void ExpectSamplesMatchCpuTime(const format::RawProfile& p) {
@@ -279,11 +209,6 @@ TEST(Record, FramePointerUnwindingWorksToo) {
 
 // ---- Bad input: one clear line and a non-zero exit, never a crash. ----
 
-RunResult Hotline(const std::vector<std::string>& args, const std::string& dir) {
-  std::vector<std::string> argv = {HOTLINE_BIN};
-  argv.insert(argv.end(), args.begin(), args.end());
-  return Execute(argv, dir);
-}
 
 void ExpectOneLineError(const RunResult& run, const std::string& fragment) {
   EXPECT_NE(run.exit_code, 0);

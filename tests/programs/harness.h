@@ -1,0 +1,28 @@
+// Running real programs in tests: without a shell, capturing stdout and stderr, each in a
+// scratch directory of its own; and reading the profiles they leave.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "format/raw_profile.h"
+
+namespace hotline::testing {
+
+struct RunResult {
+  std::string out, err;
+  int exit_code = -1;  // as a shell reports it: 128+N for a death by signal N
+};
+
+// Runs argv (no shell) in `dir`, capturing stdout and stderr.
+RunResult Execute(const std::vector<std::string>& argv, const std::string& dir);
+// A fresh directory under $TMPDIR (or /tmp).
+std::string ScratchDir(const std::string& name);
+// The *.hotline files in `dir`, sorted.
+std::vector<std::string> ProfilesIn(const std::string& dir);
+// Reads a profile, failing the test if it cannot be read or is damaged.
+format::RawProfile Load(const std::string& path);
+// Runs `hotline ARGS...` in `dir`.
+RunResult Hotline(const std::vector<std::string>& args, const std::string& dir);
+
+}  // namespace hotline::testing
