@@ -40,7 +40,8 @@ __attribute__((target("sse4.2"))) uint32_t Crc32cHardware(const unsigned char* p
 }
 
 bool HaveSse42() {
-  static const bool have = __builtin_cpu_supports("sse4.2");
+  // __builtin_cpu_init: the CPU model may not be read yet when a library calls this early.
+  static const bool have = (__builtin_cpu_init(), __builtin_cpu_supports("sse4.2"));
   return have;
 }
 #endif
