@@ -1,0 +1,380 @@
+// The .hotline format: every record kind round-trips, and every way a file can be damaged is
+// read as far as it can be, reported, and never crashes the reader (docs/format.md).
+#include <gtest/gtest.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "base/crc32c.h"
+#include "base/varint.h"
+#include "format/raw_profile.h"
+#include "format/reader.h"
+#include "format/byte_buffer.h"
+#include "format/schema.h"
+#include "format/writer.h"
+#include "sample_profile.h"
+
+namespace hotline {
+namespace {
+
+std::string TempPath(const std::string& name) {
+  const char* tmp = getenv("TMPDIR");
+  return std::string(tmp ? tmp : "/tmp") + "/hotline-format-" + std::to_string(getpid()) + "-" + name;
+}
+
+std::string ReadAll(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+struct Read {
+  Status status;
+  format::RawProfile profile;
+  format::ReadStats stats;
+};
+
+Read ReadBytes(const std::string& bytes) {
+  Read r;
+  r.status = format::ReadProfileBytes(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(),
+                                      "test", r.profile, &r.stats);
+  return r;
+}
+
+// The chunk boundaries of a well-formed file: offsets where each chunk header starts.
+std::vector<size_t> ChunkOffsets(const std::string& bytes) {
+  std::vector<size_t> offsets;
+  size_t pos = format::kFileHeaderSize;
+  while (pos + format::kChunkHeaderSize <= bytes.size()) {
+    offsets.push_back(pos);
+    uint32_t stored;
+    std::memcpy(&stored, bytes.data() + pos + 8, 4);
+    pos += format::kChunkHeaderSize + stored;
+  }
+  return offsets;
+}
+
+class FormatTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    path_ = TempPath("sample.hotline");
+    ASSERT_TRUE(testing::WriteSampleProfile(path_, 3));
+    bytes_ = ReadAll(path_);
+  }
+  void TearDown() override { unlink(path_.c_str()); }
+  std::string path_, bytes_;
+};
+
+TEST(Crc32c, KnownVectorsAndHardwareAgreesWithBitwise) {
+  EXPECT_EQ(Crc32c("123456789", 9), 0xE3069283u);
+  EXPECT_EQ(Crc32c("", 0), 0u);
+  std::mt19937 rng(7);
+  for (size_t length = 0; length <= 300; ++length) {
+    std::string data(length, '\0');
+    for (char& c : data) c = char(rng());
+    uint32_t crc = ~0u;  // bitwise reference
+    for (unsigned char byte : data) {
+      crc ^= byte;
+      for (int k = 0; k < 8; ++k) crc = (crc & 1) ? (crc >> 1) ^ 0x82F63B78u : crc >> 1;
+    }
+    EXPECT_EQ(Crc32c(data.data(), data.size()), ~crc) << "length " << length;
+    // Extending in two pieces gives the same as one.
+    uint32_t split = Crc32c(data.data() + length / 2, length - length / 2, Crc32c(data.data(), length / 2));
+    EXPECT_EQ(split, ~crc);
+  }
+}
+
+TEST(Varint, EdgeValuesAndOverlongInput) {
+  for (uint64_t v : {0ull, 1ull, 127ull, 128ull, 16383ull, 16384ull, ~0ull}) {
+    uint8_t buf[kMaxVarintBytes];
+    size_t n = EncodeVarint(v, buf);
+    ByteCursor in(buf, n);
+    uint64_t back;
+    ASSERT_TRUE(in.varint(&back));
+    EXPECT_EQ(back, v);
+    EXPECT_TRUE(in.atEnd());
+  }
+  for (int64_t v : std::initializer_list<int64_t>{0, -1, 1, INT64_MIN, INT64_MAX})
+    EXPECT_EQ(UnZigZag(ZigZag(v)), v);
+  uint8_t overlong[11];
+  std::memset(overlong, 0x80, sizeof overlong);
+  ByteCursor in(overlong, sizeof overlong);
+  uint64_t v;
+  EXPECT_FALSE(in.varint(&v));
+  EXPECT_FALSE(in.ok());
+  uint8_t cut[1] = {0x80};
+  ByteCursor short_in(cut, 1);
+  EXPECT_FALSE(short_in.varint(&v));
+}
+
+TEST_F(FormatTest, EveryRecordKindRoundTrips) {
+  Read r = ReadBytes(bytes_);
+  ASSERT_TRUE(r.status.ok()) << r.status.message();
+  EXPECT_FALSE(r.stats.damaged());
+  EXPECT_EQ(r.stats.version, format::kVersion);
+  EXPECT_EQ(r.stats.chunks, 5u);  // three of samples, the tail, the appended counts
+  const format::RawProfile& p = r.profile;
+  ASSERT_TRUE(p.process.has_value());
+  EXPECT_EQ(p.process->pid, 100u);
+  EXPECT_EQ(p.process->exe, "/usr/bin/prog");
+  EXPECT_EQ(p.process->argv, (std::vector<std::string>{"prog", "--fast"}));
+  EXPECT_EQ(p.process->trace, format::TraceMode::kCounts);
+  ASSERT_EQ(p.modules.size(), 1u);
+  EXPECT_EQ(p.modules[0].build_id, std::string("\xde\xad\xbe\xef", 4));
+  EXPECT_EQ(p.samples.size(), 120u);
+  // Three distinct stacks sharing one caller: 1 + 3 nodes, ids from 1.
+  EXPECT_EQ(p.stack_nodes.size(), 4u);
+  EXPECT_EQ(p.stack_nodes.count(1), 1u);
+  std::vector<uint64_t> frames = p.stack(p.samples[1].node);
+  EXPECT_EQ(frames, (std::vector<uint64_t>{0x1210, 0x1100}));
+  // Times survive the per-chunk delta encoding.
+  for (size_t i = 0; i < p.samples.size(); ++i) EXPECT_EQ(p.samples[i].time, 3'000'000 + i * 1'000'000);
+  EXPECT_EQ(p.marks.size(), 3u);
+  EXPECT_EQ(p.marks[0].label, "phase");
+  EXPECT_EQ(p.allocs.size(), 3u);
+  EXPECT_EQ(p.frees.size(), 3u);
+  EXPECT_EQ(p.allocs[2].address, 0x5000u + 128);
+  ASSERT_EQ(p.call_counts.size(), 1u);
+  EXPECT_EQ(p.call_counts[0].edges[0].calls, 7u);
+  EXPECT_EQ(p.trace_functions.at(1), 0x1100u);
+  ASSERT_EQ(p.trace_events.size(), 1u);
+  EXPECT_EQ(p.trace_events[0].packed, std::string("\x02\x05\x03\x09", 4));
+  ASSERT_EQ(p.threads.size(), 1u);
+  EXPECT_EQ(*p.threads[0].cpu_ns, 123'456'789u);
+  EXPECT_EQ(p.disabled_reasons, std::vector<std::string>{"a test reason"});
+  ASSERT_TRUE(p.end.has_value());
+  ASSERT_EQ(p.line_counts.size(), 1u);
+  EXPECT_EQ(p.line_counts[0].lines, (std::vector<std::pair<uint64_t, uint64_t>>{{10, 5}, {12, 0}}));
+  ASSERT_EQ(p.function_counts.size(), 1u);
+  EXPECT_EQ(p.function_counts[0].name, "main");
+  EXPECT_EQ(p.dangling_references, 0u);
+}
+
+TEST_F(FormatTest, TruncationAtEveryOffsetNeverCrashesOrInventsRecords) {
+  Read whole = ReadBytes(bytes_);
+  for (size_t cut = 0; cut < bytes_.size(); ++cut) {
+    Read r = ReadBytes(bytes_.substr(0, cut));
+    if (cut < format::kFileHeaderSize) {
+      EXPECT_FALSE(r.status.ok()) << "cut at " << cut;
+      continue;
+    }
+    ASSERT_TRUE(r.status.ok()) << "cut at " << cut << ": " << r.status.message();
+    EXPECT_LE(r.profile.samples.size(), whole.profile.samples.size());
+    EXPECT_EQ(r.stats.damaged_chunks, 0u) << "cut at " << cut;
+    bool at_boundary = cut == format::kFileHeaderSize;
+    for (size_t offset : ChunkOffsets(bytes_)) at_boundary |= offset == cut;
+    if (!at_boundary) {
+      EXPECT_GT(r.stats.truncated_bytes, 0u) << "cut at " << cut;
+    }
+    // What was read is a prefix of the whole: the same samples in the same order.
+    for (size_t i = 0; i < r.profile.samples.size(); ++i)
+      EXPECT_EQ(r.profile.samples[i].time, whole.profile.samples[i].time);
+  }
+}
+
+TEST_F(FormatTest, AFlippedByteLosesOnlyItsChunk) {
+  std::vector<size_t> chunks = ChunkOffsets(bytes_);
+  ASSERT_GE(chunks.size(), 3u);
+  size_t begin = chunks[1], end = chunks[2];  // the second chunk, header and payload
+  Read whole = ReadBytes(bytes_);
+  for (size_t at = begin; at < end; ++at) {
+    std::string damaged = bytes_;
+    damaged[at] ^= 0x40;
+    Read r = ReadBytes(damaged);
+    ASSERT_TRUE(r.status.ok()) << at;
+    EXPECT_EQ(r.stats.damaged_chunks, 1u) << "flip at " << at;
+    EXPECT_GT(r.stats.bytes_skipped, 0u);
+    EXPECT_EQ(r.stats.chunks, whole.stats.chunks - 1) << "flip at " << at;
+    EXPECT_EQ(r.profile.samples.size(), whole.profile.samples.size() - 40) << "flip at " << at;
+    EXPECT_TRUE(r.profile.end.has_value()) << "the chunks after it are read";
+  }
+}
+
+TEST_F(FormatTest, WrongMagicAndDamagedHeaderAreRefused) {
+  std::string wrong = bytes_;
+  wrong[1] = 'X';
+  Read r = ReadBytes(wrong);
+  EXPECT_FALSE(r.status.ok());
+  EXPECT_NE(r.status.message().find("not a hotline profile"), std::string::npos);
+  std::string damaged = bytes_;
+  damaged[20] ^= 1;  // inside the feature bits: the header CRC fails
+  r = ReadBytes(damaged);
+  EXPECT_FALSE(r.status.ok());
+  EXPECT_NE(r.status.message().find("damaged profile header"), std::string::npos);
+  EXPECT_FALSE(ReadBytes("").status.ok());
+}
+
+// Sets the header's version fields and fixes its CRC.
+std::string WithVersions(std::string bytes, uint16_t version, uint16_t min_reader) {
+  std::memcpy(&bytes[8], &version, 2);
+  std::memcpy(&bytes[10], &min_reader, 2);
+  uint32_t crc = Crc32c(bytes.data(), 28);
+  std::memcpy(&bytes[28], &crc, 4);
+  return bytes;
+}
+
+TEST_F(FormatTest, ANewerFileIsRefusedNamingBothVersions) {
+  Read r = ReadBytes(WithVersions(bytes_, format::kVersion + 1, format::kVersion + 1));
+  ASSERT_FALSE(r.status.ok());
+  EXPECT_NE(r.status.message().find("version " + std::to_string(format::kVersion + 1)), std::string::npos)
+      << r.status.message();
+  EXPECT_NE(r.status.message().find("reads version " + std::to_string(format::kVersion)),
+            std::string::npos)
+      << r.status.message();
+}
+
+TEST(FormatNewer, UnknownRecordKindsOfAReadableNewerFileAreSkipped) {
+  std::string path = TempPath("newer.hotline");
+  {
+    // A chunk holding a record of kind 999 between two known ones, written by hand.
+    format::ByteBuffer payload;
+    payload.varint(0);  // base time
+    payload.varint(uint64_t(format::RecordKind::kString));
+    payload.varint(4);
+    payload.varint(1);
+    payload.varint(2);
+    payload.append("hi", 2);
+    payload.varint(999);
+    payload.varint(3);
+    payload.append("\x01\x02\x03", 3);
+    payload.varint(uint64_t(format::RecordKind::kMark));
+    payload.varint(3);
+    payload.varint(0);
+    payload.varint(7);
+    payload.varint(1);
+    format::ByteBuffer file;
+    file.append(format::kMagic, 8);
+    file.u16(format::kVersion + 1);
+    file.u16(format::kVersion);
+    file.u32(format::kFileHeaderSize);
+    file.u64(1);
+    file.u32(0);
+    file.u32(Crc32c(file.data(), file.size()));
+    format::ByteBuffer header;
+    header.append(format::kChunkSync, 4);
+    header.u16(1);
+    header.u16(0);
+    header.u32(uint32_t(payload.size()));
+    header.u32(uint32_t(payload.size()));
+    header.u32(Crc32c(payload.data(), payload.size()));
+    header.u32(Crc32c(header.data(), header.size()));
+    file.append(header.data(), header.size());
+    file.append(payload.data(), payload.size());
+    std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(file.data()),
+                                                std::streamsize(file.size()));
+  }
+  format::ReadStats stats;
+  Expected<format::RawProfile> p = format::LoadRawProfile(path, &stats);
+  unlink(path.c_str());
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  EXPECT_EQ(stats.unknown_records, 1u);
+  ASSERT_EQ(p->marks.size(), 1u);
+  EXPECT_EQ(p->marks[0].label, "hi");
+}
+
+// Rewrites chunk `index`'s lengths and fixes its header CRC, so only the lengths are wrong.
+std::string WithChunkLengths(std::string bytes, size_t offset, uint32_t stored, uint32_t raw) {
+  std::memcpy(&bytes[offset + 8], &stored, 4);
+  std::memcpy(&bytes[offset + 12], &raw, 4);
+  uint32_t crc = Crc32c(bytes.data() + offset, 20);
+  std::memcpy(&bytes[offset + 20], &crc, 4);
+  return bytes;
+}
+
+TEST_F(FormatTest, ZeroAndAbsurdChunkLengthsAreDamage) {
+  size_t second = ChunkOffsets(bytes_)[1];
+  Read whole = ReadBytes(bytes_);
+  for (auto [stored, raw] : {std::pair<uint32_t, uint32_t>{0, 0}, {0xFFFFFFFFu, 10},
+                             {10, format::kMaxChunkBytes + 1}, {format::kMaxChunkBytes + 1, 10}}) {
+    Read r = ReadBytes(WithChunkLengths(bytes_, second, stored, raw));
+    ASSERT_TRUE(r.status.ok());
+    EXPECT_TRUE(r.stats.damaged()) << stored << " " << raw;
+    EXPECT_LT(r.profile.samples.size(), whole.profile.samples.size());
+    EXPECT_TRUE(r.profile.end.has_value()) << "the reader finds the chunks after it";
+  }
+}
+
+TEST(FormatDamage, ARecordRunningPastItsChunkIsReported) {
+  format::ByteBuffer payload;
+  payload.varint(0);
+  payload.varint(uint64_t(format::RecordKind::kMark));
+  payload.varint(200);  // longer than what follows
+  payload.varint(1);
+  std::string path = TempPath("overrun.hotline");
+  format::ByteBuffer file;
+  file.append(format::kMagic, 8);
+  file.u16(format::kVersion);
+  file.u16(format::kMinReaderVersion);
+  file.u32(format::kFileHeaderSize);
+  file.u64(1);
+  file.u32(0);
+  file.u32(Crc32c(file.data(), file.size()));
+  format::ByteBuffer header;
+  header.append(format::kChunkSync, 4);
+  header.u16(1);
+  header.u16(0);
+  header.u32(uint32_t(payload.size()));
+  header.u32(uint32_t(payload.size()));
+  header.u32(Crc32c(payload.data(), payload.size()));
+  header.u32(Crc32c(header.data(), header.size()));
+  file.append(header.data(), header.size());
+  file.append(payload.data(), payload.size());
+  std::string bytes(reinterpret_cast<const char*>(file.data()), file.size());
+  Read r = ReadBytes(bytes);
+  ASSERT_TRUE(r.status.ok());
+  EXPECT_TRUE(r.stats.damaged());
+  EXPECT_FALSE(r.stats.problems.empty());
+}
+
+TEST(FormatDamage, DanglingIdsAreCountedAndStacksMarkedBroken) {
+  std::string path = TempPath("dangling.hotline");
+  {
+    int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    format::Writer w;
+    ASSERT_TRUE(w.begin(fd, 1));
+    w.add(format::MarkRecord{1, 1, 42});  // string 42 never defined
+    w.add(format::SampleRecord{2, 1, 77, 1, 0});  // stack node 77 never defined
+    ASSERT_TRUE(w.flush());
+    close(fd);
+  }
+  format::ReadStats stats;
+  Expected<format::RawProfile> p = format::LoadRawProfile(path, &stats);
+  unlink(path.c_str());
+  ASSERT_TRUE(p.ok());
+  EXPECT_EQ(p->dangling_references, 1u);
+  EXPECT_EQ(p->marks[0].label, "[unknown]");
+  bool broken = false;
+  EXPECT_TRUE(p->stack(p->samples[0].node, &broken).empty());
+  EXPECT_TRUE(broken);
+}
+
+TEST(FormatWriter, LargeChunksAreSplitAutomatically) {
+  std::string path = TempPath("large.hotline");
+  int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  format::Writer w;
+  ASSERT_TRUE(w.begin(fd, 1));
+  std::string text(1000, 'x');
+  for (int i = 0; i < 20000; ++i) {
+    text[0] = char('a' + i % 26);
+    text[1] = char('a' + (i / 26) % 26);
+    text[2] = char('a' + (i / 676) % 26);
+    w.internString(text.data(), text.size());
+  }
+  ASSERT_TRUE(w.flush());
+  close(fd);
+  format::ReadStats stats;
+  Expected<format::RawProfile> p = format::LoadRawProfile(path, &stats);
+  unlink(path.c_str());
+  ASSERT_TRUE(p.ok());
+  EXPECT_GE(stats.chunks, 2u);  // 20 MB of records do not fit one 8 MiB chunk
+  EXPECT_EQ(p->strings.size(), 17576u);  // 26^3 distinct texts
+}
+
+}  // namespace
+}  // namespace hotline

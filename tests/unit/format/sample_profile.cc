@@ -1,0 +1,67 @@
+#include "sample_profile.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "format/writer.h"
+
+namespace hotline::testing {
+
+bool WriteSampleProfile(const std::string& path, int chunks) {
+  int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return false;
+  format::Writer w;
+  bool ok = w.begin(fd, format::kFeatureSamples | format::kFeatureTrace | format::kFeatureHeap);
+  uint64_t argv[2] = {w.internString("prog"), w.internString("--fast")};
+  format::ProcessRecord process;
+  process.pid = 100;
+  process.ppid = 1;
+  process.realtime_ns = 1'700'000'000'000'000'000ull;
+  process.time = 1'000'000;
+  process.exe = w.internString("/usr/bin/prog");
+  process.argc = 2;
+  process.argv = argv;
+  process.period_ns = 1'000'000;
+  process.max_depth = 64;
+  process.trace = format::TraceMode::kCounts;
+  w.add(process);
+  uint8_t build_id[4] = {0xde, 0xad, 0xbe, 0xef};
+  w.add(format::ModuleLoadRecord{1'000'100, 1, w.internString("/usr/bin/prog"), 0x1000, 0x1000,
+                                 0x4000, 0, build_id, 4});
+  w.add(format::ThreadStartRecord{1'000'200, 100, w.internString("main"), 0});
+  int per_chunk = 40;
+  uint64_t t = 2'000'000;
+  for (int c = 0; c < chunks; ++c) {
+    for (int i = 0; i < per_chunk; ++i) {
+      uint64_t node = w.internStackNode(0, 0x1100);
+      node = w.internStackNode(node, 0x1200 + uint64_t(i % 3) * 0x10);
+      t += 1'000'000;
+      w.add(format::SampleRecord{t, 100, node, 1, 0});
+    }
+    w.add(format::MarkRecord{t, 100, w.internString("phase")});
+    w.add(format::AllocRecord{t, 100, 0x5000 + uint64_t(c) * 64, 48, 1, format::AllocKind::kMalloc});
+    w.add(format::FreeRecord{t + 1, 100, 0x5000 + uint64_t(c) * 64, format::FreeKind::kFree, 0});
+    ok = w.flush() && ok;
+  }
+  w.add(format::StateRecord{t, 100, 0, format::StateSource::kApi});
+  w.add(format::TraceFunctionRecord{1, 0x1100});
+  uint64_t triples[3] = {0, 1, 7};
+  w.add(format::CallCountsRecord{t, 100, 3, 1, triples});
+  uint8_t events[4] = {2, 5, 3, 9};
+  w.add(format::TraceEventsRecord{100, 1000, 2, events, 4});
+  w.add(format::ThreadEndRecord{t, 100, 123'456'789});
+  w.add(format::StatsRecord{t, w.internString("samples"), uint64_t(chunks * per_chunk)});
+  w.add(format::DisabledRecord{t, w.internString("a test reason")});
+  w.add(format::EndRecord{t, format::EndHow::kExit, 0});
+  ok = w.flush() && ok;
+  uint64_t pairs[4] = {10, 5, 12, 0};
+  format::Writer append;
+  append.beginAppend(fd);
+  append.add(format::LineCountsRecord{"prog.c", "/usr/bin/prog", 2, pairs});
+  append.add(format::FunctionCountRecord{"prog.c", "main", 9, 14, 1});
+  ok = append.flush() && ok;
+  close(fd);
+  return ok && !w.failed() && !append.failed();
+}
+
+}  // namespace hotline::testing
