@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Runs every benchmark in bench/ against one build: `make bench` calls it.
+#   bench/run-all.sh [BUILD_DIR]
+set -euo pipefail
+build=${1:-build}
+here=$(cd "$(dirname "$0")" && pwd)
+for script in record_overhead.sh heap_overhead.sh report_vs_perf.sh; do
+  echo "== bench/$script"
+  bash "$here/$script" "$build"
+  echo
+done
