@@ -39,6 +39,9 @@ struct ReportCommandOptions {
     cmd.add_flag("-C,--flat", report.flat, "flat table of functions by self time");
     cmd.add_flag("-M,--functions", report.functions,
                  "functions by definition site with calls, self and cumulative time");
+    cmd.add_flag("-P,--procedures", report.procedures,
+                 "SOKRAT's procedure table: calls, total, self, average, min, max, self %, "
+                 "a bar diagram and the maximum call depth");
     cmd.add_flag("-R,--raw", report.raw, "raw samples: thread, time, depth, innermost function");
     cmd.add_flag("-s,--stack-changes", report.stack_changes,
                  "with the raw samples, the stack pushes and pops before each (implies -R)");
@@ -103,7 +106,8 @@ int RunReport(ReportCommandOptions& o) {
                      stats.unknown_records));
   for (const std::string& w : profile->warnings) Warn(w);
   const report::ReportOptions& r = o.report;
-  bool sample_tables = r.top || r.graph || r.files || r.lines || r.flat || r.functions || r.raw ||
+  bool sample_tables = r.top || r.graph || r.files || r.lines || r.flat || r.functions ||
+                       r.procedures || r.raw ||
                        r.stack_changes || !o.heap;
   if (profile->summary.samples == 0 && sample_tables)
     Warn(fmt::format("{}: the profile holds no samples", o.file));

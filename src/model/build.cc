@@ -1,5 +1,7 @@
 #include "model/build.h"
 
+#include "model/trace.h"
+
 #include <algorithm>
 #include <limits>
 #include <numeric>
@@ -19,6 +21,10 @@ std::string baseName(const std::string& path) {
 }
 
 constexpr uint64_t kBrokenFlags = format::kSampleTruncated | format::kSampleBroken;
+
+bool IsRuntimeModule(const std::string& path) {
+  return baseName(path).starts_with("libhotline-rt.");
+}
 
 class ProfileBuilder {
  public:
@@ -180,6 +186,11 @@ const ProfileBuilder::Frames& ProfileBuilder::expand(const format::RawProfile& r
   } else if (const format::RawModule* raw_module = raw.moduleAt(address, time); !raw_module) {
     frames = single(pseudoFunction(PseudoKind::kUnknown, "[unknown]",
                                    pseudoModule(PseudoKind::kUnknown, "[unknown]")));
+  } else if (IsRuntimeModule(raw_module->path)) {
+    // hotline's own code (the tracing hooks, the heap shims): the profiler's time, under the
+    // function that called into it.
+    frames = single(pseudoFunction(PseudoKind::kProfiler, "[profiler]",
+                                   pseudoModule(PseudoKind::kProfiler, "[profiler]")));
   } else {
     ModuleId mod = module(*raw_module);
     symbolize::ModuleInfo info{raw_module->path, raw_module->build_id, raw_module->bias};
@@ -244,9 +255,16 @@ const ProfileBuilder::Frames& ProfileBuilder::stack(const format::RawProfile& ra
     // The known frames keep their time; the missing outer part of the stack is one
     // pseudo-frame, so the broken samples show up as a section of the call graph.
     if (broken) scratch_.push_back(broken_fn);
+    bool shadow = (sample.flags & format::kSampleShadowStack) != 0;
     Frames leaf;
     for (size_t i = addresses.size(); i-- > 0;) {
-      const Frames& frames = expand(raw, addresses[i], i != 0, sample.time);
+      // A shadow stack holds entry addresses of traced functions, looked up as they are.
+      const Frames& frames = expand(raw, addresses[i], !shadow && i != 0, sample.time);
+      // The interrupted instruction inside the innermost traced function: its own frames
+      // (with the inline chain and the line) replace that function's entry frame.
+      if (shadow && i == 0 && frames.count > 0 && !scratch_.empty() &&
+          scratch_.back() == arena_[frames.offset])
+        scratch_.pop_back();
       for (uint32_t k = 0; k < frames.count; ++k) {
         FunctionId fn = arena_[frames.offset + k];
         // Consecutive frames in one symbol-less module are one pseudo-frame, not a recursion.
@@ -364,6 +382,15 @@ Expected<Profile> ProfileBuilder::finish(const format::RawProfile& raw) {
   p.callees.assign(p.functions.size(), {});
   for (const EdgeTotals& e : graph_.edges())
     p.callees[e.parent.index()].push_back(CallEdge{e.child, e.time_ns, e.loop_ns, e.calls});
+  // Exact calls (and, timed, exact times) from tracing replace the estimates.
+  ApplyTrace(
+      raw,
+      [&](uint64_t address) {
+        const Frames& frames = expand(raw, address, false, raw.process ? raw.process->time : 0);
+        return frames.count ? arena_[frames.offset] : FunctionId();
+      },
+      p, options_.thread);
+  p.callees.resize(p.functions.size());
   for (auto& edges : p.callees) {
     std::sort(edges.begin(), edges.end(), [](const CallEdge& a, const CallEdge& b) {
       if (a.time_ns != b.time_ns) return a.time_ns > b.time_ns;

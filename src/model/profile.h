@@ -9,7 +9,9 @@
 //     pseudo-function (`[unknown]`, `[kernel]`, `[MODULE]`, `[profiler]`, `[broken stack]`),
 //     whose file is a pseudo-file of the same name, line 0.
 // Entry counts (lines, calls) are estimates from sampling: +1 each time consecutive samples of
-// one thread move to a different line, or push a new activation of a function or an edge.
+// one thread move to a different line, or push a new activation of a function or an edge. When
+// the program was traced (-finstrument-functions), the calls of traced functions and of the
+// edges between them are exact instead (Function::calls_exact).
 #pragma once
 
 #include <cstdint>
@@ -66,8 +68,15 @@ struct Function {
   PseudoKind pseudo = PseudoKind::kNone;
   uint64_t self_ns = 0;
   uint64_t inclusive_ns = 0;  // only outermost activations count: never above the total
-  uint64_t calls = 0;         // estimated activations, see above
+  uint64_t calls = 0;         // estimated activations, see above; exact when calls_exact
   uint64_t samples = 0;       // samples with this function innermost
+  bool calls_exact = false;   // counted by -finstrument-functions tracing
+  // Timed tracing: exact per-call times (inclusive of callees), when `timed`.
+  bool timed = false;
+  uint64_t traced_inclusive_ns = 0;  // outermost activations only
+  uint64_t traced_self_ns = 0;
+  uint64_t traced_min_ns = 0, traced_max_ns = 0;
+  uint64_t traced_call_sum_ns = 0;  // Σ of every call's duration: the average's numerator
 };
 
 // One parent→child edge of the call graph, kept in its parent's section.
@@ -130,6 +139,10 @@ struct Summary {
   uint64_t profiler_samples = 0;           // taken inside the runtime
   uint64_t unknown_samples = 0;            // innermost frame outside every module
   uint64_t first_time = 0, last_time = 0;  // of the samples, CLOCK_MONOTONIC
+  bool traced = false;                     // exact calls from -finstrument-functions
+  bool trace_timed = false;                // and exact per-call times
+  uint32_t max_call_depth = 0;             // deepest traced call stack
+  uint64_t traced_total_ns = 0;            // timed: Σ over threads of the outermost calls' time
   uint64_t start_time = 0;                 // of the process record (0 when lost)
   std::string exe;
   std::vector<std::string> argv;

@@ -14,8 +14,9 @@ void PrintFunctions(const model::Profile& p, const ReportOptions& options, std::
   std::vector<uint32_t> order;
   for (uint32_t i = 0; i < p.functions.size(); ++i) {
     const model::Function& f = p.functions[i];
-    if (f.inclusive_ns == 0 && f.self_ns == 0) continue;
-    if (p.percentOfTotal(f.inclusive_ns) < options.otherCutoff()) continue;
+    // A traced function is listed for its exact calls even when no sample landed in it.
+    if (f.inclusive_ns == 0 && f.self_ns == 0 && !f.calls_exact) continue;
+    if (!f.calls_exact && p.percentOfTotal(f.inclusive_ns) < options.otherCutoff()) continue;
     order.push_back(i);
   }
   // By file number (unknown files last), line, then name: an index to look things up in.

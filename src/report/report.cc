@@ -20,6 +20,7 @@ void PrintReport(const model::Profile& p, const ReportOptions& options, std::str
   if (options.lines) PrintLines(p, options, out);
   if (options.flat) PrintFlat(p, options, out);
   if (options.functions) PrintFunctions(p, options, out);
+  if (options.procedures) PrintProcedures(p, options, out);
   if (options.raw || options.stack_changes) PrintRaw(p, options, out);
   PrintSummary(p, options, out);
 }

@@ -13,7 +13,8 @@
 namespace hotline::report {
 
 // Which tables to print and how. Tables always print in one fixed order (top lines, call graph,
-// files, lines, flat, functions, raw samples, summary), whatever the order of the flags.
+// files, lines, flat, functions, procedures, raw samples, summary), whatever the order of the
+// flags.
 struct ReportOptions {
   bool top = false;            // -T
   uint32_t top_count = 10;     // -tN
@@ -22,6 +23,7 @@ struct ReportOptions {
   bool lines = false;          // -L
   bool flat = false;           // -C
   bool functions = false;      // -M
+  bool procedures = false;     // -P
   bool raw = false;            // -R
   bool stack_changes = false;  // -s (with -R; alone it implies -R)
   bool definitions = false;    // -i: " [file:line]" after every function name
@@ -43,6 +45,7 @@ void PrintFiles(const model::Profile& profile, const ReportOptions& options, std
 void PrintLines(const model::Profile& profile, const ReportOptions& options, std::string& out);
 void PrintFlat(const model::Profile& profile, const ReportOptions& options, std::string& out);
 void PrintFunctions(const model::Profile& profile, const ReportOptions& options, std::string& out);
+void PrintProcedures(const model::Profile& profile, const ReportOptions& options, std::string& out);
 void PrintRaw(const model::Profile& profile, const ReportOptions& options, std::string& out);
 void PrintSummary(const model::Profile& profile, const ReportOptions& options, std::string& out);
 

@@ -1,0 +1,159 @@
+#include "model/trace.h"
+
+#include <algorithm>
+#include <map>
+#include <unordered_map>
+#include <vector>
+
+#include "base/varint.h"
+
+namespace hotline::model {
+namespace {
+
+struct TimedFrame {
+  FunctionId fn;
+  uint64_t start_ns = 0;
+  uint64_t child_ns = 0;
+};
+
+struct Timing {
+  uint64_t calls = 0, inclusive = 0, self = 0, min = UINT64_MAX, max = 0, sum = 0;
+};
+
+// Replays one thread's entry/exit stream into exact per-function times.
+class ThreadReplay {
+ public:
+  ThreadReplay(std::unordered_map<uint32_t, Timing>& timings, uint64_t* total)
+      : timings_(timings), total_(total) {}
+
+  void enter(FunctionId fn, uint64_t ns) {
+    stack_.push_back(TimedFrame{fn, ns, 0});
+    ++active_[fn.index()];
+    last_ns_ = ns;
+  }
+
+  void exit(uint64_t ns) {
+    last_ns_ = ns;
+    if (stack_.empty()) return;  // the stream began inside a call: nothing to close
+    TimedFrame f = stack_.back();
+    stack_.pop_back();
+    uint64_t duration = ns >= f.start_ns ? ns - f.start_ns : 0;
+    Timing& t = timings_[f.fn.index()];
+    ++t.calls;
+    t.min = std::min(t.min, duration);
+    t.max = std::max(t.max, duration);
+    t.sum += duration;
+    t.self += duration >= f.child_ns ? duration - f.child_ns : 0;
+    if (--active_[f.fn.index()] == 0) t.inclusive += duration;  // outermost activation only
+    if (!stack_.empty()) {
+      stack_.back().child_ns += duration;
+    } else {
+      *total_ += duration;
+    }
+  }
+
+  // Frames still open when the stream ends (exit() from deep inside, a thread cut short).
+  void closeAll() {
+    while (!stack_.empty()) exit(last_ns_);
+  }
+
+ private:
+  std::unordered_map<uint32_t, Timing>& timings_;
+  uint64_t* total_;
+  std::vector<TimedFrame> stack_;
+  std::unordered_map<uint32_t, uint32_t> active_;
+  uint64_t last_ns_ = 0;
+};
+
+}  // namespace
+
+void ApplyTrace(const format::RawProfile& raw, const FunctionAt& function_at, Profile& p,
+                std::optional<uint64_t> only_thread) {
+  if (raw.call_counts.empty() && raw.trace_events.empty()) return;
+  std::unordered_map<uint64_t, FunctionId> by_trace_id;
+  auto fn = [&](uint64_t trace_id) -> std::optional<FunctionId> {
+    if (trace_id == 0) return std::nullopt;
+    auto cached = by_trace_id.find(trace_id);
+    if (cached != by_trace_id.end()) return cached->second;
+    auto address = raw.trace_functions.find(trace_id);
+    if (address == raw.trace_functions.end()) return std::nullopt;
+    FunctionId id = function_at(address->second);
+    if (!id.valid()) return std::nullopt;
+    by_trace_id.emplace(trace_id, id);
+    return id;
+  };
+
+  // CALL_COUNTS are cumulative per thread: the last record of a thread is its count.
+  std::map<uint64_t, const format::RawCallCounts*> last_of_thread;
+  for (const format::RawCallCounts& c : raw.call_counts)
+    if (!only_thread || c.tid == *only_thread) last_of_thread[c.tid] = &c;
+  std::unordered_map<uint32_t, uint64_t> calls;                 // by function
+  std::map<std::pair<uint32_t, uint32_t>, uint64_t> edge_calls;  // by (caller, callee)
+  for (const auto& [tid, counts] : last_of_thread) {
+    p.summary.max_call_depth = std::max<uint32_t>(p.summary.max_call_depth, uint32_t(counts->max_depth));
+    for (const format::RawCallEdge& e : counts->edges) {
+      std::optional<FunctionId> callee = fn(e.callee);
+      if (!callee) continue;
+      calls[callee->index()] += e.calls;
+      if (std::optional<FunctionId> caller = fn(e.caller))
+        edge_calls[{caller->index(), callee->index()}] += e.calls;
+    }
+  }
+  if (p.functions.size() > p.callees.size()) p.callees.resize(p.functions.size());
+  for (const auto& [index, n] : calls) {
+    Function& f = p.functions[index];
+    f.calls = n;
+    f.calls_exact = true;
+  }
+  for (const auto& [edge, n] : edge_calls) {
+    auto& edges = p.callees[edge.first];
+    auto it = std::find_if(edges.begin(), edges.end(),
+                           [&](const CallEdge& e) { return e.child.index() == edge.second; });
+    if (it != edges.end()) {
+      it->calls = n;
+    } else {
+      edges.push_back(CallEdge{FunctionId(edge.second), 0, 0, n});
+    }
+  }
+  p.summary.traced = !calls.empty();
+
+  // Timed mode: exact times per call from the event streams, thread by thread in file order.
+  if (raw.trace_events.empty() || !raw.process || raw.process->trace_tick_ns_q32 == 0) return;
+  uint64_t q32 = raw.process->trace_tick_ns_q32;
+  auto to_ns = [q32](uint64_t tick) {
+    return static_cast<uint64_t>((static_cast<unsigned __int128>(tick) * q32) >> 32);
+  };
+  std::unordered_map<uint32_t, Timing> timings;
+  std::map<uint64_t, ThreadReplay> replays;
+  uint64_t total = 0;
+  for (const format::RawTraceEvents& run : raw.trace_events) {
+    if (only_thread && run.tid != *only_thread) continue;
+    ThreadReplay& replay = replays.try_emplace(run.tid, timings, &total).first->second;
+    ByteCursor in(reinterpret_cast<const uint8_t*>(run.packed.data()), run.packed.size());
+    uint64_t tick = run.base_tick;
+    for (uint64_t i = 0; i < run.events; ++i) {
+      uint64_t code, delta;
+      if (!in.varint(&code) || !in.varint(&delta)) break;
+      tick += delta;
+      if (code & 1) {
+        replay.exit(to_ns(tick));
+      } else if (std::optional<FunctionId> f = fn(code >> 1)) {
+        replay.enter(*f, to_ns(tick));
+      }
+    }
+  }
+  for (auto& [tid, replay] : replays) replay.closeAll();
+  for (const auto& [index, t] : timings) {
+    Function& f = p.functions[index];
+    f.timed = true;
+    f.traced_inclusive_ns = t.inclusive;
+    f.traced_self_ns = t.self;
+    f.traced_min_ns = t.min == UINT64_MAX ? 0 : t.min;
+    f.traced_max_ns = t.max;
+    f.traced_call_sum_ns = t.sum;
+  }
+  p.summary.trace_timed = !timings.empty();
+  p.summary.traced_total_ns = total;
+}
+
+}  // namespace hotline::model

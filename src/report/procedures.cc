@@ -1,0 +1,92 @@
+// -P: SOKRAT's procedure profile. Per function: module (the shared object, or the source file
+// for the program itself), calls, total, self, average, shortest and longest call, self % of
+// the whole run; then a bar diagram of self % and the maximum call depth. Times per call are
+// exact when the program was traced in timed mode; otherwise total and self come from samples,
+// the average is total / calls, and shortest and longest are unknown ("-", empty with -m).
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "report/report.h"
+#include "report/text.h"
+
+namespace hotline::report {
+namespace {
+
+struct Row {
+  uint32_t fn;
+  uint64_t calls, total, self, average;
+  bool timed;
+  uint64_t min, max;
+  double self_percent;
+};
+
+std::string ModuleColumn(const model::Profile& p, const model::Function& f) {
+  const model::Module& m = p.module(f.module);
+  if (m.pseudo == model::PseudoKind::kNone && m.path == p.summary.exe && f.file.valid()) {
+    const std::string& path = p.file(f.file).path;
+    return path.substr(path.rfind('/') + 1);
+  }
+  return m.name;
+}
+
+}  // namespace
+
+void PrintProcedures(const model::Profile& p, const ReportOptions& options, std::string& out) {
+  bool timed = p.summary.trace_timed;
+  uint64_t whole = timed ? p.summary.traced_total_ns : p.summary.total_ns;
+  std::vector<Row> rows;
+  for (uint32_t i = 0; i < p.functions.size(); ++i) {
+    const model::Function& f = p.functions[i];
+    Row r{i, f.calls, f.inclusive_ns, f.self_ns, 0, f.timed, 0, 0, 0};
+    if (f.timed) {
+      r.total = f.traced_inclusive_ns;
+      r.self = f.traced_self_ns;
+      r.min = f.traced_min_ns;
+      r.max = f.traced_max_ns;
+      r.average = f.calls ? f.traced_call_sum_ns / f.calls : 0;
+    } else {
+      r.average = f.calls ? r.total / f.calls : 0;
+    }
+    // Exact times and sampled ones do not mix: with timed tracing only traced functions show.
+    if (timed && !f.timed) continue;
+    if (r.total == 0 && r.self == 0 && !f.calls_exact) continue;
+    r.self_percent = whole ? 100.0 * double(r.self) / double(whole) : 0;
+    if (!f.calls_exact && r.self_percent < options.otherCutoff()) continue;
+    rows.push_back(r);
+  }
+  std::stable_sort(rows.begin(), rows.end(), [&](const Row& a, const Row& b) {
+    if (a.self != b.self) return a.self > b.self;
+    return p.functions[a.fn].name < p.functions[b.fn].name;
+  });
+
+  TableWriter w(p, options, out);
+  w.title(timed ? "Procedures (exact times from tracing)"
+                : p.summary.traced ? "Procedures (exact calls from tracing, times from samples)"
+                                   : "Procedures (calls and times from samples)");
+  w.header({"module", "function", "calls", "total", "self", "average", "min", "max", "self %"});
+  for (const Row& r : rows) {
+    const model::Function& f = p.functions[r.fn];
+    std::string min = r.timed ? FormatTime(r.min, w.machine()) : (w.machine() ? "" : "-");
+    std::string max = r.timed ? FormatTime(r.max, w.machine()) : (w.machine() ? "" : "-");
+    w.row({ModuleColumn(p, f), FunctionLabel(p, model::FunctionId(r.fn), options),
+           fmt::format("{}", r.calls), FormatTime(r.total, w.machine()),
+           FormatTime(r.self, w.machine()), FormatTime(r.average, w.machine()), min, max,
+           FormatPercent(r.self_percent)});
+  }
+  if (w.machine()) return;
+
+  w.title("Self time per procedure (one # is 1%; ! is less than 1%)");
+  for (const Row& r : rows) {
+    if (r.self == 0) continue;
+    size_t hashes = size_t(r.self_percent);
+    std::string bar = hashes ? std::string(hashes, '#') : "!";
+    out += fmt::format("{}\t{}\n", bar, FunctionLabel(p, model::FunctionId(r.fn), options));
+  }
+  uint32_t depth = p.summary.traced ? p.summary.max_call_depth : p.summary.max_depth;
+  out += fmt::format("\nmaximum call depth\t{}{}\n", depth,
+                     p.summary.traced ? " (traced)" : " (sampled stacks)");
+}
+
+}  // namespace hotline::report
