@@ -121,7 +121,8 @@ constexpr int kCacheSize = 256;
 
 struct ShadowFrame {
   uint64_t function;
-  uint64_t sp;  // the hook's frame address at entry: deeper frames have smaller ones
+  uint64_t sp;         // the hook's frame address at entry: deeper frames have smaller ones
+  uint64_t call_site;  // where the function was called from (its caller's return address)
   uint32_t id;
 };
 
@@ -260,10 +261,18 @@ __attribute__((always_inline)) inline void Event(TraceThread* tt, uint32_t id, b
 
 bool Timed() { return g_mode.load(std::memory_order_relaxed) == int(format::TraceMode::kTimed); }
 
-// Frames deeper than the current call were left without an exit (longjmp, a thread cancelled):
-// close them so the stream stays balanced.
-__attribute__((noinline)) uint32_t PopDeadFrames(TraceThread* tt, uint32_t d, uint64_t sp) {
-  while (d > 0 && tt->frames[d - 1].sp < sp) {
+// Frames left without an exit (longjmp out of them, a thread cancelled) are closed so the stream
+// stays balanced. A frame is dead when its hook ran deeper on the stack than the current one; at
+// the same depth it is alive only as the parent of inlined code, which GCC instruments with the
+// enclosing function's call site, and never as an earlier activation of the same function.
+bool DeadFrame(const ShadowFrame& f, uint64_t sp, uint64_t call_site, uint64_t function) {
+  if (f.sp != sp) return f.sp < sp;
+  return f.call_site != call_site || f.function == function;
+}
+
+__attribute__((noinline)) uint32_t PopDeadFrames(TraceThread* tt, uint32_t d, uint64_t sp,
+                                                 uint64_t call_site, uint64_t function) {
+  while (d > 0 && DeadFrame(tt->frames[d - 1], sp, call_site, function)) {
     --d;
     if (tt->buffer) Event(tt, tt->frames[d].id, true);
   }
@@ -427,7 +436,6 @@ void ResetTraceAfterFork() {
 using namespace hotline::rt;
 
 HOTLINE_HOOK void __cyg_profile_func_enter(void* function, void* call_site) {
-  (void)call_site;
   TraceThread* tt = t_trace;
   if (__builtin_expect(!tt, 0)) {
     if (g_mode.load(std::memory_order_relaxed) == 0 || !(tt = AttachThread())) return;
@@ -436,7 +444,8 @@ HOTLINE_HOOK void __cyg_profile_func_enter(void* function, void* call_site) {
   tt->in_hook = 1;
   uint64_t sp = uint64_t(__builtin_frame_address(0));
   uint32_t d = tt->depth.load(std::memory_order_relaxed);
-  if (d > 0 && tt->frames[d - 1].sp < sp) d = PopDeadFrames(tt, d, sp);
+  if (d > 0 && tt->frames[d - 1].sp <= sp)
+    d = PopDeadFrames(tt, d, sp, uint64_t(call_site), uint64_t(function));
   uint32_t caller = d ? tt->frames[d - 1].id : 0;
   CalleeCache& cache = tt->callee_cache[caller];
   uint32_t id;
@@ -450,7 +459,7 @@ HOTLINE_HOOK void __cyg_profile_func_enter(void* function, void* call_site) {
     tt->callee_cache[caller] = CalleeCache{uint64_t(function), calls, id};
   }
   if (__builtin_expect(d < kShadowCapacity, 1)) {
-    tt->frames[d] = ShadowFrame{uint64_t(function), sp, id};
+    tt->frames[d] = ShadowFrame{uint64_t(function), sp, uint64_t(call_site), id};
     std::atomic_signal_fence(std::memory_order_release);
     ++d;
     if (d > tt->max_depth) tt->max_depth = d;
@@ -461,14 +470,19 @@ HOTLINE_HOOK void __cyg_profile_func_enter(void* function, void* call_site) {
 }
 
 HOTLINE_HOOK void __cyg_profile_func_exit(void* function, void* call_site) {
-  (void)call_site;
   TraceThread* tt = t_trace;
   if (!tt || tt->in_hook) return;
   tt->in_hook = 1;
   uint32_t d = tt->depth.load(std::memory_order_relaxed);
   if (d == 0 || tt->frames[d - 1].function != uint64_t(function)) {
-    d = PopDeadFrames(tt, d, uint64_t(__builtin_frame_address(0)));
+    // Frames strictly deeper than this exit's are dead (at the same depth is the one exiting).
+    uint64_t sp = uint64_t(__builtin_frame_address(0));
+    while (d > 0 && tt->frames[d - 1].sp < sp) {
+      --d;
+      if (tt->buffer) Event(tt, tt->frames[d].id, true);
+    }
   }
+  (void)call_site;
   if (d > 0 && tt->frames[d - 1].function == uint64_t(function)) {
     --d;
     if (tt->buffer) Event(tt, tt->frames[d].id, true);

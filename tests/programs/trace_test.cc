@@ -1,0 +1,176 @@
+// Exact call counts from -finstrument-functions tracing, equal (not approximately) to numbers
+// known in advance, in counts and timed mode; and the same counts as gprof's.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <map>
+#include <sstream>
+#include <string>
+
+#include "harness.h"
+
+namespace hotline {
+namespace {
+
+using testing::Execute;
+using testing::Hotline;
+using testing::Load;
+using testing::ProfilesIn;
+using testing::RunResult;
+using testing::ScratchDir;
+
+// `hotline report -M -m`: function name → calls.
+std::map<std::string, uint64_t> Calls(const std::string& profile, const std::string& dir) {
+  RunResult r = Hotline({"report", "-M", "-m", "-p0", profile}, dir);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  std::map<std::string, uint64_t> calls;
+  std::istringstream in(r.out);
+  for (std::string line; std::getline(in, line);) {
+    std::istringstream fields(line);
+    std::string file, lineno, count, self, cumulative, name;
+    std::getline(fields, file, '\t');
+    std::getline(fields, lineno, '\t');
+    std::getline(fields, count, '\t');
+    std::getline(fields, self, '\t');
+    std::getline(fields, cumulative, '\t');
+    std::getline(fields, name);
+    calls[name] = std::strtoull(count.c_str(), nullptr, 10);
+  }
+  return calls;
+}
+
+uint64_t Stat(const format::RawProfile& p, const std::string& key) {
+  for (const auto& [k, v] : p.stats)
+    if (k == key) return v;
+  ADD_FAILURE() << "no STATS " << key;
+  return 0;
+}
+
+std::string Record(const std::string& name, const std::vector<std::string>& command,
+                   const std::string& mode = "counts") {
+  std::string dir = ScratchDir(name);
+  std::string profile = dir + "/" + name + ".hotline";
+  std::vector<std::string> args = {"record", "-q", "--trace=" + mode, "-o", profile, "--"};
+  args.insert(args.end(), command.begin(), command.end());
+  RunResult r = Hotline(args, dir);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  return profile;
+}
+
+class TraceModes : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(TraceModes, FibCallsItselfTwiceFibOfNPlusOneMinusOneTimes) {
+  std::string profile = Record("fib", {PROGRAM_trace_fib, "20"}, GetParam());
+  auto calls = Calls(profile, ScratchDir("fib-report"));
+  EXPECT_EQ(calls["fib"], 2u * 10946 - 1);  // fib(21) = 10946
+  EXPECT_EQ(calls["main"], 1u);
+  EXPECT_EQ(Stat(Load(profile), "trace_unmatched_exits"), 0u);
+}
+
+TEST_P(TraceModes, MutualRecursion) {
+  auto calls = Calls(Record("mutual", {PROGRAM_trace_mutual}, GetParam()), ScratchDir("m"));
+  EXPECT_EQ(calls["is_even"], 501u);
+  EXPECT_EQ(calls["is_odd"], 500u);
+}
+
+TEST_P(TraceModes, ExceptionsThroughThreeFramesKeepTheStreamBalanced) {
+  std::string profile = Record("throw", {PROGRAM_trace_throw}, GetParam());
+  auto calls = Calls(profile, ScratchDir("t"));
+  EXPECT_EQ(calls["level1(int)"], 100u);
+  EXPECT_EQ(calls["level2(int)"], 100u);
+  EXPECT_EQ(calls["level3(int)"], 100u);
+  EXPECT_EQ(calls["after()"], 100u);
+  EXPECT_EQ(Stat(Load(profile), "trace_unmatched_exits"), 0u);
+}
+
+TEST_P(TraceModes, ThreadsCountPerThreadAndInTotal) {
+  std::string profile = Record("threads", {PROGRAM_trace_threads}, GetParam());
+  EXPECT_EQ(Calls(profile, ScratchDir("th"))["work"], 10000u);
+  format::RawProfile p = Load(profile);
+  std::multiset<uint64_t> per_thread;
+  for (const auto& counts : p.call_counts) {
+    uint64_t work = 0;
+    for (const auto& e : counts.edges)
+      if (e.caller != 0 && e.callee != 0 && counts.tid != p.process->pid) work += e.calls;
+    if (work) per_thread.insert(work);
+  }
+  EXPECT_EQ(per_thread, (std::multiset<uint64_t>{1000, 2000, 3000, 4000}));
+}
+
+TEST_P(TraceModes, LongjmpOutOfARecursion) {
+  std::string profile = Record("longjmp", {PROGRAM_trace_longjmp}, GetParam());
+  auto calls = Calls(profile, ScratchDir("lj"));
+  EXPECT_EQ(calls["dive"], 10u * 51);
+  EXPECT_EQ(calls["leaf"], 10u);
+  // leaf is called from main, whatever frames the longjmp abandoned.
+  format::RawProfile p = Load(profile);
+  EXPECT_EQ(Stat(p, "trace_unmatched_exits"), 0u);
+  ASSERT_FALSE(p.call_counts.empty());
+  EXPECT_LE(p.call_counts.back().max_depth, 52u);
+}
+
+TEST_P(TraceModes, ExitFromDeepInsideAndForkInTheMiddleOfACall) {
+  std::string profile = Record("exit_deep", {PROGRAM_trace_exit_deep}, GetParam());
+  std::string dir = profile.substr(0, profile.rfind('/'));
+  ASSERT_EQ(ProfilesIn(dir).size(), 2u);
+  auto parent = Calls(profile, ScratchDir("ed"));
+  EXPECT_EQ(parent["down"], 11u);
+  for (const std::string& path : ProfilesIn(dir)) {
+    if (path == profile) continue;
+    // The child inherited frames 0..5 and then made calls 6..10 itself.
+    EXPECT_EQ(Calls(path, ScratchDir("edc"))["down"], 5u);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(CountsAndTimed, TraceModes, ::testing::Values("counts", "timed"));
+
+TEST(TraceTimed, PerCallTimesAreConsistent) {
+  std::string profile = Record("timed", {PROGRAM_trace_fib, "22"}, "timed");
+  RunResult r = Hotline({"report", "-P", "-m", profile}, ScratchDir("timed-report"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  bool seen = false;
+  std::istringstream in(r.out);
+  for (std::string line; std::getline(in, line);) {
+    std::vector<std::string> f;
+    std::istringstream fields(line);
+    for (std::string x; std::getline(fields, x, '\t');) f.push_back(x);
+    ASSERT_EQ(f.size(), 9u) << line;
+    if (f[1] != "fib") continue;
+    seen = true;
+    uint64_t calls = std::stoull(f[2]), avg = std::stoull(f[5]), min = std::stoull(f[6]),
+             max = std::stoull(f[7]);
+    EXPECT_EQ(calls, 2u * 28657 - 1);
+    EXPECT_LE(min, avg);
+    EXPECT_LE(avg, max);
+    EXPECT_GE(std::stoull(f[3]), max);  // the outermost call is the longest and the total
+  }
+  EXPECT_TRUE(seen) << r.out;
+}
+
+TEST(TraceGprof, SameCallCountsAsGprof) {
+  if (system("command -v gprof >/dev/null") != 0) GTEST_SKIP() << "gprof is not installed";
+  std::string dir = ScratchDir("gprof");
+  RunResult run = Execute({PROGRAM_trace_mutual_pg}, dir);
+  ASSERT_EQ(run.exit_code, 0);
+  RunResult g = Execute({"/usr/bin/env", "gprof", "-b", "-p", PROGRAM_trace_mutual_pg, dir + "/gmon.out"}, dir);
+  ASSERT_EQ(g.exit_code, 0) << g.err;
+  // gprof's flat profile: "%time cumulative self calls self/call total/call name".
+  std::map<std::string, uint64_t> gprof;
+  std::istringstream in(g.out);
+  for (std::string line; std::getline(in, line);) {
+    std::istringstream fields(line);
+    double pct, cumulative, self;
+    uint64_t calls;
+    std::string name;
+    if (fields >> pct >> cumulative >> self >> calls) {
+      std::string rest;
+      while (fields >> rest) name = rest;
+      gprof[name] = calls;
+    }
+  }
+  auto calls = Calls(Record("gprof-mutual", {PROGRAM_trace_mutual}), ScratchDir("gm"));
+  for (const char* fn : {"is_even", "is_odd"}) EXPECT_EQ(calls[fn], gprof[fn]) << fn << "\n" << g.out;
+}
+
+}  // namespace
+}  // namespace hotline
