@@ -16,6 +16,7 @@
 
 #include "cli/commands.h"
 #include "cli/program_check.h"
+#include "coverage/coverage.h"
 #include "format/raw_profile.h"
 
 namespace hotline::cli {
@@ -125,7 +126,9 @@ std::string RuntimeOptions(const RecordOptions& o, int toggle) {
 // The child: environment, then exec. Reports an exec failure's errno through `error_fd`.
 [[noreturn]] void RunChild(const ProgramInfo& program, const std::vector<std::string>& args,
                            const std::string& runtime, const std::string& output,
-                           const std::string& options, int error_fd) {
+                           const std::string& options, const coverage::CoveragePlan& counts,
+                           int error_fd) {
+  for (const auto& [name, value] : counts.environment) setenv(name.c_str(), value.c_str(), 1);
   std::string preload = runtime;
   if (const char* old = getenv("LD_PRELOAD"); old && *old) preload += std::string(":") + old;
   setenv("LD_PRELOAD", preload.c_str(), 1);
@@ -225,6 +228,17 @@ int RunRecord(const RecordOptions& o, const std::vector<std::string>& command) {
   }
   close(probe);
 
+  // A --coverage build: this run's exact line counts go to a directory of hotline's own.
+  coverage::CoveragePlan counts;
+  if (program->is_elf) {
+    Expected<coverage::CoveragePlan> plan = coverage::PrepareCoverageRun(program->path);
+    if (plan.ok()) {
+      counts = *plan;
+    } else {
+      fmt::print(stderr, "hotline: warning: {}\n", plan.status().message());
+    }
+  }
+
   int pipe_fds[2];
   if (pipe2(pipe_fds, O_CLOEXEC) != 0) {
     fmt::print(stderr, "hotline: cannot create a pipe: {}\n", strerror(errno));
@@ -238,7 +252,7 @@ int RunRecord(const RecordOptions& o, const std::vector<std::string>& command) {
   }
   if (child == 0) {
     close(pipe_fds[0]);
-    RunChild(*program, command, *runtime, output, options, pipe_fds[1]);
+    RunChild(*program, command, *runtime, output, options, counts, pipe_fds[1]);
   }
   close(pipe_fds[1]);
   int status = WaitForChild(child);
@@ -248,7 +262,14 @@ int RunRecord(const RecordOptions& o, const std::vector<std::string>& command) {
   if (exec_failed) {
     fmt::print(stderr, "hotline: {}: {}\n", command[0], strerror(exec_errno));
     unlink(output.c_str());
+    coverage::RemoveCoverageDirectory(counts);
     return exec_errno == ENOENT ? 127 : 126;
+  }
+  if (counts.enabled) {
+    Expected<coverage::CoverageData> data = coverage::CollectCoverage(counts);
+    Status appended = data.ok() ? coverage::AppendCoverage(output, Absolute(program->path), *data) : data.status();
+    if (!appended.ok()) fmt::print(stderr, "hotline: warning: no exact line counts: {}\n", appended.message());
+    coverage::RemoveCoverageDirectory(counts);
   }
   if (!o.quiet) PrintSummary(output);
   if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);

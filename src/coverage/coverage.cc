@@ -1,0 +1,177 @@
+#include "coverage/coverage.h"
+
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "format/writer.h"
+
+namespace hotline::coverage {
+namespace fs = std::filesystem;
+namespace {
+
+bool HasGcovRuntime(const std::string& path) {
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  elf_version(EV_CURRENT);
+  Elf* elf = elf_begin(fd, ELF_C_READ, nullptr);
+  bool found = false;
+  Elf_Scn* scn = nullptr;
+  while (elf && !found && (scn = elf_nextscn(elf, scn))) {
+    GElf_Shdr sh;
+    if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM) ||
+        sh.sh_entsize == 0)
+      continue;
+    Elf_Data* data = elf_getdata(scn, nullptr);
+    for (size_t i = 0; data && i < sh.sh_size / sh.sh_entsize && !found; ++i) {
+      GElf_Sym sym;
+      if (!gelf_getsym(data, int(i), &sym) || sym.st_shndx == SHN_UNDEF) continue;
+      const char* name = elf_strptr(elf, sh.sh_link, sym.st_name);
+      found = name && std::strncmp(name, "__gcov_", 7) == 0;
+    }
+  }
+  if (elf) elf_end(elf);
+  close(fd);
+  return found;
+}
+
+// Runs argv with stdout captured; stderr is dropped. Returns the exit status, -1 if it could
+// not run.
+int Capture(const std::vector<std::string>& argv, const std::string& dir, std::string* out) {
+  int pipe_fds[2];
+  if (pipe2(pipe_fds, O_CLOEXEC) != 0) return -1;
+  pid_t child = fork();
+  if (child < 0) return -1;
+  if (child == 0) {
+    if (chdir(dir.c_str()) != 0) _exit(127);
+    dup2(pipe_fds[1], 1);
+    int null = open("/dev/null", O_WRONLY);
+    if (null >= 0) dup2(null, 2);
+    std::vector<char*> args;
+    for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    execvp(args[0], args.data());
+    _exit(127);
+  }
+  close(pipe_fds[1]);
+  char buf[65536];
+  ssize_t n;
+  while ((n = read(pipe_fds[0], buf, sizeof buf)) > 0 || (n < 0 && errno == EINTR))
+    if (n > 0) out->append(buf, size_t(n));
+  close(pipe_fds[0]);
+  int status = 0;
+  while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+std::string Absolute(const std::string& file, const std::string& cwd) {
+  fs::path p(file);
+  if (p.is_relative()) p = fs::path(cwd) / p;
+  return p.lexically_normal().string();
+}
+
+}  // namespace
+
+Expected<CoveragePlan> PrepareCoverageRun(const std::string& program_path) {
+  CoveragePlan plan;
+  if (!HasGcovRuntime(program_path)) return plan;
+  const char* tmp = getenv("TMPDIR");
+  std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/hotline-gcda-XXXXXX";
+  std::vector<char> buf(pattern.begin(), pattern.end());
+  buf.push_back('\0');
+  if (!mkdtemp(buf.data()))
+    return Status::Error("cannot make a directory for the coverage counts: " +
+                         std::string(std::strerror(errno)));
+  plan.enabled = true;
+  plan.directory = buf.data();
+  // gcov's runtime writes /ORIGINAL/PATH/x.gcda as $GCOV_PREFIX/ORIGINAL/PATH/x.gcda.
+  plan.environment = {{"GCOV_PREFIX", plan.directory}, {"GCOV_PREFIX_STRIP", "0"}};
+  return plan;
+}
+
+Expected<CoverageData> CollectCoverage(const CoveragePlan& plan) {
+  CoverageData data;
+  if (!plan.enabled) return data;
+  std::map<std::string, std::map<uint64_t, uint64_t>> lines;
+  std::map<std::pair<std::string, std::string>, FunctionCounts> functions;
+  std::error_code ec;
+  for (auto it = fs::recursive_directory_iterator(plan.directory, ec);
+       !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    if (!it->is_regular_file() || it->path().extension() != ".gcda") continue;
+    // The .gcno is where the compiler left it: beside the object, at the original path.
+    std::string original = it->path().string().substr(plan.directory.size());
+    fs::path gcno = fs::path(original).replace_extension(".gcno");
+    fs::path beside = fs::path(it->path()).replace_extension(".gcno");
+    if (!fs::exists(gcno, ec)) continue;  // no notes: gcov could not read it either
+    fs::copy_file(gcno, beside, fs::copy_options::overwrite_existing, ec);
+    std::string json;
+    int status = Capture({"gcov", "--json-format", "--stdout", it->path().filename().string()},
+                         it->path().parent_path().string(), &json);
+    if (status != 0) return Status::Error("gcov failed on " + original);
+    try {
+      auto doc = nlohmann::json::parse(json);
+      std::string cwd = doc.value("current_working_directory", std::string());
+      for (const auto& file : doc.at("files")) {
+        std::string path = Absolute(file.at("file").get<std::string>(), cwd);
+        auto& file_lines = lines[path];
+        for (const auto& line : file.at("lines"))
+          file_lines[line.at("line_number").get<uint64_t>()] += line.at("count").get<uint64_t>();
+        for (const auto& fn : file.value("functions", nlohmann::json::array())) {
+          std::string name = fn.value("demangled_name", fn.value("name", std::string()));
+          FunctionCounts& f = functions[{path, name}];
+          f.file = path;
+          f.name = name;
+          f.start_line = fn.value("start_line", uint64_t{0});
+          f.end_line = fn.value("end_line", uint64_t{0});
+          f.executions += fn.value("execution_count", uint64_t{0});
+        }
+      }
+    } catch (const nlohmann::json::exception& e) {
+      return Status::Error("cannot read gcov's output for " + original + ": " + e.what());
+    }
+  }
+  for (auto& [path, counts] : lines) data.files.push_back(FileCounts{path, {counts.begin(), counts.end()}});
+  for (auto& [key, f] : functions) data.functions.push_back(std::move(f));
+  return data;
+}
+
+Status AppendCoverage(const std::string& path, const std::string& module, const CoverageData& data) {
+  int fd = open(path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
+  if (fd < 0) return Status::Error(path + ": " + std::strerror(errno));
+  format::Writer writer;
+  writer.beginAppend(fd);
+  std::vector<uint64_t> pairs;
+  for (const FileCounts& f : data.files) {
+    pairs.clear();
+    for (const auto& [line, count] : f.lines) {
+      pairs.push_back(line);
+      pairs.push_back(count);
+    }
+    writer.add(format::LineCountsRecord{f.path, module, f.lines.size(), pairs.data()});
+  }
+  for (const FunctionCounts& f : data.functions)
+    writer.add(format::FunctionCountRecord{f.file, f.name, f.start_line, f.end_line, f.executions});
+  bool ok = writer.flush();
+  close(fd);
+  if (!ok) return Status::Error(path + ": cannot append the coverage counts");
+  return Status();
+}
+
+void RemoveCoverageDirectory(const CoveragePlan& plan) {
+  if (!plan.enabled || plan.directory.empty()) return;
+  std::error_code ec;
+  fs::remove_all(plan.directory, ec);
+}
+
+}  // namespace hotline::coverage
