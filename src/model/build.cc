@@ -391,6 +391,29 @@ Expected<Profile> ProfileBuilder::finish(const format::RawProfile& raw) {
       },
       p, options_.thread);
   p.callees.resize(p.functions.size());
+  // gcov's exact counts (record appended them for --coverage builds) replace the estimates.
+  for (const format::RawLineCounts& counts : raw.line_counts) {
+    FileId f = file(counts.file, PseudoKind::kNone);
+    for (const auto& [number, executions] : counts.lines) {
+      Line& l = p.lines[line(f, static_cast<uint32_t>(number)).index()];
+      l.count = executions;
+      l.count_exact = true;
+    }
+    p.summary.exact_line_counts = true;
+  }
+  if (!p.summary.traced) {
+    // Without tracing, gcov's function counts are exact calls too.
+    std::unordered_map<std::string, uint64_t> executions;  // "file\nname"
+    for (const format::RawFunctionCount& f : raw.function_counts)
+      executions[f.file + "\n" + f.name] += f.executions;
+    for (Function& fn : p.functions) {
+      if (!fn.file.valid()) continue;
+      auto it = executions.find(p.files[fn.file.index()].path + "\n" + fn.name);
+      if (it == executions.end()) continue;
+      fn.calls = it->second;
+      fn.calls_exact = true;
+    }
+  }
   for (auto& edges : p.callees) {
     std::sort(edges.begin(), edges.end(), [](const CallEdge& a, const CallEdge& b) {
       if (a.time_ns != b.time_ns) return a.time_ns > b.time_ns;

@@ -54,8 +54,9 @@ struct Line {
   FileId file;
   uint32_t line = 0;  // 0 = no line information
   uint64_t time_ns = 0;
-  uint64_t count = 0;    // estimated entries, see above
+  uint64_t count = 0;    // estimated entries, see above; executions when count_exact
   uint64_t samples = 0;  // samples whose innermost frame is at this line
+  bool count_exact = false;  // executions counted by gcov (--coverage builds)
 };
 
 // A function is identified by (name, definition file, definition line): two static functions of
@@ -139,6 +140,7 @@ struct Summary {
   uint64_t profiler_samples = 0;           // taken inside the runtime
   uint64_t unknown_samples = 0;            // innermost frame outside every module
   uint64_t first_time = 0, last_time = 0;  // of the samples, CLOCK_MONOTONIC
+  bool exact_line_counts = false;          // line counts from gcov, not estimates
   bool traced = false;                     // exact calls from -finstrument-functions
   bool trace_timed = false;                // and exact per-call times
   uint32_t max_call_depth = 0;             // deepest traced call stack

@@ -25,7 +25,7 @@ void PrintLines(const model::Profile& p, const ReportOptions& options, std::stri
                    [&](uint32_t a, uint32_t b) { return p.files[a].time_ns > p.files[b].time_ns; });
 
   TableWriter w(p, options, out);
-  w.title("Lines");
+  w.title(p.summary.exact_line_counts ? "Lines (exact counts)" : "Lines (estimated counts)");
   w.header({"file", "line", "percent", "time", "count", "average", "file name"});
   for (uint32_t f : files) {
     bool any = false;
