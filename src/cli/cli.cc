@@ -19,6 +19,7 @@ int RunCli(int argc, char** argv) {
   RegisterRecordCommand(app, &exit_code);
   RegisterDumpCommand(app, &exit_code);
   RegisterReportCommand(app, &exit_code);
+  RegisterAnnotateCommand(app, &exit_code);
   try {
     app.parse(TakeRecordProgram(app, argc, argv), argv);
   } catch (const CLI::CallForHelp& e) {

@@ -10,6 +10,7 @@ namespace hotline::cli {
 void RegisterRecordCommand(CLI::App& app, int* exit_code);
 void RegisterDumpCommand(CLI::App& app, int* exit_code);
 void RegisterReportCommand(CLI::App& app, int* exit_code);
+void RegisterAnnotateCommand(CLI::App& app, int* exit_code);
 
 // `hotline record` hands everything from the program's name on (or after `--`) to the program
 // untouched, so it is split off before CLI11 parses. Returns how many of argv CLI11 should see.

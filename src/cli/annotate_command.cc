@@ -1,0 +1,90 @@
+// `hotline annotate [FILE] [SOURCE...]`: the annotated listing (docs/annotate.md).
+#include <fmt/core.h>
+#include <unistd.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cli/commands.h"
+#include "cli/profile_path.h"
+#include "model/build.h"
+#include "report/annotate.h"
+#include "symbolize/symbolizer.h"
+
+namespace hotline::cli {
+namespace {
+
+struct AnnotateCommandOptions {
+  std::vector<std::string> arguments;  // [FILE] [SOURCE...]
+  report::AnnotateOptions annotate;
+  bool no_color = false;
+
+  void Register(CLI::App& cmd) {
+    cmd.add_option("-p,--cutoff", annotate.cutoff,
+                   "functions and files in the index cost at least this percent (default 2)")
+        ->check(CLI::Range(0.0, 100.0));
+    cmd.add_option("--source-dir", annotate.source_dirs,
+                   "another directory to look for sources in (repeatable)");
+    cmd.add_flag("--no-color", no_color, "no colours, even on a terminal");
+    cmd.add_flag("-m,--machine", annotate.machine,
+                 "one row per executable line: file, line, count (empty when unknown), time_ns");
+    cmd.add_option("FILE SOURCE", arguments,
+                   "the profile (default: the newest *.hotline here), then the sources to show "
+                   "(default: all with data)");
+  }
+};
+
+int RunAnnotate(AnnotateCommandOptions& o) {
+  std::string file;
+  std::vector<std::string> sources = o.arguments;
+  if (!sources.empty() && sources[0].size() > 8 &&
+      sources[0].compare(sources[0].size() - 8, 8, ".hotline") == 0) {
+    file = sources[0];
+    sources.erase(sources.begin());
+  }
+  Expected<std::string> path = ProfileArgument(file);
+  if (!path) {
+    fmt::print(stderr, "hotline: annotate: {}\n", path.status().message());
+    return 1;
+  }
+  o.annotate.sources = sources;
+  o.annotate.color = !o.no_color && !o.annotate.machine && isatty(1);
+  symbolize::Symbolizer symbolizer;
+  model::SymbolizerResolver resolver(symbolizer);
+  format::ReadStats stats;
+  Expected<model::Profile> profile = model::LoadProfile(*path, resolver, {}, &stats);
+  if (!profile) {
+    fmt::print(stderr, "hotline: {}\n", profile.status().message());
+    return 1;
+  }
+  if (stats.damaged())
+    fmt::print(stderr, "hotline: warning: {}: damaged, annotating what could be read: {}\n", *path,
+               stats.summary());
+  for (const std::string& w : profile->warnings) fmt::print(stderr, "hotline: warning: {}\n", w);
+  std::string out;
+  std::vector<std::string> notes;
+  report::PrintAnnotated(*profile, o.annotate, out, notes);
+  if (!sources.empty() || notes.size() == 1) {
+    for (const std::string& n : notes) fmt::print(stderr, "hotline: note: {}\n", n);
+  } else if (!notes.empty()) {
+    // Without a list of sources every file with data is tried: libraries' sources are rarely
+    // installed, so say it once.
+    fmt::print(stderr, "hotline: note: {} of the sources with data were not found, e.g. {}\n",
+               notes.size(), notes.front());
+  }
+  fmt::print("{}", out);
+  return 0;
+}
+
+}  // namespace
+
+void RegisterAnnotateCommand(CLI::App& app, int* exit_code) {
+  auto options = std::make_shared<AnnotateCommandOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "annotate", "the sources with count, time, average and % on the left of each line");
+  options->Register(*cmd);
+  cmd->callback([options, exit_code] { *exit_code = RunAnnotate(*options); });
+}
+
+}  // namespace hotline::cli
