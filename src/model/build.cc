@@ -402,17 +402,24 @@ Expected<Profile> ProfileBuilder::finish(const format::RawProfile& raw) {
     p.summary.exact_line_counts = true;
   }
   if (!p.summary.traced) {
-    // Without tracing, gcov's function counts are exact calls too.
-    std::unordered_map<std::string, uint64_t> executions;  // "file\nname"
-    for (const format::RawFunctionCount& f : raw.function_counts)
-      executions[f.file + "\n" + f.name] += f.executions;
-    for (Function& fn : p.functions) {
-      if (!fn.file.valid()) continue;
-      auto it = executions.find(p.files[fn.file.index()].path + "\n" + fn.name);
-      if (it == executions.end()) continue;
-      fn.calls = it->second;
+    // Without tracing, gcov's function counts are exact calls too. A function no sample saw
+    // is added, so the listing can show it (with no time).
+    for (const format::RawFunctionCount& f : raw.function_counts) {
+      ModuleId mod;
+      for (const format::RawModule& m : raw.modules)
+        if (!mod.valid() && m.path == f.file) mod = module(m);
+      if (!mod.valid()) {
+        for (const format::RawLineCounts& counts : raw.line_counts)
+          for (const format::RawModule& m : raw.modules)
+            if (!mod.valid() && counts.file == f.file && m.path == counts.module) mod = module(m);
+      }
+      if (!mod.valid()) mod = pseudoModule(PseudoKind::kModule, "[coverage]");
+      FunctionId id = function(f.name, f.file, static_cast<uint32_t>(f.start_line), mod);
+      Function& fn = p.functions[id.index()];
+      fn.calls = f.executions;
       fn.calls_exact = true;
     }
+    p.callees.resize(p.functions.size());
   }
   for (auto& edges : p.callees) {
     std::sort(edges.begin(), edges.end(), [](const CallEdge& a, const CallEdge& b) {

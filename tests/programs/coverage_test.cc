@@ -1,0 +1,161 @@
+// Exact line counts of --coverage builds: every count hotline records equals what gcov itself
+// reports for the same run, the never-executed lines equal gcov's ##### lines, the user's own
+// .gcda files are left alone, and the annotated listing shows them.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+
+#include "harness.h"
+
+namespace hotline {
+namespace {
+
+using testing::Execute;
+using testing::Hotline;
+using testing::Load;
+using testing::RunResult;
+using testing::ScratchDir;
+
+// Builds `source` with --coverage in a fresh directory; returns the directory.
+std::string Build(const std::string& source, const std::string& compiler, const std::string& name) {
+  std::string dir = ScratchDir(name);
+  RunResult r = Execute(
+      {"/usr/bin/env", compiler, "-O0", "-g", "--coverage", "-o", dir + "/" + name, source}, dir);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  return dir;
+}
+
+// gcov's own text output for `source` after a plain run: line → count; -1 for "#####".
+std::map<uint64_t, int64_t> GcovCounts(const std::string& dir, const std::string& source,
+                                       const std::string& name) {
+  // gcc names the notes of `gcc --coverage -o NAME SOURCE` NAME-SOURCE.gcno.
+  std::string stem = source.substr(source.rfind('/') + 1);
+  stem = name + "-" + stem.substr(0, stem.rfind('.'));
+  RunResult g = Execute({"/usr/bin/env", "gcov", stem + ".gcda"}, dir);
+  EXPECT_EQ(g.exit_code, 0) << g.err;
+  std::string base = source.substr(source.rfind('/') + 1);
+  std::ifstream in(dir + "/" + base + ".gcov");
+  std::map<uint64_t, int64_t> counts;
+  for (std::string line; std::getline(in, line);) {
+    std::istringstream fields(line);
+    std::string count, number;
+    std::getline(fields, count, ':');
+    std::getline(fields, number, ':');
+    count.erase(0, count.find_first_not_of(' '));
+    if (count == "-" || count.empty()) continue;
+    if (count.back() == '*') count.pop_back();  // a line partly executed
+    uint64_t n = std::strtoull(number.c_str(), nullptr, 10);
+    counts[n] = count == "#####" || count == "=====" ? -1 : std::strtoll(count.c_str(), nullptr, 10);
+  }
+  return counts;
+}
+
+void ExpectCountsEqualGcov(const std::string& source, const std::string& compiler,
+                           const std::string& name) {
+  // One build run plain (for gcov) and a copy of it run under hotline.
+  std::string plain_dir = Build(source, compiler, name + "-plain");
+  ASSERT_EQ(Execute({plain_dir + "/" + name + "-plain"}, plain_dir).exit_code, 0);
+  std::map<uint64_t, int64_t> gcov = GcovCounts(plain_dir, source, name + "-plain");
+  ASSERT_FALSE(gcov.empty());
+
+  std::string dir = Build(source, compiler, name);
+  std::string profile = dir + "/p.hotline";
+  RunResult r = Hotline({"record", "-q", "-o", profile, "--", dir + "/" + name}, dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  // hotline sent this run's counts elsewhere: the program's own .gcda was not written.
+  std::string stem = source.substr(source.rfind('/') + 1);
+  std::string gcda = dir + "/" + name + "-" + stem.substr(0, stem.rfind('.')) + ".gcda";
+  struct stat st {};
+  EXPECT_NE(stat(gcda.c_str(), &st), 0) << gcda << " was written";
+
+  format::RawProfile p = Load(profile);
+  std::map<uint64_t, int64_t> recorded;
+  for (const auto& file : p.line_counts)
+    if (file.file == source)
+      for (const auto& [line, count] : file.lines) recorded[line] = count == 0 ? -1 : int64_t(count);
+  EXPECT_EQ(recorded, gcov);
+
+  // The listing marks exactly gcov's ##### lines as never executed.
+  RunResult listing = Hotline({"annotate", "-m", profile}, dir);
+  ASSERT_EQ(listing.exit_code, 0) << listing.err;
+  std::map<uint64_t, int64_t> annotated;
+  std::istringstream in(listing.out);
+  for (std::string line; std::getline(in, line);) {
+    std::istringstream fields(line);
+    std::string file, number, count;
+    std::getline(fields, file, '\t');
+    std::getline(fields, number, '\t');
+    std::getline(fields, count, '\t');
+    if (file != source || count.empty()) continue;
+    int64_t n = std::strtoll(count.c_str(), nullptr, 10);
+    annotated[std::strtoull(number.c_str(), nullptr, 10)] = n == 0 ? -1 : n;
+  }
+  EXPECT_EQ(annotated, gcov);
+}
+
+TEST(Coverage, CCountsEqualGcovOnEveryLine) {
+  ExpectCountsEqualGcov(SOURCE_coverage_c, "gcc", "coverage_c");
+}
+
+TEST(Coverage, CppCountsEqualGcovOnEveryLine) {
+  ExpectCountsEqualGcov(SOURCE_coverage_cpp, "g++", "coverage_cpp");
+}
+
+TEST(Coverage, KnownCountsAndTheListing) {
+  std::string dir = Build(SOURCE_coverage_c, "gcc", "known");
+  std::string profile = dir + "/p.hotline";
+  ASSERT_EQ(Hotline({"record", "-q", "-F", "0", "-o", profile, "--", dir + "/known"}, dir).exit_code, 0);
+  format::RawProfile p = Load(profile);
+  std::map<std::string, uint64_t> functions;
+  for (const auto& f : p.function_counts) functions[f.name] = f.executions;
+  EXPECT_EQ(functions["square"], 100u);
+  EXPECT_EQ(functions["fib"], 21891u);  // 2·fib(21) − 1
+  EXPECT_EQ(functions["never_called"], 0u);
+  RunResult listing = Hotline({"annotate", "--no-color", profile}, dir);
+  ASSERT_EQ(listing.exit_code, 0) << listing.err;
+  EXPECT_NE(listing.out.find("#####"), std::string::npos);
+  EXPECT_NE(listing.out.find("-- fib: "), std::string::npos);
+  EXPECT_NE(listing.out.find("calls 21891"), std::string::npos) << listing.out;
+  EXPECT_NE(listing.out.find("Never executed\n" + std::string(SOURCE_coverage_c) + ": "),
+            std::string::npos)
+      << listing.out;
+}
+
+TEST(Coverage, WithoutCountsTheListingSaysSo) {
+  std::string dir = ScratchDir("nocounts");
+  std::string profile = dir + "/p.hotline";
+  ASSERT_EQ(Hotline({"record", "-q", "-o", profile, "--", PROGRAM_cpu_burn}, dir).exit_code, 3);
+  RunResult listing = Hotline({"annotate", profile}, dir);
+  EXPECT_EQ(listing.exit_code, 0);
+  EXPECT_NE(listing.out.find("no exact counts in this profile"), std::string::npos);
+}
+
+TEST(Coverage, MissingSourceIsNotedAndFoundThroughSourceDir) {
+  // Build from a copy of the source, then take the copy away.
+  std::string dir = ScratchDir("moved");
+  std::string copy = dir + "/moved_c.c";
+  ASSERT_EQ(Execute({"/bin/cp", SOURCE_coverage_c, copy}, dir).exit_code, 0);
+  ASSERT_EQ(Execute({"/usr/bin/env", "gcc", "-O0", "-g", "--coverage", "-o", dir + "/moved", copy}, dir).exit_code, 0);
+  std::string profile = dir + "/p.hotline";
+  ASSERT_EQ(Hotline({"record", "-q", "-F", "0", "-o", profile, "--", dir + "/moved"}, dir).exit_code, 0);
+  ASSERT_EQ(unlink(copy.c_str()), 0);
+  RunResult missing = Hotline({"annotate", profile, "moved_c.c"}, dir);
+  EXPECT_EQ(missing.exit_code, 0);
+  EXPECT_NE(missing.err.find("cannot find the source " + copy), std::string::npos) << missing.err;
+  EXPECT_NE(missing.out.find("Never executed"), std::string::npos);
+  // A directory holding a file of that name makes it found again.
+  std::string elsewhere = ScratchDir("elsewhere");
+  ASSERT_EQ(Execute({"/bin/cp", SOURCE_coverage_c, elsewhere + "/moved_c.c"}, dir).exit_code, 0);
+  RunResult found = Hotline({"annotate", "--source-dir", elsewhere, profile, "moved_c.c"}, dir);
+  EXPECT_EQ(found.err.find("cannot find"), std::string::npos) << found.err;
+  EXPECT_NE(found.out.find("static long fib(int n) {"), std::string::npos) << found.out;
+}
+
+}  // namespace
+}  // namespace hotline
