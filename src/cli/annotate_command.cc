@@ -3,12 +3,16 @@
 #include <unistd.h>
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "cli/commands.h"
 #include "cli/profile_path.h"
+#include "format/raw_profile.h"
 #include "model/build.h"
+#include "model/costs.h"
+#include "symbolize/code_map.h"
 #include "report/annotate.h"
 #include "symbolize/symbolizer.h"
 
@@ -62,6 +66,24 @@ int RunAnnotate(AnnotateCommandOptions& o) {
     fmt::print(stderr, "hotline: warning: {}: damaged, annotating what could be read: {}\n", *path,
                stats.summary());
   for (const std::string& w : profile->warnings) fmt::print(stderr, "hotline: warning: {}\n", w);
+  // Counts but no timing (a counts-only run): Knuth's costs from the binary's instructions.
+  std::optional<model::CostModel> costs;
+  if (profile->summary.exact_line_counts && profile->summary.samples == 0) {
+    format::ReadStats again;
+    Expected<format::RawProfile> raw = format::LoadRawProfile(*path, &again);
+    std::string binary = raw.ok() && !raw->line_counts.empty() ? raw->line_counts.front().module : "";
+    Expected<symbolize::CodeMap> code = binary.empty() ? Expected<symbolize::CodeMap>(Status::Error("no binary named"))
+                                                       : symbolize::BuildCodeMap(binary);
+    Expected<model::CostModel> model = code.ok() ? model::CostsFromCounts(*raw, *code) : code.status();
+    if (model.ok()) {
+      costs = std::move(*model);
+      o.annotate.costs = &*costs;
+      for (const symbolize::CodeFunction& f : code->functions)
+        for (const symbolize::CodeLine& l : f.lines) o.annotate.weights[{l.file, l.line}] += l.instructions;
+    } else {
+      fmt::print(stderr, "hotline: note: no costs from counts: {}\n", model.status().message());
+    }
+  }
   std::string out;
   std::vector<std::string> notes;
   report::PrintAnnotated(*profile, o.annotate, out, notes);

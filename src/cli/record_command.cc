@@ -35,6 +35,7 @@ struct RecordOptions {
   std::string trace = "auto";
   bool no_trace = false;
   bool heap = false;
+  bool counts_only = false;
   bool quiet = false;
   std::vector<std::string> command;  // set by TakeRecordProgram, never parsed by CLI11
 
@@ -62,6 +63,9 @@ struct RecordOptions {
     cmd.add_flag("--heap", heap,
                  "record every allocation and release (malloc family, new/delete, anonymous "
                  "mmap) with its stack; combine with -F 0 for the heap alone");
+    cmd.add_flag("--counts-only", counts_only,
+                 "no sampling: exact counts only (--coverage, -finstrument-functions builds); "
+                 "hotline annotate then weighs lines by their instructions");
     cmd.add_flag("-q,--quiet", quiet, "no summary line after the run");
   }
 };
@@ -119,7 +123,7 @@ std::string RuntimeOptions(const RecordOptions& o, int toggle) {
   if (trace == "auto") trace = "counts";
   return fmt::format(
       "freq={},clock={},depth={},unwind={},paused={},toggle={},follow_exec={},trace={},heap={}",
-      o.freq, o.clock, o.max_depth, o.unwind, o.start_paused ? 1 : 0, toggle,
+      o.counts_only ? 0u : o.freq, o.clock, o.max_depth, o.unwind, o.start_paused ? 1 : 0, toggle,
       o.follow_exec ? 1 : 0, trace, o.heap ? 1 : 0);
 }
 

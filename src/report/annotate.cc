@@ -73,6 +73,48 @@ std::string Ranges(const std::vector<uint32_t>& lines) {
   return out;
 }
 
+// The index by time: functions and files that cost at least the cutoff.
+void PrintTimeIndex(const model::Profile& p, const AnnotateOptions& options, std::string& out) {
+  auto pct = [&](uint64_t ns) { return p.percentOfTotal(ns); };
+  out += fmt::format("Index (explicit = self, implicit = inclusive; at least {}% of the total)\n",
+                     FormatPercent(options.cutoff));
+  out += "explicit\t%\timplicit\t%\tcalls\tfunction\n";
+  std::vector<uint32_t> order;
+  for (uint32_t i = 0; i < p.functions.size(); ++i)
+    if (pct(p.functions[i].inclusive_ns) >= options.cutoff && p.functions[i].inclusive_ns > 0) order.push_back(i);
+  std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+    return p.functions[a].inclusive_ns > p.functions[b].inclusive_ns;
+  });
+  for (uint32_t i : order) {
+    const model::Function& f = p.functions[i];
+    out += fmt::format("{}\t{}\t{}\t{}\t{}{}\t{}\n", FormatTime(f.self_ns, false), FormatPercent(pct(f.self_ns)),
+                       FormatTime(f.inclusive_ns, false), FormatPercent(pct(f.inclusive_ns)), f.calls,
+                       f.calls_exact ? "" : "~", f.name);
+  }
+  out += "\ntime\t%\tfile\n";
+  for (const model::File& f : p.files)
+    if (f.time_ns > 0 && pct(f.time_ns) >= options.cutoff)
+      out += fmt::format("{}\t{}\t{}\n", FormatTime(f.time_ns, false), FormatPercent(pct(f.time_ns)), f.path);
+
+}
+
+// The index by Knuth's cost (counts × instructions, no timing in the profile).
+void PrintCostIndex(const model::CostModel& costs, const AnnotateOptions& options, std::string& out) {
+  out += fmt::format(
+      "Index by cost = executions × instructions (explicit = own lines, implicit = with callees, "
+      "from the call graph's linear system; at least {}% of {:.0f} instructions)\n",
+      FormatPercent(options.cutoff), costs.total);
+  out += "explicit\t%\timplicit\t%\tcalls\tfunction\n";
+  for (const model::FunctionCost& c : costs.functions) {
+    double explicit_pct = costs.total > 0 ? 100.0 * c.explicit_cost / costs.total : 0;
+    double implicit_pct = costs.total > 0 ? 100.0 * c.implicit_cost / costs.total : 0;
+    if (implicit_pct < options.cutoff) continue;
+    std::string cycle = c.cycle >= 0 ? fmt::format(" <cycle {}>", c.cycle + 1) : "";
+    out += fmt::format("{:.0f}\t{}\t{:.0f}\t{}\t{}\t{}{}\n", c.explicit_cost, FormatPercent(explicit_pct),
+                       c.implicit_cost, FormatPercent(implicit_pct), c.calls, c.name, cycle);
+  }
+}
+
 }  // namespace
 
 void PrintAnnotated(const model::Profile& p, const AnnotateOptions& options, std::string& out,
@@ -101,27 +143,21 @@ void PrintAnnotated(const model::Profile& p, const AnnotateOptions& options, std
   }
 
   auto pct = [&](uint64_t ns) { return p.percentOfTotal(ns); };
-  // The index: what costs at least the cutoff.
-  out += fmt::format("Index (explicit = self, implicit = inclusive; at least {}% of the total)\n",
-                     FormatPercent(options.cutoff));
-  out += "explicit\t%\timplicit\t%\tcalls\tfunction\n";
-  std::vector<uint32_t> order;
-  for (uint32_t i = 0; i < p.functions.size(); ++i)
-    if (pct(p.functions[i].inclusive_ns) >= options.cutoff && p.functions[i].inclusive_ns > 0) order.push_back(i);
-  std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
-    return p.functions[a].inclusive_ns > p.functions[b].inclusive_ns;
-  });
-  for (uint32_t i : order) {
-    const model::Function& f = p.functions[i];
-    out += fmt::format("{}\t{}\t{}\t{}\t{}{}\t{}\n", FormatTime(f.self_ns, false), FormatPercent(pct(f.self_ns)),
-                       FormatTime(f.inclusive_ns, false), FormatPercent(pct(f.inclusive_ns)), f.calls,
-                       f.calls_exact ? "" : "~", f.name);
+  if (options.costs) {
+    PrintCostIndex(*options.costs, options, out);
+  } else {
+    PrintTimeIndex(p, options, out);
   }
-  out += "\ntime\t%\tfile\n";
-  for (const model::File& f : p.files)
-    if (f.time_ns > 0 && pct(f.time_ns) >= options.cutoff)
-      out += fmt::format("{}\t{}\t{}\n", FormatTime(f.time_ns, false), FormatPercent(pct(f.time_ns)), f.path);
-
+  auto cost_of = [&](const model::Line& l) -> double {
+    auto w = options.weights.find({p.file(l.file).path, l.line});
+    return w == options.weights.end() ? 0.0 : double(l.count) * w->second;
+  };
+  auto cost_pct = [&](double cost) {
+    return options.costs && options.costs->total > 0 ? 100.0 * cost / options.costs->total : 0.0;
+  };
+  std::map<std::string, const model::FunctionCost*> cost_by_name;
+  if (options.costs)
+    for (const model::FunctionCost& c : options.costs->functions) cost_by_name[c.name] = &c;
   std::vector<std::string> never;  // "file: ranges"
   for (const auto& [file, lines] : lines_of) {
     const std::string& path = p.file(model::FileId(file)).path;
@@ -137,11 +173,20 @@ void PrintAnnotated(const model::Profile& p, const AnnotateOptions& options, std
     }
     std::vector<std::string> text = ReadLines(found);
     out += fmt::format("\n{}\n", found);
-    out += fmt::format("{:>12}  {:>10}  {:>10}  {:>6}  source\n", "count", "time", "average", "%");
+    out += fmt::format("{:>12}  {:>10}  {:>10}  {:>6}  source\n", "count",
+                       options.costs ? "cost" : "time", options.costs ? "" : "average", "%");
     const auto& functions = functions_of[file];
     for (uint32_t number = 1; number <= text.size(); ++number) {
       for (auto [it, end] = functions.equal_range(number); it != end; ++it) {
         const model::Function& f = p.functions[it->second];
+        if (auto c = cost_by_name.find(f.name); c != cost_by_name.end()) {
+          out += fmt::format("{:>12}  -- {}: explicit {:.0f} ({}%), implicit {:.0f} ({}%), calls {}\n",
+                             "", f.name, c->second->explicit_cost,
+                             FormatPercent(cost_pct(c->second->explicit_cost)),
+                             c->second->implicit_cost, FormatPercent(cost_pct(c->second->implicit_cost)),
+                             c->second->calls);
+          continue;
+        }
         out += fmt::format("{:>12}  {} {}: explicit {} ({}%), implicit {} ({}%), calls {}{}\n", "",
                            "--", f.name, FormatTime(f.self_ns, false), FormatPercent(pct(f.self_ns)),
                            FormatTime(f.inclusive_ns, false), FormatPercent(pct(f.inclusive_ns)), f.calls,
@@ -159,9 +204,16 @@ void PrintAnnotated(const model::Profile& p, const AnnotateOptions& options, std
                             : l.count_exact              ? fmt::format("{}", l.count)
                                                          : fmt::format("~{}", l.count);
         std::string average = l.count ? FormatTime(l.time_ns / l.count, false) : "";
-        left = fmt::format("{:>12}  {:>10}  {:>10}  {:>6}", count,
-                           l.time_ns ? FormatTime(l.time_ns, false) : "",
-                           l.time_ns ? average : "", l.time_ns ? FormatPercent(share) : "");
+        if (options.costs) {
+          double cost = cost_of(l);
+          share = cost_pct(cost);
+          left = fmt::format("{:>12}  {:>10}  {:>10}  {:>6}", count, cost > 0 ? fmt::format("{:.0f}", cost) : "",
+                             "", cost > 0 ? FormatPercent(share) : "");
+        } else {
+          left = fmt::format("{:>12}  {:>10}  {:>10}  {:>6}", count,
+                             l.time_ns ? FormatTime(l.time_ns, false) : "",
+                             l.time_ns ? average : "", l.time_ns ? FormatPercent(share) : "");
+        }
       }
       const char* color = options.color ? Heat(share) : "";
       bool never_ran = it != lines.end() && it->second->count_exact && it->second->count == 0;

@@ -5,9 +5,12 @@
 // and the never-executed lines last. docs/annotate.md.
 #pragma once
 
+#include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
+#include "model/costs.h"
 #include "model/profile.h"
 
 namespace hotline::report {
@@ -18,6 +21,9 @@ struct AnnotateOptions {
   double cutoff = 2.0;                   // percent, for the index
   bool color = false;
   bool machine = false;  // one row per executable line: file, line, count, time_ns
+  // Counts without timing: Knuth's costs (instructions executed) stand in for time.
+  const model::CostModel* costs = nullptr;
+  std::map<std::pair<std::string, uint32_t>, uint32_t> weights;  // instructions per line
 };
 
 // Prints the listing into `out`; one line per source that could not be found into `notes`.

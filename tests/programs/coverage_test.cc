@@ -127,6 +127,58 @@ TEST(Coverage, KnownCountsAndTheListing) {
       << listing.out;
 }
 
+// The index of `hotline annotate` for a counts-only profile: function → (explicit, implicit).
+std::map<std::string, std::pair<double, double>> CostIndex(const std::string& listing) {
+  std::map<std::string, std::pair<double, double>> costs;
+  std::istringstream in(listing);
+  std::string line;
+  std::getline(in, line);  // title
+  std::getline(in, line);  // header
+  while (std::getline(in, line) && !line.empty()) {
+    std::vector<std::string> f;
+    std::istringstream fields(line);
+    for (std::string x; std::getline(fields, x, '\t');) f.push_back(x);
+    if (f.size() < 6) break;
+    costs[f[5]] = {std::stod(f[0]), std::stod(f[2])};
+  }
+  return costs;
+}
+
+TEST(Coverage, ImplicitCostsFromCountsSolveTheRecursion) {
+  std::string dir = Build(SOURCE_coverage_c, "gcc", "costs");
+  std::string profile = dir + "/p.hotline";
+  ASSERT_EQ(Hotline({"record", "-q", "--counts-only", "-o", profile, "--", dir + "/costs"}, dir).exit_code, 0);
+  RunResult listing = Hotline({"annotate", "--no-color", "-p0", profile}, dir);
+  ASSERT_EQ(listing.exit_code, 0) << listing.err;
+  auto costs = CostIndex(listing.out);
+  ASSERT_TRUE(costs.count("fib") && costs.count("main") && costs.count("square")) << listing.out;
+  // Worked by hand: fib is called once from outside its recursion, so the linear system
+  // x_fib = c_fib + (21890/21891)·x_fib gives x_fib = 21891·c_fib, charged once: its explicit cost.
+  EXPECT_NEAR(costs["fib"].second, costs["fib"].first, 1e-6 * costs["fib"].first);
+  // square calls nothing; main calls everything once through: its implicit cost is the total.
+  EXPECT_NEAR(costs["square"].second, costs["square"].first, 1e-6 * costs["square"].first + 1e-9);
+  double total = costs["main"].first + costs["fib"].first + costs["square"].first + costs["never_called"].first;
+  EXPECT_NEAR(costs["main"].second, total, 1e-6 * total);
+  EXPECT_GT(costs["fib"].first, 0);
+}
+
+TEST(Coverage, MutualRecursionIsOneCycle) {
+  std::string dir = Build(SOURCE_trace_mutual, "gcc", "cycle");
+  std::string profile = dir + "/p.hotline";
+  ASSERT_EQ(Hotline({"record", "-q", "--counts-only", "-o", profile, "--", dir + "/cycle"}, dir).exit_code, 0);
+  RunResult listing = Hotline({"annotate", "--no-color", "-p0", profile}, dir);
+  ASSERT_EQ(listing.exit_code, 0) << listing.err;
+  auto costs = CostIndex(listing.out);
+  // is_even and is_odd call each other: one cycle entered once from main, whose cost both
+  // members show, as gprof shows cycles; main's is everything.
+  std::string even = "is_even <cycle 1>", odd = "is_odd <cycle 1>";
+  ASSERT_TRUE(costs.count(even) && costs.count(odd)) << listing.out;
+  double cycle = costs[even].first + costs[odd].first;
+  EXPECT_NEAR(costs[even].second, cycle, 1e-6 * cycle);
+  EXPECT_NEAR(costs[odd].second, cycle, 1e-6 * cycle);
+  EXPECT_NEAR(costs["main"].second, costs["main"].first + cycle, 1e-6 * cycle);
+}
+
 TEST(Coverage, WithoutCountsTheListingSaysSo) {
   std::string dir = ScratchDir("nocounts");
   std::string profile = dir + "/p.hotline";

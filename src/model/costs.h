@@ -1,0 +1,35 @@
+// Knuth's cost from counts alone: when a profile has exact line counts (gcov) but no timing, the
+// cost of a line is its executions × its weight (the machine instructions it compiles to, read
+// from the binary), a function's explicit cost is the sum over its lines, and its implicit cost
+// (with everything it calls) comes from solving the call graph as a linear system, so that
+// recursion is handled (the VMS-Profile method; docs/annotate.md states the model and limits).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "format/raw_profile.h"
+#include "symbolize/code_map.h"
+
+namespace hotline::model {
+
+struct FunctionCost {
+  std::string name;
+  uint64_t calls = 0;          // executions, from gcov
+  double explicit_cost = 0;    // instructions executed in the function itself
+  double implicit_cost = 0;    // with its callees; one value per cycle of mutual recursion
+  int cycle = -1;              // ≥ 0: a member of that cycle of mutual recursion
+};
+
+struct CostModel {
+  std::vector<FunctionCost> functions;  // by decreasing implicit cost
+  double total = 0;                     // Σ explicit costs
+};
+
+// Needs the profile's LINE_COUNTS and FUNCTION_COUNT records and the code map of the binary
+// they came from.
+Expected<CostModel> CostsFromCounts(const format::RawProfile& raw, const symbolize::CodeMap& code);
+
+}  // namespace hotline::model

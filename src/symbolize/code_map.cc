@@ -1,0 +1,167 @@
+#include "symbolize/code_map.h"
+
+#include <capstone/capstone.h>
+#include <elfutils/libdw.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <unistd.h>
+
+#include <cxxabi.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <map>
+#include <memory>
+
+namespace hotline::symbolize {
+namespace {
+
+struct Row {
+  uint64_t address;
+  const char* file;
+  uint32_t line;
+};
+
+// Every line-table row of every unit, sorted by address: row i covers [address_i, address_i+1).
+std::vector<Row> LineRows(Dwarf* dwarf) {
+  std::vector<Row> rows;
+  Dwarf_Off offset = 0, next;
+  size_t header;
+  while (dwarf_nextcu(dwarf, offset, &next, &header, nullptr, nullptr, nullptr) == 0) {
+    Dwarf_Die cu;
+    if (dwarf_offdie(dwarf, offset + header, &cu)) {
+      Dwarf_Lines* lines;
+      size_t count;
+      if (dwarf_getsrclines(&cu, &lines, &count) == 0) {
+        for (size_t i = 0; i < count; ++i) {
+          Dwarf_Line* l = dwarf_onesrcline(lines, i);
+          Dwarf_Addr address;
+          int number = 0;
+          bool end = false;
+          if (!l || dwarf_lineaddr(l, &address) != 0 || dwarf_lineno(l, &number) != 0) continue;
+          dwarf_lineendsequence(l, &end);
+          const char* file = end ? nullptr : dwarf_linesrc(l, nullptr, nullptr);
+          rows.push_back(Row{address, file, uint32_t(number)});
+        }
+      }
+    }
+    offset = next;
+  }
+  std::stable_sort(rows.begin(), rows.end(),
+                   [](const Row& a, const Row& b) { return a.address < b.address; });
+  return rows;
+}
+
+const Row* RowAt(const std::vector<Row>& rows, uint64_t address) {
+  auto it = std::upper_bound(rows.begin(), rows.end(), address,
+                             [](uint64_t a, const Row& r) { return a < r.address; });
+  if (it == rows.begin()) return nullptr;
+  --it;
+  return it->file ? &*it : nullptr;  // an end-of-sequence row: no code here
+}
+
+struct Symbol {
+  uint64_t start, size;
+  std::string name;  // demangled, as gcov names functions
+};
+
+std::string Demangle(const char* name) {
+  int status = 0;
+  char* plain = name[0] == '_' && name[1] == 'Z' ? abi::__cxa_demangle(name, nullptr, nullptr, &status) : nullptr;
+  std::string result = plain && status == 0 ? plain : name;
+  std::free(plain);
+  return result;
+}
+
+}  // namespace
+
+Expected<CodeMap> BuildCodeMap(const std::string& path) {
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return Status::Error(path + ": cannot open");
+  std::unique_ptr<int, void (*)(int*)> fd_owner(&fd, [](int* f) { close(*f); });
+  elf_version(EV_CURRENT);
+  Elf* elf = elf_begin(fd, ELF_C_READ, nullptr);
+  if (!elf || elf_kind(elf) != ELF_K_ELF) return Status::Error(path + ": not an ELF file");
+  std::unique_ptr<Elf, int (*)(Elf*)> elf_owner(elf, elf_end);
+  GElf_Ehdr eh;
+  if (!gelf_getehdr(elf, &eh) || eh.e_machine != EM_X86_64)
+    return Status::Error(path + ": only x86-64 code can be weighed");
+  Dwarf* dwarf = dwarf_begin_elf(elf, DWARF_C_READ, nullptr);
+  if (!dwarf) return Status::Error(path + ": no debug info (build with -g)");
+  std::unique_ptr<Dwarf, int (*)(Dwarf*)> dwarf_owner(dwarf, dwarf_end);
+  std::vector<Row> rows = LineRows(dwarf);
+  if (rows.empty()) return Status::Error(path + ": no line table");
+
+  // Function symbols, for the ranges to disassemble and the names of call targets.
+  std::vector<Symbol> symbols;
+  Elf_Scn* scn = nullptr;
+  while ((scn = elf_nextscn(elf, scn))) {
+    GElf_Shdr sh;
+    if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB || sh.sh_entsize == 0) continue;
+    Elf_Data* data = elf_getdata(scn, nullptr);
+    for (size_t i = 0; data && i < sh.sh_size / sh.sh_entsize; ++i) {
+      GElf_Sym sym;
+      if (!gelf_getsym(data, int(i), &sym) || GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
+          sym.st_shndx == SHN_UNDEF || sym.st_size == 0)
+        continue;
+      const char* name = elf_strptr(elf, sh.sh_link, sym.st_name);
+      if (name) symbols.push_back(Symbol{sym.st_value, sym.st_size, Demangle(name)});
+    }
+  }
+  std::sort(symbols.begin(), symbols.end(), [](const Symbol& a, const Symbol& b) { return a.start < b.start; });
+  auto symbol_at = [&](uint64_t address) -> const Symbol* {
+    auto it = std::upper_bound(symbols.begin(), symbols.end(), address,
+                               [](uint64_t a, const Symbol& s) { return a < s.start; });
+    if (it == symbols.begin()) return nullptr;
+    --it;
+    return address < it->start + it->size ? &*it : nullptr;
+  };
+
+  csh handle;
+  if (cs_open(CS_ARCH_X86, CS_MODE_64, &handle) != CS_ERR_OK)
+    return Status::Error("capstone cannot disassemble x86-64");
+  std::unique_ptr<csh, void (*)(csh*)> cs_owner(&handle, [](csh* h) { cs_close(h); });
+  cs_option(handle, CS_OPT_DETAIL, CS_OPT_ON);
+
+  CodeMap map;
+  scn = nullptr;
+  while ((scn = elf_nextscn(elf, scn))) {
+    GElf_Shdr sh;
+    if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS || !(sh.sh_flags & SHF_EXECINSTR))
+      continue;
+    Elf_Data* data = elf_getdata(scn, nullptr);
+    if (!data || !data->d_buf) continue;
+    for (const Symbol& s : symbols) {
+      if (s.start < sh.sh_addr || s.start + s.size > sh.sh_addr + sh.sh_size) continue;
+      const auto* code = static_cast<const uint8_t*>(data->d_buf) + (s.start - sh.sh_addr);
+      size_t size = s.size;
+      uint64_t address = s.start;
+      CodeFunction fn;
+      fn.name = s.name;
+      std::map<std::pair<std::string, uint32_t>, uint32_t> lines;
+      std::map<std::tuple<std::string, uint32_t, std::string>, uint32_t> calls;
+      cs_insn* insn = cs_malloc(handle);
+      while (cs_disasm_iter(handle, &code, &size, &address, insn)) {
+        const Row* row = RowAt(rows, insn->address);
+        if (!row) continue;
+        ++lines[{row->file, row->line}];
+        bool is_call = false;
+        for (uint8_t g = 0; g < insn->detail->groups_count; ++g)
+          is_call |= insn->detail->groups[g] == CS_GRP_CALL;
+        const cs_x86& x86 = insn->detail->x86;
+        if (is_call && x86.op_count == 1 && x86.operands[0].type == X86_OP_IMM) {
+          if (const Symbol* target = symbol_at(uint64_t(x86.operands[0].imm)))
+            ++calls[{row->file, row->line, target->name}];
+        }
+      }
+      cs_free(insn, 1);
+      for (const auto& [key, n] : lines) fn.lines.push_back(CodeLine{key.first, key.second, n});
+      for (const auto& [key, n] : calls)
+        fn.calls.push_back(CodeCall{std::get<0>(key), std::get<1>(key), std::get<2>(key), n});
+      map.functions.push_back(std::move(fn));
+    }
+  }
+  return map;
+}
+
+}  // namespace hotline::symbolize
