@@ -8,7 +8,7 @@ packages=(
   libdw-dev libelf-dev libunwind-dev libzstd-dev libfmt-dev libcli11-dev nlohmann-json3-dev
   libcapstone-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  clang libclang-rt-14-dev
+  clang libclang-rt-14-dev llvm
   gfortran fpc gm2-12 libgm2-12-dev
   binutils
   heaptrack valgrind linux-perf uftrace

@@ -20,24 +20,27 @@ namespace hotline::coverage {
 namespace fs = std::filesystem;
 namespace {
 
-bool HasGcovRuntime(const std::string& path) {
+// Which coverage runtime the program carries: gcc's gcov (__gcov_*) or clang's
+// -fprofile-instr-generate (__llvm_profile_*).
+CoverageKind InstrumentationOf(const std::string& path) {
   int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return false;
+  if (fd < 0) return CoverageKind::kNone;
   elf_version(EV_CURRENT);
   Elf* elf = elf_begin(fd, ELF_C_READ, nullptr);
-  bool found = false;
+  CoverageKind found = CoverageKind::kNone;
   Elf_Scn* scn = nullptr;
-  while (elf && !found && (scn = elf_nextscn(elf, scn))) {
+  while (elf && found == CoverageKind::kNone && (scn = elf_nextscn(elf, scn))) {
     GElf_Shdr sh;
     if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM) ||
         sh.sh_entsize == 0)
       continue;
     Elf_Data* data = elf_getdata(scn, nullptr);
-    for (size_t i = 0; data && i < sh.sh_size / sh.sh_entsize && !found; ++i) {
+    for (size_t i = 0; data && i < sh.sh_size / sh.sh_entsize && found == CoverageKind::kNone; ++i) {
       GElf_Sym sym;
       if (!gelf_getsym(data, int(i), &sym) || sym.st_shndx == SHN_UNDEF) continue;
       const char* name = elf_strptr(elf, sh.sh_link, sym.st_name);
-      found = name && std::strncmp(name, "__gcov_", 7) == 0;
+      if (name && std::strncmp(name, "__gcov_", 7) == 0) found = CoverageKind::kGcc;
+      if (name && std::strncmp(name, "__llvm_profile_", 15) == 0) found = CoverageKind::kClang;
     }
   }
   if (elf) elf_end(elf);
@@ -85,7 +88,10 @@ std::string Absolute(const std::string& file, const std::string& cwd) {
 
 Expected<CoveragePlan> PrepareCoverageRun(const std::string& program_path) {
   CoveragePlan plan;
-  if (!HasGcovRuntime(program_path)) return plan;
+  plan.kind = InstrumentationOf(program_path);
+  if (plan.kind == CoverageKind::kNone) return plan;
+  std::error_code ec;
+  plan.program = fs::absolute(program_path, ec).string();  // llvm-cov runs elsewhere
   const char* tmp = getenv("TMPDIR");
   std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/hotline-gcda-XXXXXX";
   std::vector<char> buf(pattern.begin(), pattern.end());
@@ -95,14 +101,73 @@ Expected<CoveragePlan> PrepareCoverageRun(const std::string& program_path) {
                          std::string(std::strerror(errno)));
   plan.enabled = true;
   plan.directory = buf.data();
-  // gcov's runtime writes /ORIGINAL/PATH/x.gcda as $GCOV_PREFIX/ORIGINAL/PATH/x.gcda.
-  plan.environment = {{"GCOV_PREFIX", plan.directory}, {"GCOV_PREFIX_STRIP", "0"}};
+  if (plan.kind == CoverageKind::kGcc) {
+    // gcov's runtime writes /ORIGINAL/PATH/x.gcda as $GCOV_PREFIX/ORIGINAL/PATH/x.gcda.
+    plan.environment = {{"GCOV_PREFIX", plan.directory}, {"GCOV_PREFIX_STRIP", "0"}};
+  } else {
+    // One raw profile per process (%p), merged after the run.
+    plan.environment = {{"LLVM_PROFILE_FILE", plan.directory + "/%p.profraw"}};
+  }
   return plan;
 }
+
+namespace {
+
+// clang: llvm-profdata merges the raw profiles, llvm-cov exports them as lcov text.
+Expected<CoverageData> CollectLlvm(const CoveragePlan& plan) {
+  CoverageData data;
+  std::vector<std::string> merge = {"llvm-profdata", "merge", "-o", plan.directory + "/merged.profdata"};
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(plan.directory, ec))
+    if (entry.path().extension() == ".profraw") merge.push_back(entry.path().string());
+  if (merge.size() == 4) return data;  // the program wrote no profile (it crashed, say)
+  std::string ignored;
+  if (Capture(merge, plan.directory, &ignored) != 0) return Status::Error("llvm-profdata merge failed");
+  std::string lcov;
+  if (Capture({"llvm-cov", "export", "-format=lcov", "-instr-profile",
+               plan.directory + "/merged.profdata", plan.program},
+              plan.directory, &lcov) != 0)
+    return Status::Error("llvm-cov export failed");
+  FileCounts* file = nullptr;
+  std::map<std::string, uint64_t> function_lines;
+  size_t start = 0;
+  while (start < lcov.size()) {
+    size_t end = lcov.find('\n', start);
+    if (end == std::string::npos) end = lcov.size();
+    std::string line = lcov.substr(start, end - start);
+    start = end + 1;
+    if (line.rfind("SF:", 0) == 0) {
+      data.files.push_back(FileCounts{line.substr(3), {}});
+      file = &data.files.back();
+      function_lines.clear();
+    } else if (file && line.rfind("DA:", 0) == 0) {
+      uint64_t number = std::strtoull(line.c_str() + 3, nullptr, 10);
+      size_t comma = line.find(',');
+      if (comma != std::string::npos)
+        file->lines.emplace_back(number, std::strtoull(line.c_str() + comma + 1, nullptr, 10));
+    } else if (file && line.rfind("FN:", 0) == 0) {
+      size_t comma = line.find(',');
+      if (comma != std::string::npos)
+        function_lines[line.substr(comma + 1)] = std::strtoull(line.c_str() + 3, nullptr, 10);
+    } else if (file && line.rfind("FNDA:", 0) == 0) {
+      size_t comma = line.find(',');
+      if (comma == std::string::npos) continue;
+      std::string name = line.substr(comma + 1);
+      uint64_t first = function_lines.count(name) ? function_lines[name] : 0;
+      data.functions.push_back(FunctionCounts{file->path, name, first, first,
+                                              std::strtoull(line.c_str() + 5, nullptr, 10)});
+    }
+  }
+  for (FileCounts& f : data.files) std::sort(f.lines.begin(), f.lines.end());
+  return data;
+}
+
+}  // namespace
 
 Expected<CoverageData> CollectCoverage(const CoveragePlan& plan) {
   CoverageData data;
   if (!plan.enabled) return data;
+  if (plan.kind == CoverageKind::kClang) return CollectLlvm(plan);
   std::map<std::string, std::map<uint64_t, uint64_t>> lines;
   std::map<std::pair<std::string, std::string>, FunctionCounts> functions;
   std::error_code ec;

@@ -1,4 +1,6 @@
-// Exact execution counts from gcc's --coverage instrumentation, for `hotline record`.
+// Exact execution counts from the compilers' coverage instrumentation, for `hotline record`:
+// gcc's --coverage (read with gcov) and clang's -fprofile-instr-generate -fcoverage-mapping (read
+// with llvm-profdata and llvm-cov).
 //
 // Before the run, PrepareCoverageRun() makes a private directory and says which environment
 // variables send the program's .gcda files there (GCOV_PREFIX), so the user's own .gcda files
@@ -16,8 +18,12 @@
 
 namespace hotline::coverage {
 
+enum class CoverageKind { kNone, kGcc, kClang };
+
 struct CoveragePlan {
-  bool enabled = false;  // the program carries gcov instrumentation
+  bool enabled = false;  // the program carries coverage instrumentation
+  CoverageKind kind = CoverageKind::kNone;
+  std::string program;
   std::string directory;  // where its .gcda files go during the run
   std::vector<std::pair<std::string, std::string>> environment;  // to set for the program
 };
@@ -37,7 +43,7 @@ struct CoverageData {
   std::vector<FunctionCounts> functions;
 };
 
-// Looks for gcov's runtime (__gcov_* symbols) in the program. A program without it gets a plan
+// Looks for gcov's (__gcov_*) or clang's (__llvm_profile_*) runtime in the program. A program without it gets a plan
 // that is not enabled; that is not an error.
 Expected<CoveragePlan> PrepareCoverageRun(const std::string& program_path);
 
