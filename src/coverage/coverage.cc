@@ -154,6 +154,9 @@ Expected<CoverageData> CollectLlvm(const CoveragePlan& plan) {
       if (comma == std::string::npos) continue;
       std::string name = line.substr(comma + 1);
       uint64_t first = function_lines.count(name) ? function_lines[name] : 0;
+      // clang names static functions "file.c:name".
+      std::string prefix = fs::path(file->path).filename().string() + ":";
+      if (name.rfind(prefix, 0) == 0) name.erase(0, prefix.size());
       data.functions.push_back(FunctionCounts{file->path, name, first, first,
                                               std::strtoull(line.c_str() + 5, nullptr, 10)});
     }
