@@ -6,6 +6,8 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <cstring>
+#include <iterator>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -202,6 +204,45 @@ TEST(Coverage, ClangProfileInstrGenerate) {
   // The program's own default.profraw was not written: hotline sent it elsewhere.
   struct stat st {};
   EXPECT_NE(stat((dir + "/default.profraw").c_str(), &st), 0);
+}
+
+// The annotated listing of a counts-only run, against tests/golden/annotate_coverage_c.txt:
+// counts are exact, so after the paths are normalised the listing is the same on every run.
+// Costs depend on the compiler's code and are replaced by <cost>. HOTLINE_UPDATE_GOLDEN=1
+// rewrites the file.
+TEST(Coverage, AnnotatedListingMatchesGolden) {
+  std::string dir = Build(SOURCE_coverage_c, "gcc", "golden");
+  std::string profile = dir + "/p.hotline";
+  ASSERT_EQ(Hotline({"record", "-q", "--counts-only", "-o", profile, "--", dir + "/golden"}, dir).exit_code, 0);
+  RunResult listing = Hotline({"annotate", "--no-color", profile, "coverage_c.c"}, dir);
+  ASSERT_EQ(listing.exit_code, 0) << listing.err;
+  std::string text = listing.out;
+  // Paths: only the file name stays.
+  for (size_t at; (at = text.find(SOURCE_coverage_c)) != std::string::npos;)
+    text.replace(at, std::strlen(SOURCE_coverage_c), "coverage_c.c");
+  // Costs and their shares: every number that is not a count or a line number.
+  std::string normal;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    // A listing row starts with the 12-column count: blanks, digits, ##### or ~.
+    bool listing_row = line.size() >= 46 &&
+                       line.substr(0, 12).find_first_not_of(" 0123456789#~") == std::string::npos &&
+                       line.find(" -- ") == std::string::npos;
+    if (listing_row) {
+      line.replace(12, 34, line.substr(12, 34).find_first_not_of(' ') == std::string::npos
+                               ? std::string(34, ' ')
+                               : "  <cost>                          ");
+    }
+    if (line.find("explicit ") != std::string::npos || line.find('\t') != std::string::npos)
+      line = line.substr(0, line.find_first_of("0123456789")) + "<costs>";
+    normal += line + "\n";
+  }
+  std::string golden_path = std::string(HOTLINE_GOLDEN_DIR) + "/annotate_coverage_c.txt";
+  if (const char* update = getenv("HOTLINE_UPDATE_GOLDEN"); update && *update == '1')
+    std::ofstream(golden_path) << normal;
+  std::ifstream golden(golden_path);
+  std::string expected((std::istreambuf_iterator<char>(golden)), {});
+  EXPECT_EQ(normal, expected);
 }
 
 TEST(Coverage, WithoutCountsTheListingSaysSo) {
