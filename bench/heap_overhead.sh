@@ -15,15 +15,8 @@ lua=$work/lua-src/lua
 script=$here/programs/churn.lua
 hotline=$build/bin/hotline
 
-cpu() {  # prints user+sys seconds of the command and everything it waited for
-  /usr/bin/time -f "%U %S" -o "$work/time" "$@" >/dev/null 2>"$work/stderr" || {
-    cat "$work/stderr" >&2
-    return 1
-  }
-  awk '{printf "%.3f\n", $1 + $2}' "$work/time"
-}
-
-median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+# shellcheck source=bench/lib.sh
+source "$here/lib.sh"
 
 declare -A runs
 tools=(plain hotline)
@@ -32,10 +25,10 @@ command -v valgrind >/dev/null && tools+=(massif)
 for _ in $(seq "$reps"); do
   for tool in "${tools[@]}"; do
     case $tool in
-      plain) t=$(cpu "$lua" "$script") ;;
-      hotline) t=$(cpu "$hotline" record -q --heap -F 0 -o "$work/churn.hotline" -- "$lua" "$script") ;;
-      heaptrack) t=$(cpu heaptrack -o "$work/churn.heaptrack" "$lua" "$script") ;;
-      massif) t=$(cpu valgrind --tool=massif --massif-out-file="$work/churn.massif" "$lua" "$script") ;;
+      plain) t=$(cpu "$work" "$lua" "$script") ;;
+      hotline) t=$(cpu "$work" "$hotline" record -q --heap -F 0 -o "$work/churn.hotline" -- "$lua" "$script") ;;
+      heaptrack) t=$(cpu "$work" heaptrack -o "$work/churn.heaptrack" "$lua" "$script") ;;
+      massif) t=$(cpu "$work" valgrind --tool=massif --massif-out-file="$work/churn.massif" "$lua" "$script") ;;
     esac
     runs[$tool]+="$t "
   done

@@ -14,14 +14,8 @@ program=$work/cpu_mix
 gcc -O2 -g -fno-omit-frame-pointer -o "$program" "$here/programs/cpu_mix.c"
 hotline=$build/bin/hotline
 
-cpu() {
-  /usr/bin/time -f "%U %S" -o "$work/time" "$@" >/dev/null 2>"$work/stderr" || {
-    cat "$work/stderr" >&2
-    return 1
-  }
-  awk '{printf "%.3f\n", $1 + $2}' "$work/time"
-}
-median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+# shellcheck source=bench/lib.sh
+source "$here/lib.sh"
 
 declare -A runs
 tools=(plain hotline hotline-fp)
@@ -29,10 +23,10 @@ command -v perf >/dev/null && tools+=(perf)
 for _ in $(seq "$reps"); do
   for tool in "${tools[@]}"; do
     case $tool in
-      plain) t=$(cpu "$program") ;;
-      hotline) t=$(cpu "$hotline" record -q -F 1000 -o "$work/p.hotline" -- "$program") ;;
-      hotline-fp) t=$(cpu "$hotline" record -q -F 1000 --unwind fp -o "$work/fp.hotline" -- "$program") ;;
-      perf) t=$(cpu perf record -q -F 1000 -g -o "$work/perf.data" -- "$program") ;;
+      plain) t=$(cpu "$work" "$program") ;;
+      hotline) t=$(cpu "$work" "$hotline" record -q -F 1000 -o "$work/p.hotline" -- "$program") ;;
+      hotline-fp) t=$(cpu "$work" "$hotline" record -q -F 1000 --unwind fp -o "$work/fp.hotline" -- "$program") ;;
+      perf) t=$(cpu "$work" perf record -q -F 1000 -g -o "$work/perf.data" -- "$program") ;;
     esac
     runs[$tool]+="$t "
   done

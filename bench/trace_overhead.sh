@@ -19,14 +19,10 @@ gcc -O2 -g -pg -o "$work/fib_pg" "$here/programs/fib.c"
 gcc -O2 -shared -fPIC -o "$work/libempty_hooks.so" "$here/programs/empty_hooks.c"
 hotline=$build/bin/hotline
 
-cpu() {
-  (cd "$work" && /usr/bin/time -f "%U %S" -o "$work/time" "$@" >/dev/null 2>"$work/stderr") || {
-    cat "$work/stderr" >&2
-    return 1
-  }
-  awk '{printf "%.3f\n", $1 + $2}' "$work/time"
-}
-median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+# shellcheck source=bench/lib.sh
+source "$here/lib.sh"
+# Runs from the work directory: -pg builds write gmon.out there.
+cpu_here() { (cd "$work" && cpu "$work" "$@"); }
 
 # bench LABEL PLAIN INSTRUMENTED PG ARGS...: one table (PG may be "": no gprof row).
 bench() {
@@ -39,12 +35,12 @@ bench() {
   for _ in $(seq "$reps"); do
     for tool in "${tools[@]}"; do
       case $tool in
-        plain) t=$(cpu "$plain_bin" "$@") ;;
-        floor) t=$(cpu env LD_PRELOAD="$work/libempty_hooks.so" "$instr_bin" "$@") ;;
-        counts) t=$(cpu "$hotline" record -q -F 0 --trace=counts -o "$work/counts.hotline" -- "$instr_bin" "$@") ;;
-        timed) t=$(cpu "$hotline" record -q -F 0 --trace=timed -o "$work/timed.hotline" -- "$instr_bin" "$@") ;;
-        gprof) t=$(cpu "$pg_bin" "$@") ;;
-        uftrace) t=$(cpu uftrace record -d "$work/uftrace.data" "$instr_bin" "$@") ;;
+        plain) t=$(cpu_here "$plain_bin" "$@") ;;
+        floor) t=$(cpu_here env LD_PRELOAD="$work/libempty_hooks.so" "$instr_bin" "$@") ;;
+        counts) t=$(cpu_here "$hotline" record -q -F 0 --trace=counts -o "$work/counts.hotline" -- "$instr_bin" "$@") ;;
+        timed) t=$(cpu_here "$hotline" record -q -F 0 --trace=timed -o "$work/timed.hotline" -- "$instr_bin" "$@") ;;
+        gprof) t=$(cpu_here "$pg_bin" "$@") ;;
+        uftrace) t=$(cpu_here uftrace record -d "$work/uftrace.data" "$instr_bin" "$@") ;;
       esac
       runs[$tool]+="$t "
     done

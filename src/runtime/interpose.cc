@@ -144,42 +144,46 @@ HOTLINE_EXPORT int execvpe(const char* file, char* const argv[], char* const env
   return result;
 }
 
-// The execl family collects its variable arguments into an array for the execv family.
+// The execl family collects its variable arguments into an array for the execv family. The
+// list ends with a null pointer; arguments past kMaxExecArgs are passed over (to reach execle's
+// environment after the null).
+namespace hotline::rt {
+namespace {
+void CollectArgs(const char* first, va_list* ap, char** argv) {
+  int n = 0;
+  const char* a = first;
+  for (; a; a = va_arg(*ap, const char*))
+    if (n < kMaxExecArgs - 1) argv[n++] = const_cast<char*>(a);
+  argv[n] = nullptr;
+}
+}  // namespace
+}  // namespace hotline::rt
+
 HOTLINE_EXPORT int execl(const char* path, const char* arg, ...) {
   char* argv[kMaxExecArgs];
-  int n = 0;
   va_list ap;
   va_start(ap, arg);
-  for (const char* a = arg; n < kMaxExecArgs - 1 && a; a = va_arg(ap, const char*))
-    argv[n++] = const_cast<char*>(a);
+  CollectArgs(arg, &ap, argv);
   va_end(ap);
-  argv[n] = nullptr;
   return execv(path, argv);
 }
 
 HOTLINE_EXPORT int execlp(const char* file, const char* arg, ...) {
   char* argv[kMaxExecArgs];
-  int n = 0;
   va_list ap;
   va_start(ap, arg);
-  for (const char* a = arg; n < kMaxExecArgs - 1 && a; a = va_arg(ap, const char*))
-    argv[n++] = const_cast<char*>(a);
+  CollectArgs(arg, &ap, argv);
   va_end(ap);
-  argv[n] = nullptr;
   return execvp(file, argv);
 }
 
 HOTLINE_EXPORT int execle(const char* path, const char* arg, ...) {
   char* argv[kMaxExecArgs];
-  int n = 0;
   va_list ap;
   va_start(ap, arg);
-  const char* a = arg;
-  for (; n < kMaxExecArgs - 1 && a; a = va_arg(ap, const char*)) argv[n++] = const_cast<char*>(a);
-  while (a) a = va_arg(ap, const char*);  // skip any arguments past our limit
+  CollectArgs(arg, &ap, argv);
   char* const* envp = va_arg(ap, char* const*);
   va_end(ap);
-  argv[n] = nullptr;
   return execve(path, argv, envp);
 }
 

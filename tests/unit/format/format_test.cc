@@ -47,6 +47,31 @@ Read ReadBytes(const std::string& bytes) {
   return r;
 }
 
+// A whole file: header (version, minimum reader version) and one records chunk holding
+// `payload`, written by hand so that tests can put anything in it.
+std::string HandMadeFile(const format::ByteBuffer& payload, uint16_t version = format::kVersion,
+                         uint16_t min_reader = format::kMinReaderVersion) {
+  format::ByteBuffer file;
+  file.append(format::kMagic, 8);
+  file.u16(version);
+  file.u16(min_reader);
+  file.u32(format::kFileHeaderSize);
+  file.u64(1);
+  file.u32(0);
+  file.u32(Crc32c(file.data(), file.size()));
+  format::ByteBuffer header;
+  header.append(format::kChunkSync, 4);
+  header.u16(1);
+  header.u16(0);
+  header.u32(uint32_t(payload.size()));
+  header.u32(uint32_t(payload.size()));
+  header.u32(Crc32c(payload.data(), payload.size()));
+  header.u32(Crc32c(header.data(), header.size()));
+  file.append(header.data(), header.size());
+  file.append(payload.data(), payload.size());
+  return std::string(reinterpret_cast<const char*>(file.data()), file.size());
+}
+
 // The chunk boundaries of a well-formed file: offsets where each chunk header starts.
 std::vector<size_t> ChunkOffsets(const std::string& bytes) {
   std::vector<size_t> offsets;
@@ -248,26 +273,7 @@ TEST(FormatNewer, UnknownRecordKindsOfAReadableNewerFileAreSkipped) {
     payload.varint(0);
     payload.varint(7);
     payload.varint(1);
-    format::ByteBuffer file;
-    file.append(format::kMagic, 8);
-    file.u16(format::kVersion + 1);
-    file.u16(format::kVersion);
-    file.u32(format::kFileHeaderSize);
-    file.u64(1);
-    file.u32(0);
-    file.u32(Crc32c(file.data(), file.size()));
-    format::ByteBuffer header;
-    header.append(format::kChunkSync, 4);
-    header.u16(1);
-    header.u16(0);
-    header.u32(uint32_t(payload.size()));
-    header.u32(uint32_t(payload.size()));
-    header.u32(Crc32c(payload.data(), payload.size()));
-    header.u32(Crc32c(header.data(), header.size()));
-    file.append(header.data(), header.size());
-    file.append(payload.data(), payload.size());
-    std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(file.data()),
-                                                std::streamsize(file.size()));
+    std::ofstream(path, std::ios::binary) << HandMadeFile(payload, format::kVersion + 1, format::kVersion);
   }
   format::ReadStats stats;
   Expected<format::RawProfile> p = format::LoadRawProfile(path, &stats);
@@ -306,26 +312,7 @@ TEST(FormatDamage, ARecordRunningPastItsChunkIsReported) {
   payload.varint(uint64_t(format::RecordKind::kMark));
   payload.varint(200);  // longer than what follows
   payload.varint(1);
-  std::string path = TempPath("overrun.hotline");
-  format::ByteBuffer file;
-  file.append(format::kMagic, 8);
-  file.u16(format::kVersion);
-  file.u16(format::kMinReaderVersion);
-  file.u32(format::kFileHeaderSize);
-  file.u64(1);
-  file.u32(0);
-  file.u32(Crc32c(file.data(), file.size()));
-  format::ByteBuffer header;
-  header.append(format::kChunkSync, 4);
-  header.u16(1);
-  header.u16(0);
-  header.u32(uint32_t(payload.size()));
-  header.u32(uint32_t(payload.size()));
-  header.u32(Crc32c(payload.data(), payload.size()));
-  header.u32(Crc32c(header.data(), header.size()));
-  file.append(header.data(), header.size());
-  file.append(payload.data(), payload.size());
-  std::string bytes(reinterpret_cast<const char*>(file.data()), file.size());
+  std::string bytes = HandMadeFile(payload);
   Read r = ReadBytes(bytes);
   ASSERT_TRUE(r.status.ok());
   EXPECT_TRUE(r.stats.damaged());
