@@ -12,6 +12,7 @@ packages=(
   gfortran fpc gm2-12 libgm2-12-dev
   binutils
   heaptrack valgrind linux-perf uftrace
+  libc6-dbg
 )
 
 missing=()
