@@ -23,11 +23,9 @@ extern "C" {
 
 /* The runtime's entry points, resolved at run time. Not for direct use. */
 typedef void (*hotline_rt_void_fn)(void);
-typedef void (*hotline_rt_mark_fn)(const char *);
+typedef void (*hotline_rt_mark_fn)(const char*);
 
-static inline void *hotline__lookup(const char *name) {
-  return dlsym(RTLD_DEFAULT, name);
-}
+static inline void* hotline__lookup(const char* name) { return dlsym(RTLD_DEFAULT, name); }
 
 /* Resumes sampling (after hotline_stop() or `hotline record --start-paused`). */
 static inline void hotline_start(void) {
@@ -52,7 +50,7 @@ static inline void hotline_stop(void) {
 }
 
 /* Records a labelled point in time on the calling thread. The label is copied. */
-static inline void hotline_mark(const char *label) {
+static inline void hotline_mark(const char* label) {
   static hotline_rt_mark_fn fn;
   static int looked;
   if (!looked) {

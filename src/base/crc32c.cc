@@ -27,7 +27,7 @@ uint32_t Crc32cTable(const unsigned char* p, size_t size, uint32_t crc) {
 #if defined(__x86_64__)
 // SSE4.2 has a CRC32C instruction: about 20 times the table's speed.
 __attribute__((target("sse4.2"))) uint32_t Crc32cHardware(const unsigned char* p, size_t size,
-                                                           uint32_t crc) {
+                                                          uint32_t crc) {
   uint64_t c = crc;
   for (; size >= 8; p += 8, size -= 8) {
     uint64_t word;

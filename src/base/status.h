@@ -28,8 +28,8 @@ class Status {
 template <typename T>
 class Expected {
  public:
-  Expected(T value) : state_(std::move(value)) {}        // NOLINT: implicit by design
-  Expected(Status error) : state_(std::move(error)) {}   // NOLINT: implicit by design
+  Expected(T value) : state_(std::move(value)) {}       // NOLINT: implicit by design
+  Expected(Status error) : state_(std::move(error)) {}  // NOLINT: implicit by design
 
   bool ok() const { return std::holds_alternative<T>(state_); }
   explicit operator bool() const { return ok(); }

@@ -12,8 +12,8 @@
 #include "format/raw_profile.h"
 #include "model/build.h"
 #include "model/costs.h"
-#include "symbolize/code_map.h"
 #include "report/annotate.h"
+#include "symbolize/code_map.h"
 #include "symbolize/symbolizer.h"
 
 namespace hotline::cli {
@@ -71,15 +71,19 @@ int RunAnnotate(AnnotateCommandOptions& o) {
   if (profile->summary.exact_line_counts && profile->summary.samples == 0) {
     format::ReadStats again;
     Expected<format::RawProfile> raw = format::LoadRawProfile(*path, &again);
-    std::string binary = raw.ok() && !raw->line_counts.empty() ? raw->line_counts.front().module : "";
-    Expected<symbolize::CodeMap> code = binary.empty() ? Expected<symbolize::CodeMap>(Status::Error("no binary named"))
-                                                       : symbolize::BuildCodeMap(binary);
-    Expected<model::CostModel> model = code.ok() ? model::CostsFromCounts(*raw, *code) : code.status();
+    std::string binary =
+        raw.ok() && !raw->line_counts.empty() ? raw->line_counts.front().module : "";
+    Expected<symbolize::CodeMap> code =
+        binary.empty() ? Expected<symbolize::CodeMap>(Status::Error("no binary named"))
+                       : symbolize::BuildCodeMap(binary);
+    Expected<model::CostModel> model =
+        code.ok() ? model::CostsFromCounts(*raw, *code) : code.status();
     if (model.ok()) {
       costs = std::move(*model);
       o.annotate.costs = &*costs;
       for (const symbolize::CodeFunction& f : code->functions)
-        for (const symbolize::CodeLine& l : f.lines) o.annotate.weights[{l.file, l.line}] += l.instructions;
+        for (const symbolize::CodeLine& l : f.lines)
+          o.annotate.weights[{l.file, l.line}] += l.instructions;
     } else {
       fmt::print(stderr, "hotline: note: no costs from counts: {}\n", model.status().message());
     }

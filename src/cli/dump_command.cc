@@ -27,11 +27,12 @@ class DumpPrinter : public format::RecordVisitor {
   void onProcess(const format::ProcessRecord& r) override {
     std::string argv;
     for (uint64_t i = 0; i < r.argc; ++i) argv += (i ? " " : "") + str(r.argv[i]);
-    fmt::print("PROCESS pid={} ppid={} realtime_ns={} t={} exe={} argv=[{}] clock={} sampler={} "
-               "period_ns={} unwinder={} max_depth={} flags={:#x} trace={} tick_ns_q32={}\n",
-               r.pid, r.ppid, r.realtime_ns, r.time, str(r.exe), argv, unsigned(r.clock),
-               unsigned(r.sampler), r.period_ns, unsigned(r.unwinder), r.max_depth, r.flags,
-               unsigned(r.trace), r.trace_tick_ns_q32);
+    fmt::print(
+        "PROCESS pid={} ppid={} realtime_ns={} t={} exe={} argv=[{}] clock={} sampler={} "
+        "period_ns={} unwinder={} max_depth={} flags={:#x} trace={} tick_ns_q32={}\n",
+        r.pid, r.ppid, r.realtime_ns, r.time, str(r.exe), argv, unsigned(r.clock),
+        unsigned(r.sampler), r.period_ns, unsigned(r.unwinder), r.max_depth, r.flags,
+        unsigned(r.trace), r.trace_tick_ns_q32);
   }
   void onString(const format::StringRecord& r) override {
     strings_[r.id] = std::string(r.text, r.size);
@@ -40,16 +41,18 @@ class DumpPrinter : public format::RecordVisitor {
   void onModuleLoad(const format::ModuleLoadRecord& r) override {
     std::string build_id;
     for (uint64_t i = 0; i < r.build_id_size; ++i) build_id += fmt::format("{:02x}", r.build_id[i]);
-    fmt::print("MODULE_LOAD t={} id={} path={} bias={:#x} start={:#x} size={:#x} file_offset={:#x} "
-               "build_id={}\n",
-               r.time, r.id, str(r.path), r.bias, r.start, r.size, r.file_offset,
-               build_id.empty() ? "-" : build_id);
+    fmt::print(
+        "MODULE_LOAD t={} id={} path={} bias={:#x} start={:#x} size={:#x} file_offset={:#x} "
+        "build_id={}\n",
+        r.time, r.id, str(r.path), r.bias, r.start, r.size, r.file_offset,
+        build_id.empty() ? "-" : build_id);
   }
   void onModuleUnload(const format::ModuleUnloadRecord& r) override {
     fmt::print("MODULE_UNLOAD t={} id={}\n", r.time, r.id);
   }
   void onThreadStart(const format::ThreadStartRecord& r) override {
-    fmt::print("THREAD_START t={} tid={} name={} flags={:#x}\n", r.time, r.tid, str(r.name), r.flags);
+    fmt::print("THREAD_START t={} tid={} name={} flags={:#x}\n", r.time, r.tid, str(r.name),
+               r.flags);
   }
   void onThreadEnd(const format::ThreadEndRecord& r) override {
     fmt::print("THREAD_END t={} tid={} cpu_ns={}\n", r.time, r.tid, r.cpu_ns);
@@ -83,17 +86,19 @@ class DumpPrinter : public format::RecordVisitor {
     fmt::print("TRACE_FUNCTION id={} address={:#x}\n", r.id, r.address);
   }
   void onCallCounts(const format::CallCountsRecord& r) override {
-    fmt::print("CALL_COUNTS t={} tid={} max_depth={} edges={}\n", r.time, r.tid, r.max_depth, r.count);
+    fmt::print("CALL_COUNTS t={} tid={} max_depth={} edges={}\n", r.time, r.tid, r.max_depth,
+               r.count);
     for (uint64_t i = 0; i < r.count; ++i)
-      fmt::print("  {} -> {} calls={}\n", r.triples[3 * i], r.triples[3 * i + 1], r.triples[3 * i + 2]);
+      fmt::print("  {} -> {} calls={}\n", r.triples[3 * i], r.triples[3 * i + 1],
+                 r.triples[3 * i + 2]);
   }
   void onTraceEvents(const format::TraceEventsRecord& r) override {
-    fmt::print("TRACE_EVENTS tid={} base_tick={} events={} bytes={}\n", r.tid, r.base_tick, r.events,
-               r.packed_size);
+    fmt::print("TRACE_EVENTS tid={} base_tick={} events={} bytes={}\n", r.tid, r.base_tick,
+               r.events, r.packed_size);
   }
   void onAlloc(const format::AllocRecord& r) override {
-    fmt::print("ALLOC t={} tid={} address={:#x} size={} node={} kind={}\n", r.time, r.tid, r.address,
-               r.size, r.node, unsigned(r.kind));
+    fmt::print("ALLOC t={} tid={} address={:#x} size={} node={} kind={}\n", r.time, r.tid,
+               r.address, r.size, r.node, unsigned(r.kind));
   }
   void onFree(const format::FreeRecord& r) override {
     fmt::print("FREE t={} tid={} address={:#x} kind={} size={}\n", r.time, r.tid, r.address,

@@ -100,8 +100,9 @@ Expected<ProgramInfo> InspectProgram(const std::string& name, int* exit_code) {
   InspectElf(&info);
   if (info.is_static) {
     *exit_code = 1;
-    return Status::Error(name + " is statically linked; LD_PRELOAD cannot profile it "
-                                "(link it dynamically to profile it)");
+    return Status::Error(name +
+                         " is statically linked; LD_PRELOAD cannot profile it "
+                         "(link it dynamically to profile it)");
   }
   return info;
 }

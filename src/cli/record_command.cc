@@ -100,7 +100,8 @@ std::string Basename(const std::string& path) {
 // or $HOTLINE_RUNTIME.
 Expected<std::string> FindRuntime() {
   if (const char* env = getenv("HOTLINE_RUNTIME"); env && *env) {
-    if (access(env, R_OK) != 0) return Status::Error(std::string("HOTLINE_RUNTIME=") + env + ": not found");
+    if (access(env, R_OK) != 0)
+      return Status::Error(std::string("HOTLINE_RUNTIME=") + env + ": not found");
     return std::string(env);
   }
   char self[PATH_MAX];
@@ -159,7 +160,8 @@ void ForwardSignal(int sig) {
 // hotline itself. Returns the raw wait status.
 int WaitForChild(pid_t child) {
   g_child = child;
-  struct sigaction ignore {}, forward {}, old_int {}, old_quit {};
+  struct sigaction ignore {
+  }, forward{}, old_int{}, old_quit{};
   ignore.sa_handler = SIG_IGN;
   forward.sa_handler = ForwardSignal;
   sigaction(SIGINT, &ignore, &old_int);
@@ -199,12 +201,14 @@ void PrintSummary(const std::string& output) {
 
 int RunRecord(const RecordOptions& o, const std::vector<std::string>& command) {
   if (command.empty()) {
-    fmt::print(stderr, "hotline: record: no program given (hotline record [options] -- PROGRAM [ARGS])\n");
+    fmt::print(stderr,
+               "hotline: record: no program given (hotline record [options] -- PROGRAM [ARGS])\n");
     return 2;
   }
   int toggle = ParseSignal(o.toggle_signal);
   if (toggle < 0) {
-    fmt::print(stderr, "hotline: record: unknown signal '{}' for --toggle-signal\n", o.toggle_signal);
+    fmt::print(stderr, "hotline: record: unknown signal '{}' for --toggle-signal\n",
+               o.toggle_signal);
     return 2;
   }
   int exit_code = 1;
@@ -271,8 +275,10 @@ int RunRecord(const RecordOptions& o, const std::vector<std::string>& command) {
   }
   if (counts.enabled) {
     Expected<coverage::CoverageData> data = coverage::CollectCoverage(counts);
-    Status appended = data.ok() ? coverage::AppendCoverage(output, Absolute(program->path), *data) : data.status();
-    if (!appended.ok()) fmt::print(stderr, "hotline: warning: no exact line counts: {}\n", appended.message());
+    Status appended = data.ok() ? coverage::AppendCoverage(output, Absolute(program->path), *data)
+                                : data.status();
+    if (!appended.ok())
+      fmt::print(stderr, "hotline: warning: no exact line counts: {}\n", appended.message());
     coverage::RemoveCoverageDirectory(counts);
   }
   if (!o.quiet) PrintSummary(output);
@@ -288,8 +294,9 @@ std::shared_ptr<RecordOptions> g_record_options;
 
 void RegisterRecordCommand(CLI::App& app, int* exit_code) {
   g_record_options = std::make_shared<RecordOptions>();
-  CLI::App* cmd = app.add_subcommand("record", "run a program and profile it: hotline record "
-                                               "[options] -- PROGRAM [ARGS]");
+  CLI::App* cmd = app.add_subcommand("record",
+                                     "run a program and profile it: hotline record "
+                                     "[options] -- PROGRAM [ARGS]");
   g_record_options->Register(*cmd);
   cmd->footer("Everything from PROGRAM on (or after --) is the program's command line.");
   auto options = g_record_options;

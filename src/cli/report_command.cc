@@ -107,8 +107,7 @@ int RunReport(ReportCommandOptions& o) {
   for (const std::string& w : profile->warnings) Warn(w);
   const report::ReportOptions& r = o.report;
   bool sample_tables = r.top || r.graph || r.files || r.lines || r.flat || r.functions ||
-                       r.procedures || r.raw ||
-                       r.stack_changes || !o.heap;
+                       r.procedures || r.raw || r.stack_changes || !o.heap;
   if (profile->summary.samples == 0 && sample_tables)
     Warn(fmt::format("{}: the profile holds no samples", o.file));
 

@@ -35,7 +35,8 @@ CoverageKind InstrumentationOf(const std::string& path) {
         sh.sh_entsize == 0)
       continue;
     Elf_Data* data = elf_getdata(scn, nullptr);
-    for (size_t i = 0; data && i < sh.sh_size / sh.sh_entsize && found == CoverageKind::kNone; ++i) {
+    for (size_t i = 0; data && i < sh.sh_size / sh.sh_entsize && found == CoverageKind::kNone;
+         ++i) {
       GElf_Sym sym;
       if (!gelf_getsym(data, int(i), &sym) || sym.st_shndx == SHN_UNDEF) continue;
       const char* name = elf_strptr(elf, sh.sh_link, sym.st_name);
@@ -116,13 +117,15 @@ namespace {
 // clang: llvm-profdata merges the raw profiles, llvm-cov exports them as lcov text.
 Expected<CoverageData> CollectLlvm(const CoveragePlan& plan) {
   CoverageData data;
-  std::vector<std::string> merge = {"llvm-profdata", "merge", "-o", plan.directory + "/merged.profdata"};
+  std::vector<std::string> merge = {"llvm-profdata", "merge", "-o",
+                                    plan.directory + "/merged.profdata"};
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(plan.directory, ec))
     if (entry.path().extension() == ".profraw") merge.push_back(entry.path().string());
   if (merge.size() == 4) return data;  // the program wrote no profile (it crashed, say)
   std::string ignored;
-  if (Capture(merge, plan.directory, &ignored) != 0) return Status::Error("llvm-profdata merge failed");
+  if (Capture(merge, plan.directory, &ignored) != 0)
+    return Status::Error("llvm-profdata merge failed");
   std::string lcov;
   if (Capture({"llvm-cov", "export", "-format=lcov", "-instr-profile",
                plan.directory + "/merged.profdata", plan.program},
@@ -209,12 +212,14 @@ Expected<CoverageData> CollectCoverage(const CoveragePlan& plan) {
       return Status::Error("cannot read gcov's output for " + original + ": " + e.what());
     }
   }
-  for (auto& [path, counts] : lines) data.files.push_back(FileCounts{path, {counts.begin(), counts.end()}});
+  for (auto& [path, counts] : lines)
+    data.files.push_back(FileCounts{path, {counts.begin(), counts.end()}});
   for (auto& [key, f] : functions) data.functions.push_back(std::move(f));
   return data;
 }
 
-Status AppendCoverage(const std::string& path, const std::string& module, const CoverageData& data) {
+Status AppendCoverage(const std::string& path, const std::string& module,
+                      const CoverageData& data) {
   int fd = open(path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
   if (fd < 0) return Status::Error(path + ": " + std::strerror(errno));
   format::Writer writer;

@@ -29,7 +29,7 @@ struct CoveragePlan {
 };
 
 struct FileCounts {
-  std::string path;  // absolute
+  std::string path;                                  // absolute
   std::vector<std::pair<uint64_t, uint64_t>> lines;  // (line, executions), ascending
 };
 
@@ -43,8 +43,8 @@ struct CoverageData {
   std::vector<FunctionCounts> functions;
 };
 
-// Looks for gcov's (__gcov_*) or clang's (__llvm_profile_*) runtime in the program. A program without it gets a plan
-// that is not enabled; that is not an error.
+// Looks for gcov's (__gcov_*) or clang's (__llvm_profile_*) runtime in the program. A program
+// without it gets a plan that is not enabled; that is not an error.
 Expected<CoveragePlan> PrepareCoverageRun(const std::string& program_path);
 
 // Reads the counts the run left in plan.directory.

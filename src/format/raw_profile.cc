@@ -72,9 +72,7 @@ void RawProfile::onProcess(const ProcessRecord& r) {
   process = std::move(p);
 }
 
-void RawProfile::onString(const StringRecord& r) {
-  strings[r.id] = std::string(r.text, r.size);
-}
+void RawProfile::onString(const StringRecord& r) { strings[r.id] = std::string(r.text, r.size); }
 
 void RawProfile::onModuleLoad(const ModuleLoadRecord& r) {
   RawModule m;
@@ -123,7 +121,9 @@ void RawProfile::onStackNode(const StackNodeRecord& r) {
 
 void RawProfile::onSample(const SampleRecord& r) { samples.push_back(r); }
 
-void RawProfile::onMark(const MarkRecord& r) { marks.push_back(RawMark{r.time, r.tid, str(r.label)}); }
+void RawProfile::onMark(const MarkRecord& r) {
+  marks.push_back(RawMark{r.time, r.tid, str(r.label)});
+}
 
 void RawProfile::onState(const StateRecord& r) { states.push_back(r); }
 
@@ -141,14 +141,15 @@ void RawProfile::onCallCounts(const CallCountsRecord& r) {
   RawCallCounts counts{r.time, r.tid, r.max_depth, {}};
   counts.edges.reserve(r.count);
   for (uint64_t i = 0; i < r.count; ++i)
-    counts.edges.push_back(RawCallEdge{r.triples[3 * i], r.triples[3 * i + 1], r.triples[3 * i + 2]});
+    counts.edges.push_back(
+        RawCallEdge{r.triples[3 * i], r.triples[3 * i + 1], r.triples[3 * i + 2]});
   call_counts.push_back(std::move(counts));
 }
 
 void RawProfile::onTraceEvents(const TraceEventsRecord& r) {
-  trace_events.push_back(RawTraceEvents{
-      r.tid, r.base_tick, r.events,
-      std::string(reinterpret_cast<const char*>(r.packed), r.packed_size)});
+  trace_events.push_back(
+      RawTraceEvents{r.tid, r.base_tick, r.events,
+                     std::string(reinterpret_cast<const char*>(r.packed), r.packed_size)});
 }
 
 void RawProfile::onAlloc(const AllocRecord& r) { allocs.push_back(r); }
@@ -158,14 +159,14 @@ void RawProfile::onFree(const FreeRecord& r) { frees.push_back(r); }
 void RawProfile::onLineCounts(const LineCountsRecord& r) {
   RawLineCounts counts{std::string(r.file), std::string(r.module), {}};
   counts.lines.reserve(r.count);
-  for (uint64_t i = 0; i < r.count; ++i) counts.lines.emplace_back(r.pairs[2 * i], r.pairs[2 * i + 1]);
+  for (uint64_t i = 0; i < r.count; ++i)
+    counts.lines.emplace_back(r.pairs[2 * i], r.pairs[2 * i + 1]);
   line_counts.push_back(std::move(counts));
 }
 
 void RawProfile::onFunctionCount(const FunctionCountRecord& r) {
-  function_counts.push_back(
-      RawFunctionCount{std::string(r.file), std::string(r.name), r.start_line, r.end_line,
-                       r.executions});
+  function_counts.push_back(RawFunctionCount{std::string(r.file), std::string(r.name), r.start_line,
+                                             r.end_line, r.executions});
 }
 
 Expected<RawProfile> LoadRawProfile(const std::string& path, ReadStats* stats) {

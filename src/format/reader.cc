@@ -171,8 +171,8 @@ class PayloadDecoder {
       }
       case RecordKind::kSample: {
         SampleRecord r;
-        if (!t(in, &r.time) || !in.varint(&r.tid) || !in.varint(&r.node) ||
-            !in.varint(&r.weight) || !in.varint(&r.flags))
+        if (!t(in, &r.time) || !in.varint(&r.tid) || !in.varint(&r.node) || !in.varint(&r.weight) ||
+            !in.varint(&r.flags))
           return -1;
         visitor_.onSample(r);
         return 1;
@@ -252,8 +252,8 @@ class PayloadDecoder {
       case RecordKind::kFree: {
         FreeRecord r;
         uint64_t kind;
-        if (!t(in, &r.time) || !in.varint(&r.tid) || !in.varint(&r.address) ||
-            !in.varint(&kind) || !in.varint(&r.size))
+        if (!t(in, &r.time) || !in.varint(&r.tid) || !in.varint(&r.address) || !in.varint(&kind) ||
+            !in.varint(&r.size))
           return -1;
         r.kind = static_cast<FreeKind>(kind);
         visitor_.onFree(r);
@@ -333,8 +333,8 @@ Status ReadProfileBytes(const uint8_t* data, size_t size, std::string_view name,
   if (stats.min_reader_version > kVersion) {
     return Status::Error(who + ": written by format version " + std::to_string(stats.version) +
                          ", which needs a reader of version " +
-                         std::to_string(stats.min_reader_version) + "; this hotline reads version " +
-                         std::to_string(kVersion));
+                         std::to_string(stats.min_reader_version) +
+                         "; this hotline reads version " + std::to_string(kVersion));
   }
   if (header_size < kFileHeaderSize || header_size > size)
     return Status::Error(who + ": damaged profile header (size " + std::to_string(header_size) +
@@ -386,8 +386,7 @@ Status ReadProfileBytes(const uint8_t* data, size_t size, std::string_view name,
     }
     if (!ok) {
       ++stats.damaged_chunks;
-      decoder.note("damaged chunk at offset " + std::to_string(pos) +
-                   " (checksum or compression)");
+      decoder.note("damaged chunk at offset " + std::to_string(pos) + " (checksum or compression)");
       // The header checked, so its length is trustworthy enough to skip the payload.
       stats.bytes_skipped += kChunkHeaderSize + h.stored_len;
       pos = payload_at + h.stored_len;
@@ -418,8 +417,7 @@ Status ReadProfileFile(const std::string& path, RecordVisitor& visitor, ReadStat
   void* map = mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
   ::close(fd);
   if (map == MAP_FAILED) return Status::Error(path + ": cannot map: " + std::strerror(errno));
-  Status status =
-      ReadProfileBytes(static_cast<const uint8_t*>(map), size, path, visitor, stats);
+  Status status = ReadProfileBytes(static_cast<const uint8_t*>(map), size, path, visitor, stats);
   munmap(map, size);
   return status;
 }

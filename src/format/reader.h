@@ -20,13 +20,13 @@ struct ReadStats {
   uint16_t min_reader_version = 0;
   uint64_t features = 0;
   uint64_t file_bytes = 0;
-  uint64_t chunks = 0;             // chunks read whole
-  uint64_t damaged_chunks = 0;     // chunks dropped: bad checksum, length or compression
-  uint64_t bytes_skipped = 0;      // bytes passed over while looking for the next chunk
-  uint64_t truncated_bytes = 0;    // bytes of an incomplete last chunk
+  uint64_t chunks = 0;           // chunks read whole
+  uint64_t damaged_chunks = 0;   // chunks dropped: bad checksum, length or compression
+  uint64_t bytes_skipped = 0;    // bytes passed over while looking for the next chunk
+  uint64_t truncated_bytes = 0;  // bytes of an incomplete last chunk
   uint64_t records = 0;
-  uint64_t unknown_records = 0;    // kinds this reader does not know (a newer writer): skipped
-  uint64_t malformed_records = 0;  // records whose fields do not parse: skipped
+  uint64_t unknown_records = 0;       // kinds this reader does not know (a newer writer): skipped
+  uint64_t malformed_records = 0;     // records whose fields do not parse: skipped
   std::vector<std::string> problems;  // one line per problem, the first few only
 
   bool damaged() const {

@@ -50,12 +50,27 @@ enum class RecordKind : uint32_t {
 };
 
 enum class ClockMode : uint32_t { kCpu = 0, kWall = 1 };
-enum class Sampler : uint32_t { kNone = 0, kPerfTaskClock = 1, kPosixCpuTimer = 2, kPosixMonotonicTimer = 3 };
+enum class Sampler : uint32_t {
+  kNone = 0,
+  kPerfTaskClock = 1,
+  kPosixCpuTimer = 2,
+  kPosixMonotonicTimer = 3
+};
 enum class Unwinder : uint32_t { kFramePointers = 0, kDwarf = 1 };
-enum class EndHow : uint32_t { kExit = 0, kUnderscoreExit = 1, kSignal = 2, kExec = 3, kUnload = 4 };
+enum class EndHow : uint32_t {
+  kExit = 0,
+  kUnderscoreExit = 1,
+  kSignal = 2,
+  kExec = 3,
+  kUnload = 4
+};
 enum class StateSource : uint32_t { kApi = 0, kSignal = 1, kStartup = 2 };
 
-enum ProcessFlags : uint32_t { kStartedPaused = 1u << 0, kForkedChild = 1u << 1, kExecImage = 1u << 2 };
+enum ProcessFlags : uint32_t {
+  kStartedPaused = 1u << 0,
+  kForkedChild = 1u << 1,
+  kExecImage = 1u << 2
+};
 enum ThreadFlags : uint32_t { kThreadPreexisting = 1u << 0 };
 enum SampleFlags : uint32_t {
   kSampleTruncated = 1u << 0,
@@ -68,10 +83,20 @@ enum SampleFlags : uint32_t {
 
 enum class TraceMode : uint32_t { kNone = 0, kCounts = 1, kTimed = 2 };
 enum class AllocKind : uint32_t {
-  kMalloc = 0, kCalloc = 1, kRealloc = 2, kAligned = 3, kNew = 4, kNewArray = 5, kMmap = 6,
+  kMalloc = 0,
+  kCalloc = 1,
+  kRealloc = 2,
+  kAligned = 3,
+  kNew = 4,
+  kNewArray = 5,
+  kMmap = 6,
 };
 enum class FreeKind : uint32_t {
-  kFree = 0, kRealloc = 1, kDelete = 2, kDeleteArray = 3, kMunmap = 4,
+  kFree = 0,
+  kRealloc = 1,
+  kDelete = 2,
+  kDeleteArray = 3,
+  kMunmap = 4,
 };
 
 // Record bodies, in field order. Strings are ids into the file's string table (0 = none).

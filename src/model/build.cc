@@ -1,7 +1,5 @@
 #include "model/build.h"
 
-#include "model/trace.h"
-
 #include <algorithm>
 #include <limits>
 #include <numeric>
@@ -10,6 +8,7 @@
 
 #include "format/schema.h"
 #include "model/call_graph.h"
+#include "model/trace.h"
 
 namespace hotline::model {
 

@@ -132,7 +132,8 @@ Expected<CostModel> CostsFromCounts(const format::RawProfile& raw, const symboli
     }
   }
   std::vector<double> x;
-  if (!Solve(a, b, &x)) return Status::Error("the call counts are inconsistent (the system is singular)");
+  if (!Solve(a, b, &x))
+    return Status::Error("the call counts are inconsistent (the system is singular)");
 
   // A function's implicit cost counts the calls into it from outside its cycle of recursion
   // (its outermost activations); every member of a cycle of mutual recursion shares the cost
@@ -166,7 +167,9 @@ Expected<CostModel> CostsFromCounts(const format::RawProfile& raw, const symboli
     model.total += fc.explicit_cost;
   }
   std::sort(model.functions.begin(), model.functions.end(),
-            [](const FunctionCost& p, const FunctionCost& q) { return p.implicit_cost > q.implicit_cost; });
+            [](const FunctionCost& p, const FunctionCost& q) {
+              return p.implicit_cost > q.implicit_cost;
+            });
   return model;
 }
 

@@ -17,10 +17,10 @@ namespace hotline::model {
 
 struct FunctionCost {
   std::string name;
-  uint64_t calls = 0;          // executions, from gcov
-  double explicit_cost = 0;    // instructions executed in the function itself
-  double implicit_cost = 0;    // with its callees; one value per cycle of mutual recursion
-  int cycle = -1;              // ≥ 0: a member of that cycle of mutual recursion
+  uint64_t calls = 0;        // executions, from gcov
+  double explicit_cost = 0;  // instructions executed in the function itself
+  double implicit_cost = 0;  // with its callees; one value per cycle of mutual recursion
+  int cycle = -1;            // ≥ 0: a member of that cycle of mutual recursion
 };
 
 struct CostModel {

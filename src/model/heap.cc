@@ -49,8 +49,9 @@ class SiteTable {
     std::vector<std::string> lines;
     for (uint64_t address : raw_.stack(node)) {
       HeapSite f = describe(address, time);
-      lines.push_back(f.file.empty() ? f.function
-                                     : f.function + " (" + f.file + ":" + std::to_string(f.line) + ")");
+      lines.push_back(f.file.empty()
+                          ? f.function
+                          : f.function + " (" + f.file + ":" + std::to_string(f.line) + ")");
     }
     return lines;
   }
@@ -215,11 +216,13 @@ Expected<HeapProfile> BuildHeapProfile(const format::RawProfile& raw, AddressRes
         at_peak.erase(raw.frees[ev.index].address);
       }
     }
-    for (const auto& [address, block] : at_peak) sites.sites()[block.second].peak_bytes += block.first;
+    for (const auto& [address, block] : at_peak)
+      sites.sites()[block.second].peak_bytes += block.first;
   }
 
   heap.sites = std::move(sites.sites());
-  for (const auto& [size_class, calls] : histogram) heap.size_histogram.emplace_back(size_class, calls);
+  for (const auto& [size_class, calls] : histogram)
+    heap.size_histogram.emplace_back(size_class, calls);
   return heap;
 }
 

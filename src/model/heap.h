@@ -50,9 +50,9 @@ struct HeapProfile {
   uint64_t total_bytes = 0, alloc_calls = 0, free_calls = 0, temporary_calls = 0;
   uint64_t leaked_bytes = 0, leaked_calls = 0;
   uint64_t mmap_calls = 0, mmap_bytes = 0, munmap_calls = 0, mmap_leaked_bytes = 0;
-  uint64_t unknown_frees = 0;  // releases of blocks the profile never saw allocated
-  std::vector<HeapSite> sites;    // unordered; views sort
-  std::vector<HeapLeak> leaks;    // by bytes, largest first
+  uint64_t unknown_frees = 0;   // releases of blocks the profile never saw allocated
+  std::vector<HeapSite> sites;  // unordered; views sort
+  std::vector<HeapLeak> leaks;  // by bytes, largest first
   // (lower bound of a power-of-two size class, calls): 0, 1, 2, 4, 8, ...
   std::vector<std::pair<uint64_t, uint64_t>> size_histogram;
   std::vector<HeapPoint> timeline;  // at most about 1000 points, for graphs

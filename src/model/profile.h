@@ -54,8 +54,8 @@ struct Line {
   FileId file;
   uint32_t line = 0;  // 0 = no line information
   uint64_t time_ns = 0;
-  uint64_t count = 0;    // estimated entries, see above; executions when count_exact
-  uint64_t samples = 0;  // samples whose innermost frame is at this line
+  uint64_t count = 0;        // estimated entries, see above; executions when count_exact
+  uint64_t samples = 0;      // samples whose innermost frame is at this line
   bool count_exact = false;  // executions counted by gcov (--coverage builds)
 };
 

@@ -87,10 +87,11 @@ void ApplyTrace(const format::RawProfile& raw, const FunctionAt& function_at, Pr
   std::map<uint64_t, const format::RawCallCounts*> last_of_thread;
   for (const format::RawCallCounts& c : raw.call_counts)
     if (!only_thread || c.tid == *only_thread) last_of_thread[c.tid] = &c;
-  std::unordered_map<uint32_t, uint64_t> calls;                 // by function
+  std::unordered_map<uint32_t, uint64_t> calls;                  // by function
   std::map<std::pair<uint32_t, uint32_t>, uint64_t> edge_calls;  // by (caller, callee)
   for (const auto& [tid, counts] : last_of_thread) {
-    p.summary.max_call_depth = std::max<uint32_t>(p.summary.max_call_depth, uint32_t(counts->max_depth));
+    p.summary.max_call_depth =
+        std::max<uint32_t>(p.summary.max_call_depth, uint32_t(counts->max_depth));
     for (const format::RawCallEdge& e : counts->edges) {
       std::optional<FunctionId> callee = fn(e.callee);
       if (!callee) continue;

@@ -67,7 +67,8 @@ std::string Ranges(const std::vector<uint32_t>& lines) {
     size_t j = i;
     while (j + 1 < lines.size() && lines[j + 1] == lines[j] + 1) ++j;
     if (!out.empty()) out += ", ";
-    out += lines[i] == lines[j] ? fmt::format("{}", lines[i]) : fmt::format("{}-{}", lines[i], lines[j]);
+    out += lines[i] == lines[j] ? fmt::format("{}", lines[i])
+                                : fmt::format("{}-{}", lines[i], lines[j]);
     i = j + 1;
   }
   return out;
@@ -81,25 +82,28 @@ void PrintTimeIndex(const model::Profile& p, const AnnotateOptions& options, std
   out += "explicit\t%\timplicit\t%\tcalls\tfunction\n";
   std::vector<uint32_t> order;
   for (uint32_t i = 0; i < p.functions.size(); ++i)
-    if (pct(p.functions[i].inclusive_ns) >= options.cutoff && p.functions[i].inclusive_ns > 0) order.push_back(i);
+    if (pct(p.functions[i].inclusive_ns) >= options.cutoff && p.functions[i].inclusive_ns > 0)
+      order.push_back(i);
   std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
     return p.functions[a].inclusive_ns > p.functions[b].inclusive_ns;
   });
   for (uint32_t i : order) {
     const model::Function& f = p.functions[i];
-    out += fmt::format("{}\t{}\t{}\t{}\t{}{}\t{}\n", FormatTime(f.self_ns, false), FormatPercent(pct(f.self_ns)),
-                       FormatTime(f.inclusive_ns, false), FormatPercent(pct(f.inclusive_ns)), f.calls,
-                       f.calls_exact ? "" : "~", f.name);
+    out +=
+        fmt::format("{}\t{}\t{}\t{}\t{}{}\t{}\n", FormatTime(f.self_ns, false),
+                    FormatPercent(pct(f.self_ns)), FormatTime(f.inclusive_ns, false),
+                    FormatPercent(pct(f.inclusive_ns)), f.calls, f.calls_exact ? "" : "~", f.name);
   }
   out += "\ntime\t%\tfile\n";
   for (const model::File& f : p.files)
     if (f.time_ns > 0 && pct(f.time_ns) >= options.cutoff)
-      out += fmt::format("{}\t{}\t{}\n", FormatTime(f.time_ns, false), FormatPercent(pct(f.time_ns)), f.path);
-
+      out += fmt::format("{}\t{}\t{}\n", FormatTime(f.time_ns, false),
+                         FormatPercent(pct(f.time_ns)), f.path);
 }
 
 // The index by Knuth's cost (counts × instructions, no timing in the profile).
-void PrintCostIndex(const model::CostModel& costs, const AnnotateOptions& options, std::string& out) {
+void PrintCostIndex(const model::CostModel& costs, const AnnotateOptions& options,
+                    std::string& out) {
   out += fmt::format(
       "Index by cost = executions × instructions (explicit = own lines, implicit = with callees, "
       "from the call graph's linear system; at least {}% of {:.0f} instructions)\n",
@@ -110,8 +114,9 @@ void PrintCostIndex(const model::CostModel& costs, const AnnotateOptions& option
     double implicit_pct = costs.total > 0 ? 100.0 * c.implicit_cost / costs.total : 0;
     if (implicit_pct < options.cutoff) continue;
     std::string cycle = c.cycle >= 0 ? fmt::format(" <cycle {}>", c.cycle + 1) : "";
-    out += fmt::format("{:.0f}\t{}\t{:.0f}\t{}\t{}\t{}{}\n", c.explicit_cost, FormatPercent(explicit_pct),
-                       c.implicit_cost, FormatPercent(implicit_pct), c.calls, c.name, cycle);
+    out += fmt::format("{:.0f}\t{}\t{:.0f}\t{}\t{}\t{}{}\n", c.explicit_cost,
+                       FormatPercent(explicit_pct), c.implicit_cost, FormatPercent(implicit_pct),
+                       c.calls, c.name, cycle);
   }
 }
 
@@ -122,7 +127,8 @@ void PrintAnnotated(const model::Profile& p, const AnnotateOptions& options, std
   // Lines by file, functions by definition file.
   std::map<uint32_t, std::map<uint32_t, const model::Line*>> lines_of;
   for (const model::Line& l : p.lines)
-    if (l.line > 0 && p.file(l.file).pseudo == model::PseudoKind::kNone) lines_of[l.file.index()][l.line] = &l;
+    if (l.line > 0 && p.file(l.file).pseudo == model::PseudoKind::kNone)
+      lines_of[l.file.index()][l.line] = &l;
   std::map<uint32_t, std::multimap<uint32_t, uint32_t>> functions_of;  // file → line → function
   for (uint32_t i = 0; i < p.functions.size(); ++i) {
     const model::Function& f = p.functions[i];
@@ -180,17 +186,18 @@ void PrintAnnotated(const model::Profile& p, const AnnotateOptions& options, std
       for (auto [it, end] = functions.equal_range(number); it != end; ++it) {
         const model::Function& f = p.functions[it->second];
         if (auto c = cost_by_name.find(f.name); c != cost_by_name.end()) {
-          out += fmt::format("{:>12}  -- {}: explicit {:.0f} ({}%), implicit {:.0f} ({}%), calls {}\n",
-                             "", f.name, c->second->explicit_cost,
-                             FormatPercent(cost_pct(c->second->explicit_cost)),
-                             c->second->implicit_cost, FormatPercent(cost_pct(c->second->implicit_cost)),
-                             c->second->calls);
+          out += fmt::format(
+              "{:>12}  -- {}: explicit {:.0f} ({}%), implicit {:.0f} ({}%), calls {}\n", "", f.name,
+              c->second->explicit_cost, FormatPercent(cost_pct(c->second->explicit_cost)),
+              c->second->implicit_cost, FormatPercent(cost_pct(c->second->implicit_cost)),
+              c->second->calls);
           continue;
         }
-        out += fmt::format("{:>12}  {} {}: explicit {} ({}%), implicit {} ({}%), calls {}{}\n", "",
-                           "--", f.name, FormatTime(f.self_ns, false), FormatPercent(pct(f.self_ns)),
-                           FormatTime(f.inclusive_ns, false), FormatPercent(pct(f.inclusive_ns)), f.calls,
-                           f.calls_exact ? "" : " (estimated)");
+        out +=
+            fmt::format("{:>12}  {} {}: explicit {} ({}%), implicit {} ({}%), calls {}{}\n", "",
+                        "--", f.name, FormatTime(f.self_ns, false), FormatPercent(pct(f.self_ns)),
+                        FormatTime(f.inclusive_ns, false), FormatPercent(pct(f.inclusive_ns)),
+                        f.calls, f.calls_exact ? "" : " (estimated)");
       }
       auto it = lines.find(number);
       std::string left;
@@ -201,14 +208,15 @@ void PrintAnnotated(const model::Profile& p, const AnnotateOptions& options, std
         const model::Line& l = *it->second;
         share = pct(l.time_ns);
         std::string count = l.count_exact && l.count == 0 ? "#####"
-                            : l.count_exact              ? fmt::format("{}", l.count)
-                                                         : fmt::format("~{}", l.count);
+                            : l.count_exact               ? fmt::format("{}", l.count)
+                                                          : fmt::format("~{}", l.count);
         std::string average = l.count ? FormatTime(l.time_ns / l.count, false) : "";
         if (options.costs) {
           double cost = cost_of(l);
           share = cost_pct(cost);
-          left = fmt::format("{:>12}  {:>10}  {:>10}  {:>6}", count, cost > 0 ? fmt::format("{:.0f}", cost) : "",
-                             "", cost > 0 ? FormatPercent(share) : "");
+          left = fmt::format("{:>12}  {:>10}  {:>10}  {:>6}", count,
+                             cost > 0 ? fmt::format("{:.0f}", cost) : "", "",
+                             cost > 0 ? FormatPercent(share) : "");
         } else {
           left = fmt::format("{:>12}  {:>10}  {:>10}  {:>6}", count,
                              l.time_ns ? FormatTime(l.time_ns, false) : "",

@@ -27,7 +27,7 @@ struct AnnotateOptions {
 };
 
 // Prints the listing into `out`; one line per source that could not be found into `notes`.
-void PrintAnnotated(const model::Profile& profile, const AnnotateOptions& options,
-                    std::string& out, std::vector<std::string>& notes);
+void PrintAnnotated(const model::Profile& profile, const AnnotateOptions& options, std::string& out,
+                    std::vector<std::string>& notes);
 
 }  // namespace hotline::report

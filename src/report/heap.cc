@@ -48,15 +48,17 @@ void SiteTable(const model::HeapProfile& heap, const char* title, Key key, uint3
 
 void PrintHeap(const model::HeapProfile& heap, const ReportOptions& options, std::string& out) {
   if (options.machine) {
-    out += fmt::format("peak_bytes\t{}\ntotal_bytes\t{}\nalloc_calls\t{}\nfree_calls\t{}\n"
-                       "temporary_calls\t{}\nleaked_bytes\t{}\nleaked_calls\t{}\n",
-                       heap.peak_bytes, heap.total_bytes, heap.alloc_calls, heap.free_calls,
-                       heap.temporary_calls, heap.leaked_bytes, heap.leaked_calls);
+    out += fmt::format(
+        "peak_bytes\t{}\ntotal_bytes\t{}\nalloc_calls\t{}\nfree_calls\t{}\n"
+        "temporary_calls\t{}\nleaked_bytes\t{}\nleaked_calls\t{}\n",
+        heap.peak_bytes, heap.total_bytes, heap.alloc_calls, heap.free_calls, heap.temporary_calls,
+        heap.leaked_bytes, heap.leaked_calls);
     return;
   }
   if (!out.empty()) out += "\n";
   out += "Heap\n";
-  out += fmt::format("peak\t{}\tat {}\n", Bytes(heap.peak_bytes), FormatTime(heap.peak_time_ns, false));
+  out += fmt::format("peak\t{}\tat {}\n", Bytes(heap.peak_bytes),
+                     FormatTime(heap.peak_time_ns, false));
   out += fmt::format("total allocated\t{}\n", Bytes(heap.total_bytes));
   out += fmt::format("allocation calls\t{}\n", heap.alloc_calls);
   out += fmt::format("free calls\t{}\n", heap.free_calls);
@@ -72,12 +74,15 @@ void PrintHeap(const model::HeapProfile& heap, const ReportOptions& options, std
     out += fmt::format("releases of blocks allocated before recording\t{}\n", heap.unknown_frees);
 
   uint32_t limit = options.top_count;
-  SiteTable(heap, "Allocation sites by bytes", [](const model::HeapSite& s) { return s.bytes; },
-            limit, out);
-  SiteTable(heap, "Allocation sites by calls", [](const model::HeapSite& s) { return s.calls; },
-            limit, out);
-  SiteTable(heap, "Allocation sites by peak contribution",
-            [](const model::HeapSite& s) { return s.peak_bytes; }, limit, out);
+  SiteTable(
+      heap, "Allocation sites by bytes", [](const model::HeapSite& s) { return s.bytes; }, limit,
+      out);
+  SiteTable(
+      heap, "Allocation sites by calls", [](const model::HeapSite& s) { return s.calls; }, limit,
+      out);
+  SiteTable(
+      heap, "Allocation sites by peak contribution",
+      [](const model::HeapSite& s) { return s.peak_bytes; }, limit, out);
 
   out += "\nLeaks\nbytes\tblocks\tstack\n";
   size_t shown = 0;
@@ -93,7 +98,8 @@ void PrintHeap(const model::HeapProfile& heap, const ReportOptions& options, std
     double percent = heap.alloc_calls ? 100.0 * double(calls) / double(heap.alloc_calls) : 0;
     std::string bar(size_t(percent / 2), '#');
     if (bar.empty()) bar = "!";
-    std::string range = size_class == 0 ? "0" : fmt::format("{}-{}", size_class, size_class * 2 - 1);
+    std::string range =
+        size_class == 0 ? "0" : fmt::format("{}-{}", size_class, size_class * 2 - 1);
     out += fmt::format("{}\t{}\t{}\t{}\n", range, calls, FormatPercent(percent), bar);
   }
 }

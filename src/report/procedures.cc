@@ -62,9 +62,9 @@ void PrintProcedures(const model::Profile& p, const ReportOptions& options, std:
   });
 
   TableWriter w(p, options, out);
-  w.title(timed ? "Procedures (exact times from tracing)"
-                : p.summary.traced ? "Procedures (exact calls from tracing, times from samples)"
-                                   : "Procedures (calls and times from samples)");
+  w.title(timed              ? "Procedures (exact times from tracing)"
+          : p.summary.traced ? "Procedures (exact calls from tracing, times from samples)"
+                             : "Procedures (calls and times from samples)");
   w.header({"module", "function", "calls", "total", "self", "average", "min", "max", "self %"});
   for (const Row& r : rows) {
     const model::Function& f = p.functions[r.fn];

@@ -1,8 +1,8 @@
 #include "runtime/heap.h"
 
 #include <dlfcn.h>
-#include <link.h>
 #include <errno.h>
+#include <link.h>
 #include <pthread.h>
 #include <sys/mman.h>
 #include <time.h>
@@ -77,7 +77,9 @@ void* BootAlloc(size_t size, size_t align) {
 }
 
 size_t BootSize(const void* p) {
-  return reinterpret_cast<const BootBlock*>(static_cast<const unsigned char*>(p) - sizeof(BootBlock))->size;
+  return reinterpret_cast<const BootBlock*>(static_cast<const unsigned char*>(p) -
+                                            sizeof(BootBlock))
+      ->size;
 }
 
 template <typename Fn>
@@ -224,7 +226,9 @@ void CalibrateTicks() {
   while ((ns_end = NowNs()) - ns_start < 2'000'000) {
   }
   uint64_t tick_end = __builtin_ia32_rdtsc();
-  g_ns_per_tick = tick_end > tick_start ? (long double)(ns_end - ns_start) / (long double)(tick_end - tick_start) : 0;
+  g_ns_per_tick = tick_end > tick_start
+                      ? (long double)(ns_end - ns_start) / (long double)(tick_end - tick_start)
+                      : 0;
   g_ns0 = ns_end;
   g_tick0 = tick_end;
 }
@@ -496,14 +500,14 @@ HOTLINE_EXPORT int posix_memalign(void** out, size_t align, size_t size) {
 }
 
 // aligned_alloc, memalign, valloc and pvalloc share one shape.
-#define HOTLINE_ALIGNED_SHIM(NAME, PARAMS, ARGS, SIZE, BOOT_ALIGN)         \
-  HOTLINE_EXPORT void* NAME PARAMS {                                       \
-    if (!Ready()) return BootAlloc(SIZE, BOOT_ALIGN);                      \
-    if (!Recording(__builtin_return_address(0))) return g_real.NAME ARGS;  \
-    Busy busy;                                                             \
-    void* p = g_real.NAME ARGS;                                            \
-    if (p) RecordAlloc(p, SIZE, AllocKind::kAligned);                      \
-    return p;                                                              \
+#define HOTLINE_ALIGNED_SHIM(NAME, PARAMS, ARGS, SIZE, BOOT_ALIGN)        \
+  HOTLINE_EXPORT void* NAME PARAMS {                                      \
+    if (!Ready()) return BootAlloc(SIZE, BOOT_ALIGN);                     \
+    if (!Recording(__builtin_return_address(0))) return g_real.NAME ARGS; \
+    Busy busy;                                                            \
+    void* p = g_real.NAME ARGS;                                           \
+    if (p) RecordAlloc(p, SIZE, AllocKind::kAligned);                     \
+    return p;                                                             \
   }
 HOTLINE_ALIGNED_SHIM(aligned_alloc, (size_t align, size_t size), (align, size), size, align)
 HOTLINE_ALIGNED_SHIM(memalign, (size_t align, size_t size), (align, size), size, align)
@@ -568,23 +572,23 @@ void DeleteWith(Fn real, FreeKind kind, void* caller, void* p, Args... args) {
 
 #define HOTLINE_REAL(FN_TYPE, MANGLED) \
   static FN_TYPE real = reinterpret_cast<FN_TYPE>(dlsym(RTLD_NEXT, MANGLED))
-#define HOTLINE_NEW_FORM(MANGLED, KIND, PARAMS, ...)                                \
-  __attribute__((visibility("default"))) void* operator new PARAMS {               \
-    using Fn = void* (*)PARAMS;                                                     \
-    HOTLINE_REAL(Fn, MANGLED);                                                      \
-    return NewWith(real, AllocKind::KIND, __builtin_return_address(0), __VA_ARGS__); \
-  }
-#define HOTLINE_NEW_ARRAY_FORM(MANGLED, KIND, PARAMS, ...)                          \
-  __attribute__((visibility("default"))) void* operator new[] PARAMS {             \
-    using Fn = void* (*)PARAMS;                                                     \
-    HOTLINE_REAL(Fn, MANGLED);                                                      \
-    return NewWith(real, AllocKind::KIND, __builtin_return_address(0), __VA_ARGS__); \
-  }
-#define HOTLINE_DELETE_FORM(OP, MANGLED, KIND, PARAMS, ...)                          \
-  __attribute__((visibility("default"))) void OP PARAMS noexcept {                  \
-    using Fn = void (*)PARAMS;                                                       \
+#define HOTLINE_NEW_FORM(MANGLED, KIND, PARAMS, ...)                                 \
+  __attribute__((visibility("default"))) void* operator new PARAMS {                 \
+    using Fn = void*(*)PARAMS;                                                       \
     HOTLINE_REAL(Fn, MANGLED);                                                       \
-    DeleteWith(real, FreeKind::KIND, __builtin_return_address(0), __VA_ARGS__);      \
+    return NewWith(real, AllocKind::KIND, __builtin_return_address(0), __VA_ARGS__); \
+  }
+#define HOTLINE_NEW_ARRAY_FORM(MANGLED, KIND, PARAMS, ...)                           \
+  __attribute__((visibility("default"))) void* operator new[] PARAMS {               \
+    using Fn = void*(*)PARAMS;                                                       \
+    HOTLINE_REAL(Fn, MANGLED);                                                       \
+    return NewWith(real, AllocKind::KIND, __builtin_return_address(0), __VA_ARGS__); \
+  }
+#define HOTLINE_DELETE_FORM(OP, MANGLED, KIND, PARAMS, ...)                     \
+  __attribute__((visibility("default"))) void OP PARAMS noexcept {              \
+    using Fn = void(*) PARAMS;                                                  \
+    HOTLINE_REAL(Fn, MANGLED);                                                  \
+    DeleteWith(real, FreeKind::KIND, __builtin_return_address(0), __VA_ARGS__); \
   }
 
 HOTLINE_NEW_FORM("_Znwm", kNew, (size_t s), s)
@@ -593,17 +597,25 @@ HOTLINE_NEW_FORM("_ZnwmRKSt9nothrow_t", kNew, (size_t s, Nothrow t) noexcept, s,
 HOTLINE_NEW_ARRAY_FORM("_ZnamRKSt9nothrow_t", kNewArray, (size_t s, Nothrow t) noexcept, s, t)
 HOTLINE_NEW_FORM("_ZnwmSt11align_val_t", kNew, (size_t s, Align a), s, a)
 HOTLINE_NEW_ARRAY_FORM("_ZnamSt11align_val_t", kNewArray, (size_t s, Align a), s, a)
-HOTLINE_NEW_FORM("_ZnwmSt11align_val_tRKSt9nothrow_t", kNew, (size_t s, Align a, Nothrow t) noexcept, s, a, t)
-HOTLINE_NEW_ARRAY_FORM("_ZnamSt11align_val_tRKSt9nothrow_t", kNewArray, (size_t s, Align a, Nothrow t) noexcept, s, a, t)
+HOTLINE_NEW_FORM("_ZnwmSt11align_val_tRKSt9nothrow_t", kNew,
+                 (size_t s, Align a, Nothrow t) noexcept, s, a, t)
+HOTLINE_NEW_ARRAY_FORM("_ZnamSt11align_val_tRKSt9nothrow_t", kNewArray,
+                       (size_t s, Align a, Nothrow t) noexcept, s, a, t)
 HOTLINE_DELETE_FORM(operator delete, "_ZdlPv", kDelete, (void* p), p)
 HOTLINE_DELETE_FORM(operator delete[], "_ZdaPv", kDeleteArray, (void* p), p)
 HOTLINE_DELETE_FORM(operator delete, "_ZdlPvm", kDelete, (void* p, size_t s), p, s)
 HOTLINE_DELETE_FORM(operator delete[], "_ZdaPvm", kDeleteArray, (void* p, size_t s), p, s)
 HOTLINE_DELETE_FORM(operator delete, "_ZdlPvRKSt9nothrow_t", kDelete, (void* p, Nothrow t), p, t)
-HOTLINE_DELETE_FORM(operator delete[], "_ZdaPvRKSt9nothrow_t", kDeleteArray, (void* p, Nothrow t), p, t)
+HOTLINE_DELETE_FORM(operator delete[], "_ZdaPvRKSt9nothrow_t", kDeleteArray, (void* p, Nothrow t),
+                    p, t)
 HOTLINE_DELETE_FORM(operator delete, "_ZdlPvSt11align_val_t", kDelete, (void* p, Align a), p, a)
-HOTLINE_DELETE_FORM(operator delete[], "_ZdaPvSt11align_val_t", kDeleteArray, (void* p, Align a), p, a)
-HOTLINE_DELETE_FORM(operator delete, "_ZdlPvmSt11align_val_t", kDelete, (void* p, size_t s, Align a), p, s, a)
-HOTLINE_DELETE_FORM(operator delete[], "_ZdaPvmSt11align_val_t", kDeleteArray, (void* p, size_t s, Align a), p, s, a)
-HOTLINE_DELETE_FORM(operator delete, "_ZdlPvSt11align_val_tRKSt9nothrow_t", kDelete, (void* p, Align a, Nothrow t), p, a, t)
-HOTLINE_DELETE_FORM(operator delete[], "_ZdaPvSt11align_val_tRKSt9nothrow_t", kDeleteArray, (void* p, Align a, Nothrow t), p, a, t)
+HOTLINE_DELETE_FORM(operator delete[], "_ZdaPvSt11align_val_t", kDeleteArray, (void* p, Align a), p,
+                    a)
+HOTLINE_DELETE_FORM(operator delete, "_ZdlPvmSt11align_val_t", kDelete,
+                    (void* p, size_t s, Align a), p, s, a)
+HOTLINE_DELETE_FORM(operator delete[], "_ZdaPvmSt11align_val_t", kDeleteArray,
+                    (void* p, size_t s, Align a), p, s, a)
+HOTLINE_DELETE_FORM(operator delete, "_ZdlPvSt11align_val_tRKSt9nothrow_t", kDelete,
+                    (void* p, Align a, Nothrow t), p, a, t)
+HOTLINE_DELETE_FORM(operator delete[], "_ZdaPvSt11align_val_tRKSt9nothrow_t", kDeleteArray,
+                    (void* p, Align a, Nothrow t), p, a, t)

@@ -3,10 +3,10 @@
 #include <dlfcn.h>
 #include <poll.h>
 #include <pthread.h>
-#include <sys/epoll.h>
-#include <sys/select.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <sys/epoll.h>
+#include <sys/select.h>
 #include <time.h>
 #include <unistd.h>
 

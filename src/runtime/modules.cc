@@ -68,7 +68,8 @@ void DescribeModule(const dl_phdr_info* info, Module* m) {
   if (name[0] == '\0') {
     ssize_t n = readlink("/proc/self/exe", m->path, sizeof m->path - 1);
     m->path[n > 0 ? n : 0] = '\0';
-  } else if (std::strncmp(name, "linux-vdso", 10) == 0 || std::strncmp(name, "linux-gate", 10) == 0) {
+  } else if (std::strncmp(name, "linux-vdso", 10) == 0 ||
+             std::strncmp(name, "linux-gate", 10) == 0) {
     std::strcpy(m->path, "[vdso]");
   } else {
     std::strncpy(m->path, name, sizeof m->path - 1);

@@ -46,7 +46,9 @@ class SampleRing {
     if (head - tail_.load(std::memory_order_acquire) >= capacity_) return nullptr;
     return entryAt(head);
   }
-  void publish() { head_.store(head_.load(std::memory_order_relaxed) + 1, std::memory_order_release); }
+  void publish() {
+    head_.store(head_.load(std::memory_order_relaxed) + 1, std::memory_order_release);
+  }
 
   // Consumer: the oldest entry, or nullptr when empty. Call pop() when done with it.
   const SampleEntry* peek() const {

@@ -2,8 +2,8 @@
 
 #include <dirent.h>
 #include <dlfcn.h>
-#include <link.h>
 #include <fcntl.h>
+#include <link.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -132,7 +132,8 @@ void DrainLocked() {
 
 void FlushLocked(bool force) {
   uint64_t now = NowNs();
-  if (!force && W().pendingBytes() < kFlushBytes && now - g_session.last_flush < kFlushIntervalNs) return;
+  if (!force && W().pendingBytes() < kFlushBytes && now - g_session.last_flush < kFlushIntervalNs)
+    return;
   W().flush();
   g_session.last_flush = now;
   if (W().failed()) {
@@ -251,13 +252,14 @@ void StartSession() {
   InitTrace(s.config.trace);
   if (!W().begin(s.fd, Features())) return;
   InitUnwinder();
-  s.sampler = !s.config.sampling()                     ? format::Sampler::kNone
+  s.sampler = !s.config.sampling()                         ? format::Sampler::kNone
               : s.config.clock == format::ClockMode::kWall ? format::Sampler::kPosixMonotonicTimer
-                                                          : format::Sampler::kPerfTaskClock;
+                                                           : format::Sampler::kPerfTaskClock;
   s.enabled.store(!s.config.start_paused);
   if (pthread_key_create(&g_thread_key, OnThreadExit) != 0 || !InstallSignalHandlers()) {
     LockSession();
-    W().add(format::DisabledRecord{NowNs(), W().internString("no free signal or thread key for sampling")});
+    W().add(format::DisabledRecord{NowNs(),
+                                   W().internString("no free signal or thread key for sampling")});
     W().flush();
     UnlockSession();
     return;
@@ -274,7 +276,8 @@ void StartSession() {
   CheckModulesLocked();
   if (main_slot) ThreadStartLocked(self, false);
   if (s.config.heap) StartHeap(W(), NowNs());
-  if (s.config.start_paused) W().add(format::StateRecord{NowNs(), uint64_t(self), 0, format::StateSource::kStartup});
+  if (s.config.start_paused)
+    W().add(format::StateRecord{NowNs(), uint64_t(self), 0, format::StateSource::kStartup});
   UnlockSession();
   RegisterPreexistingThreads(self);
   pthread_atfork(BeforeFork, AfterForkParent, AfterForkChild);
@@ -473,7 +476,8 @@ void AfterForkChild() {
   ReemitModules(W(), NowNs());
   ThreadSlot* mine = CurrentSlot();
   if (mine) ThreadStartLocked(mine->tid, false);
-  if (!s.enabled.load()) W().add(format::StateRecord{NowNs(), uint64_t(GetTid()), 0, format::StateSource::kStartup});
+  if (!s.enabled.load())
+    W().add(format::StateRecord{NowNs(), uint64_t(GetTid()), 0, format::StateSource::kStartup});
   FlushLocked(true);
   UnlockSession();
   if (!mine) RegisterCurrentThread();

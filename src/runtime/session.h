@@ -18,8 +18,8 @@ enum class Phase : int { kOff = 0, kRunning = 1, kFinishing = 2, kDone = 3 };
 
 struct Session {
   Config config;
-  std::atomic<int> phase{0};       // Phase
-  std::atomic<bool> enabled{true};  // sampling on (hotline_start/stop, toggle signal)
+  std::atomic<int> phase{0};         // Phase
+  std::atomic<bool> enabled{true};   // sampling on (hotline_start/stop, toggle signal)
   std::atomic<uint64_t> toggles{0};  // toggle-signal flips, noticed by the writer thread
   pid_t pid = 0;
   int sample_signal = 0;
@@ -43,7 +43,9 @@ struct Session {
 
 extern Session g_session;
 
-inline bool Running() { return g_session.phase.load(std::memory_order_acquire) == int(Phase::kRunning); }
+inline bool Running() {
+  return g_session.phase.load(std::memory_order_acquire) == int(Phase::kRunning);
+}
 
 uint64_t NowNs();
 

@@ -16,7 +16,8 @@
 namespace hotline::rt {
 namespace {
 
-constexpr int kFatalSignals[] = {SIGSEGV, SIGBUS, SIGABRT, SIGTERM, SIGINT, SIGFPE, SIGILL, SIGQUIT};
+constexpr int kFatalSignals[] = {SIGSEGV, SIGBUS, SIGABRT, SIGTERM,
+                                 SIGINT,  SIGFPE, SIGILL,  SIGQUIT};
 
 struct sigaction g_program_actions[NSIG];
 bool g_managed[NSIG];
@@ -53,8 +54,8 @@ bool ChainToProgram(int sig, siginfo_t* info, void* uc) {
 void OnSample(int sig, siginfo_t* info, void* uc) {
   int saved_errno = errno;
   ThreadSlot* slot = CurrentSlot();
-  bool ours = IsOurTimerSignal(info) ||
-              (info->si_code > 0 && info->si_code <= POLL_HUP && slot && info->si_fd == slot->perf_fd);
+  bool ours = IsOurTimerSignal(info) || (info->si_code > 0 && info->si_code <= POLL_HUP && slot &&
+                                         info->si_fd == slot->perf_fd);
   if (!ours && !(info->si_code > 0 && info->si_code <= POLL_HUP && !slot)) {
     ChainToProgram(sig, info, uc);
     errno = saved_errno;
@@ -68,7 +69,8 @@ void OnSample(int sig, siginfo_t* info, void* uc) {
     slot->in_handler = 1;
     if (SampleEntry* e = slot->ring.reserve()) {
       e->time = NowNs();
-      e->weight = 1 + uint64_t(IsOurTimerSignal(info) && info->si_overrun > 0 ? info->si_overrun : 0);
+      e->weight =
+          1 + uint64_t(IsOurTimerSignal(info) && info->si_overrun > 0 ? info->si_overrun : 0);
       e->flags = t_in_runtime ? uint32_t(format::kSampleInRuntime) : 0;
       uint32_t max = g_session.config.max_depth;
       // A traced thread's shadow stack is exact and costs no unwinding.

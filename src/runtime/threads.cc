@@ -43,11 +43,13 @@ int OpenPerfTaskClock(pid_t tid, uint64_t period_ns, bool exclude_kernel) {
 bool ArmPerf(ThreadSlot* slot) {
   uint64_t period = g_session.config.periodNs();
   int fd = OpenPerfTaskClock(slot->tid, period, false);
-  if (fd < 0 && (errno == EACCES || errno == EPERM)) fd = OpenPerfTaskClock(slot->tid, period, true);
+  if (fd < 0 && (errno == EACCES || errno == EPERM))
+    fd = OpenPerfTaskClock(slot->tid, period, true);
   if (fd < 0) return false;
   f_owner_ex owner{F_OWNER_TID, slot->tid};
-  if (fcntl(fd, F_SETFL, O_ASYNC | O_NONBLOCK) != 0 || fcntl(fd, F_SETSIG, g_session.sample_signal) != 0 ||
-      fcntl(fd, F_SETOWN_EX, &owner) != 0 || ioctl(fd, PERF_EVENT_IOC_ENABLE, 0) != 0) {
+  if (fcntl(fd, F_SETFL, O_ASYNC | O_NONBLOCK) != 0 ||
+      fcntl(fd, F_SETSIG, g_session.sample_signal) != 0 || fcntl(fd, F_SETOWN_EX, &owner) != 0 ||
+      ioctl(fd, PERF_EVENT_IOC_ENABLE, 0) != 0) {
     close(fd);
     return false;
   }

@@ -163,7 +163,8 @@ std::atomic<int> g_thread_count{0};
 __thread TraceThread* t_trace __attribute__((tls_model("initial-exec"))) = nullptr;
 
 EdgeTable* NewEdgeTable(uint64_t capacity) {
-  auto* t = static_cast<EdgeTable*>(MapZeroed(sizeof(EdgeTable) + capacity * sizeof(EdgeTable::Slot)));
+  auto* t =
+      static_cast<EdgeTable*>(MapZeroed(sizeof(EdgeTable) + capacity * sizeof(EdgeTable::Slot)));
   if (t) t->capacity = capacity;
   return t;
 }
@@ -307,7 +308,8 @@ void WriteCallCounts(format::Writer& writer, TraceThread* tt, uint64_t now) {
 
 void InitTrace(format::TraceMode mode) {
   if (mode == format::TraceMode::kNone) return;
-  g_function_slots = static_cast<FunctionSlot*>(MapZeroed(sizeof(FunctionSlot) * kFunctionCapacity));
+  g_function_slots =
+      static_cast<FunctionSlot*>(MapZeroed(sizeof(FunctionSlot) * kFunctionCapacity));
   g_function_address =
       static_cast<std::atomic<uint64_t>*>(MapZeroed(sizeof(uint64_t) * kFunctionCapacity));
   if (!g_function_slots || !g_function_address) return;
@@ -322,7 +324,9 @@ void InitTrace(format::TraceMode mode) {
   g_mode.store(int(mode));
 }
 
-format::TraceMode CurrentTraceMode() { return format::TraceMode(g_mode.load(std::memory_order_relaxed)); }
+format::TraceMode CurrentTraceMode() {
+  return format::TraceMode(g_mode.load(std::memory_order_relaxed));
+}
 
 uint64_t TraceTickNsQ32() { return g_tick_ns_q32; }
 
@@ -403,8 +407,10 @@ void FinishTraceLocked(format::Writer& writer, uint64_t now) {
   }
   // Functions first seen while the last buffers were written.
   DrainTraceLocked(writer, true);
-  writer.add(format::StatsRecord{now, writer.internString("trace_unmatched_exits"), g_unmatched_exits.load()});
-  writer.add(format::StatsRecord{now, writer.internString("trace_events_dropped"), g_events_dropped.load()});
+  writer.add(format::StatsRecord{now, writer.internString("trace_unmatched_exits"),
+                                 g_unmatched_exits.load()});
+  writer.add(format::StatsRecord{now, writer.internString("trace_events_dropped"),
+                                 g_events_dropped.load()});
 }
 
 void ResetTraceAfterFork() {

@@ -1,12 +1,11 @@
 #include "symbolize/code_map.h"
 
 #include <capstone/capstone.h>
+#include <cxxabi.h>
 #include <elfutils/libdw.h>
 #include <fcntl.h>
 #include <gelf.h>
 #include <unistd.h>
-
-#include <cxxabi.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -67,7 +66,9 @@ struct Symbol {
 
 std::string Demangle(const char* name) {
   int status = 0;
-  char* plain = name[0] == '_' && name[1] == 'Z' ? abi::__cxa_demangle(name, nullptr, nullptr, &status) : nullptr;
+  char* plain = name[0] == '_' && name[1] == 'Z'
+                    ? abi::__cxa_demangle(name, nullptr, nullptr, &status)
+                    : nullptr;
   std::string result = plain && status == 0 ? plain : name;
   std::free(plain);
   return result;
@@ -108,7 +109,8 @@ Expected<CodeMap> BuildCodeMap(const std::string& path) {
       if (name) symbols.push_back(Symbol{sym.st_value, sym.st_size, Demangle(name)});
     }
   }
-  std::sort(symbols.begin(), symbols.end(), [](const Symbol& a, const Symbol& b) { return a.start < b.start; });
+  std::sort(symbols.begin(), symbols.end(),
+            [](const Symbol& a, const Symbol& b) { return a.start < b.start; });
   auto symbol_at = [&](uint64_t address) -> const Symbol* {
     auto it = std::upper_bound(symbols.begin(), symbols.end(), address,
                                [](uint64_t a, const Symbol& s) { return a < s.start; });

@@ -20,7 +20,7 @@ struct CodeLine {
 struct CodeCall {
   std::string file;
   uint32_t line = 0;
-  std::string callee;  // the called function's symbol name, demangled
+  std::string callee;         // the called function's symbol name, demangled
   uint32_t instructions = 1;  // call instructions to it on that line
 };
 

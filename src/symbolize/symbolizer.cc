@@ -157,8 +157,7 @@ class SymbolIndex {
       GElf_Word section = 0;
       Elf* elf = nullptr;
       Dwarf_Addr bias = 0;
-      const char* name =
-          dwfl_module_getsym_info(mod, i, &sym, &address, &section, &elf, &bias);
+      const char* name = dwfl_module_getsym_info(mod, i, &sym, &address, &section, &elf, &bias);
       int type = GELF_ST_TYPE(sym.st_info);
       if (name == nullptr || name[0] == '\0' || sym.st_shndx == SHN_UNDEF ||
           (type != STT_FUNC && type != STT_GNU_IFUNC)) {

@@ -19,17 +19,17 @@ enum class FrameSource { kNone, kSymbolTable, kDwarf, kInline };
 // ResolvedFrame for each inlined function, innermost first, and the last one is the real
 // (out-of-line) function that contains the address.
 struct ResolvedFrame {
-  std::string function;        // demangled name; empty when unknown
-  std::string file;            // source file of this address in this function ("" if unknown)
-  uint32_t line = 0;           // 0 if unknown
-  std::string decl_file;       // where the function is defined
+  std::string function;   // demangled name; empty when unknown
+  std::string file;       // source file of this address in this function ("" if unknown)
+  uint32_t line = 0;      // 0 if unknown
+  std::string decl_file;  // where the function is defined
   uint32_t decl_line = 0;
   FrameSource source = FrameSource::kNone;
 };
 
 struct ResolvedAddress {
-  std::string module;          // the module's path as recorded
-  uint64_t module_address = 0; // the address as an ELF virtual address in the module
+  std::string module;                 // the module's path as recorded
+  uint64_t module_address = 0;        // the address as an ELF virtual address in the module
   std::vector<ResolvedFrame> frames;  // innermost first; empty when nothing is known
 };
 

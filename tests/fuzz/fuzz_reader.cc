@@ -13,7 +13,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (!status.ok()) return 0;
   for (const auto& sample : profile.samples) {
     bool broken = false;
-    for (uint64_t address : profile.stack(sample.node, &broken)) profile.moduleAt(address, sample.time);
+    for (uint64_t address : profile.stack(sample.node, &broken))
+      profile.moduleAt(address, sample.time);
   }
   (void)stats.summary();
   return 0;

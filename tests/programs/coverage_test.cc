@@ -7,8 +7,8 @@
 
 #include <cstdlib>
 #include <cstring>
-#include <iterator>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <sstream>
 #include <string>
@@ -53,7 +53,8 @@ std::map<uint64_t, int64_t> GcovCounts(const std::string& dir, const std::string
     if (count == "-" || count.empty()) continue;
     if (count.back() == '*') count.pop_back();  // a line partly executed
     uint64_t n = std::strtoull(number.c_str(), nullptr, 10);
-    counts[n] = count == "#####" || count == "=====" ? -1 : std::strtoll(count.c_str(), nullptr, 10);
+    counts[n] =
+        count == "#####" || count == "=====" ? -1 : std::strtoll(count.c_str(), nullptr, 10);
   }
   return counts;
 }
@@ -80,7 +81,8 @@ void ExpectCountsEqualGcov(const std::string& source, const std::string& compile
   std::map<uint64_t, int64_t> recorded;
   for (const auto& file : p.line_counts)
     if (file.file == source)
-      for (const auto& [line, count] : file.lines) recorded[line] = count == 0 ? -1 : int64_t(count);
+      for (const auto& [line, count] : file.lines)
+        recorded[line] = count == 0 ? -1 : int64_t(count);
   EXPECT_EQ(recorded, gcov);
 
   // The listing marks exactly gcov's ##### lines as never executed.
@@ -112,7 +114,8 @@ TEST(Coverage, CppCountsEqualGcovOnEveryLine) {
 TEST(Coverage, KnownCountsAndTheListing) {
   std::string dir = Build(SOURCE_coverage_c, "gcc", "known");
   std::string profile = dir + "/p.hotline";
-  ASSERT_EQ(Hotline({"record", "-q", "-F", "0", "-o", profile, "--", dir + "/known"}, dir).exit_code, 0);
+  ASSERT_EQ(
+      Hotline({"record", "-q", "-F", "0", "-o", profile, "--", dir + "/known"}, dir).exit_code, 0);
   format::RawProfile p = Load(profile);
   std::map<std::string, uint64_t> functions;
   for (const auto& f : p.function_counts) functions[f.name] = f.executions;
@@ -149,7 +152,9 @@ std::map<std::string, std::pair<double, double>> CostIndex(const std::string& li
 TEST(Coverage, ImplicitCostsFromCountsSolveTheRecursion) {
   std::string dir = Build(SOURCE_coverage_c, "gcc", "costs");
   std::string profile = dir + "/p.hotline";
-  ASSERT_EQ(Hotline({"record", "-q", "--counts-only", "-o", profile, "--", dir + "/costs"}, dir).exit_code, 0);
+  ASSERT_EQ(Hotline({"record", "-q", "--counts-only", "-o", profile, "--", dir + "/costs"}, dir)
+                .exit_code,
+            0);
   RunResult listing = Hotline({"annotate", "--no-color", "-p0", profile}, dir);
   ASSERT_EQ(listing.exit_code, 0) << listing.err;
   auto costs = CostIndex(listing.out);
@@ -159,7 +164,8 @@ TEST(Coverage, ImplicitCostsFromCountsSolveTheRecursion) {
   EXPECT_NEAR(costs["fib"].second, costs["fib"].first, 1e-6 * costs["fib"].first);
   // square calls nothing; main calls everything once through: its implicit cost is the total.
   EXPECT_NEAR(costs["square"].second, costs["square"].first, 1e-6 * costs["square"].first + 1e-9);
-  double total = costs["main"].first + costs["fib"].first + costs["square"].first + costs["never_called"].first;
+  double total = costs["main"].first + costs["fib"].first + costs["square"].first +
+                 costs["never_called"].first;
   EXPECT_NEAR(costs["main"].second, total, 1e-6 * total);
   EXPECT_GT(costs["fib"].first, 0);
 }
@@ -167,7 +173,9 @@ TEST(Coverage, ImplicitCostsFromCountsSolveTheRecursion) {
 TEST(Coverage, MutualRecursionIsOneCycle) {
   std::string dir = Build(SOURCE_trace_mutual, "gcc", "cycle");
   std::string profile = dir + "/p.hotline";
-  ASSERT_EQ(Hotline({"record", "-q", "--counts-only", "-o", profile, "--", dir + "/cycle"}, dir).exit_code, 0);
+  ASSERT_EQ(Hotline({"record", "-q", "--counts-only", "-o", profile, "--", dir + "/cycle"}, dir)
+                .exit_code,
+            0);
   RunResult listing = Hotline({"annotate", "--no-color", "-p0", profile}, dir);
   ASSERT_EQ(listing.exit_code, 0) << listing.err;
   auto costs = CostIndex(listing.out);
@@ -213,7 +221,9 @@ TEST(Coverage, ClangProfileInstrGenerate) {
 TEST(Coverage, AnnotatedListingMatchesGolden) {
   std::string dir = Build(SOURCE_coverage_c, "gcc", "golden");
   std::string profile = dir + "/p.hotline";
-  ASSERT_EQ(Hotline({"record", "-q", "--counts-only", "-o", profile, "--", dir + "/golden"}, dir).exit_code, 0);
+  ASSERT_EQ(Hotline({"record", "-q", "--counts-only", "-o", profile, "--", dir + "/golden"}, dir)
+                .exit_code,
+            0);
   RunResult listing = Hotline({"annotate", "--no-color", profile, "coverage_c.c"}, dir);
   ASSERT_EQ(listing.exit_code, 0) << listing.err;
   std::string text = listing.out;
@@ -229,9 +239,10 @@ TEST(Coverage, AnnotatedListingMatchesGolden) {
                        line.substr(0, 12).find_first_not_of(" 0123456789#~") == std::string::npos &&
                        line.find(" -- ") == std::string::npos;
     if (listing_row) {
-      line.replace(12, 34, line.substr(12, 34).find_first_not_of(' ') == std::string::npos
-                               ? std::string(34, ' ')
-                               : "  <cost>                          ");
+      line.replace(12, 34,
+                   line.substr(12, 34).find_first_not_of(' ') == std::string::npos
+                       ? std::string(34, ' ')
+                       : "  <cost>                          ");
     }
     if (line.find("explicit ") != std::string::npos || line.find('\t') != std::string::npos)
       line = line.substr(0, line.find_first_of("0123456789")) + "<costs>";
@@ -259,9 +270,13 @@ TEST(Coverage, MissingSourceIsNotedAndFoundThroughSourceDir) {
   std::string dir = ScratchDir("moved");
   std::string copy = dir + "/moved_c.c";
   ASSERT_EQ(Execute({"/bin/cp", SOURCE_coverage_c, copy}, dir).exit_code, 0);
-  ASSERT_EQ(Execute({"/usr/bin/env", "gcc", "-O0", "-g", "--coverage", "-o", dir + "/moved", copy}, dir).exit_code, 0);
+  ASSERT_EQ(
+      Execute({"/usr/bin/env", "gcc", "-O0", "-g", "--coverage", "-o", dir + "/moved", copy}, dir)
+          .exit_code,
+      0);
   std::string profile = dir + "/p.hotline";
-  ASSERT_EQ(Hotline({"record", "-q", "-F", "0", "-o", profile, "--", dir + "/moved"}, dir).exit_code, 0);
+  ASSERT_EQ(
+      Hotline({"record", "-q", "-F", "0", "-o", profile, "--", dir + "/moved"}, dir).exit_code, 0);
   ASSERT_EQ(unlink(copy.c_str()), 0);
   RunResult missing = Hotline({"annotate", profile, "moved_c.c"}, dir);
   EXPECT_EQ(missing.exit_code, 0);

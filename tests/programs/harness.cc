@@ -68,7 +68,8 @@ std::vector<std::string> ProfilesIn(const std::string& dir) {
   DIR* d = opendir(dir.c_str());
   while (dirent* e = d ? readdir(d) : nullptr) {
     std::string name = e->d_name;
-    if (name.size() > 8 && name.substr(name.size() - 8) == ".hotline") found.push_back(dir + "/" + name);
+    if (name.size() > 8 && name.substr(name.size() - 8) == ".hotline")
+      found.push_back(dir + "/" + name);
   }
   if (d) closedir(d);
   std::sort(found.begin(), found.end());

@@ -209,7 +209,6 @@ TEST(Record, FramePointerUnwindingWorksToo) {
 
 // ---- Bad input: one clear line and a non-zero exit, never a crash. ----
 
-
 void ExpectOneLineError(const RunResult& run, const std::string& fragment) {
   EXPECT_NE(run.exit_code, 0);
   EXPECT_LT(run.exit_code, 128) << "crashed";
@@ -245,18 +244,18 @@ TEST(RecordBadInput, StaticallyLinked) {
 }
 
 TEST(RecordBadInput, UnwritableOutput) {
-  ExpectOneLineError(
-      Hotline({"record", "-o", "/nonexistent-dir/x.hotline", "--", PROGRAM_cpu_burn}, ScratchDir("bad")),
-      "/nonexistent-dir/x.hotline");
+  ExpectOneLineError(Hotline({"record", "-o", "/nonexistent-dir/x.hotline", "--", PROGRAM_cpu_burn},
+                             ScratchDir("bad")),
+                     "/nonexistent-dir/x.hotline");
 }
 
 TEST(RecordBadInput, NoProgramAndUnknownFlag) {
   ExpectOneLineError(Hotline({"record"}, ScratchDir("bad")), "no program");
   ExpectOneLineError(Hotline({"record", "--bogus", "--", PROGRAM_cpu_burn}, ScratchDir("bad")),
                      "--bogus");
-  ExpectOneLineError(Hotline({"record", "--toggle-signal", "SIGNOPE", "--", PROGRAM_cpu_burn},
-                             ScratchDir("bad")),
-                     "SIGNOPE");
+  ExpectOneLineError(
+      Hotline({"record", "--toggle-signal", "SIGNOPE", "--", PROGRAM_cpu_burn}, ScratchDir("bad")),
+      "SIGNOPE");
 }
 
 TEST(RecordHelp, ExitsZero) {

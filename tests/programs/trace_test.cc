@@ -152,7 +152,8 @@ TEST(TraceGprof, SameCallCountsAsGprof) {
   std::string dir = ScratchDir("gprof");
   RunResult run = Execute({PROGRAM_trace_mutual_pg}, dir);
   ASSERT_EQ(run.exit_code, 0);
-  RunResult g = Execute({"/usr/bin/env", "gprof", "-b", "-p", PROGRAM_trace_mutual_pg, dir + "/gmon.out"}, dir);
+  RunResult g = Execute(
+      {"/usr/bin/env", "gprof", "-b", "-p", PROGRAM_trace_mutual_pg, dir + "/gmon.out"}, dir);
   ASSERT_EQ(g.exit_code, 0) << g.err;
   // gprof's flat profile: "%time cumulative self calls self/call total/call name".
   std::map<std::string, uint64_t> gprof;
@@ -169,7 +170,8 @@ TEST(TraceGprof, SameCallCountsAsGprof) {
     }
   }
   auto calls = Calls(Record("gprof-mutual", {PROGRAM_trace_mutual}), ScratchDir("gm"));
-  for (const char* fn : {"is_even", "is_odd"}) EXPECT_EQ(calls[fn], gprof[fn]) << fn << "\n" << g.out;
+  for (const char* fn : {"is_even", "is_odd"})
+    EXPECT_EQ(calls[fn], gprof[fn]) << fn << "\n" << g.out;
 }
 
 }  // namespace

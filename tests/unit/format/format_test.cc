@@ -1,7 +1,7 @@
 // The .hotline format: every record kind round-trips, and every way a file can be damaged is
 // read as far as it can be, reported, and never crashes the reader (docs/format.md).
-#include <gtest/gtest.h>
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -14,9 +14,9 @@
 
 #include "base/crc32c.h"
 #include "base/varint.h"
+#include "format/byte_buffer.h"
 #include "format/raw_profile.h"
 #include "format/reader.h"
-#include "format/byte_buffer.h"
 #include "format/schema.h"
 #include "format/writer.h"
 #include "sample_profile.h"
@@ -26,7 +26,8 @@ namespace {
 
 std::string TempPath(const std::string& name) {
   const char* tmp = getenv("TMPDIR");
-  return std::string(tmp ? tmp : "/tmp") + "/hotline-format-" + std::to_string(getpid()) + "-" + name;
+  return std::string(tmp ? tmp : "/tmp") + "/hotline-format-" + std::to_string(getpid()) + "-" +
+         name;
 }
 
 std::string ReadAll(const std::string& path) {
@@ -110,7 +111,8 @@ TEST(Crc32c, KnownVectorsAndHardwareAgreesWithBitwise) {
     }
     EXPECT_EQ(Crc32c(data.data(), data.size()), ~crc) << "length " << length;
     // Extending in two pieces gives the same as one.
-    uint32_t split = Crc32c(data.data() + length / 2, length - length / 2, Crc32c(data.data(), length / 2));
+    uint32_t split =
+        Crc32c(data.data() + length / 2, length - length / 2, Crc32c(data.data(), length / 2));
     EXPECT_EQ(split, ~crc);
   }
 }
@@ -159,7 +161,8 @@ TEST_F(FormatTest, EveryRecordKindRoundTrips) {
   std::vector<uint64_t> frames = p.stack(p.samples[1].node);
   EXPECT_EQ(frames, (std::vector<uint64_t>{0x1210, 0x1100}));
   // Times survive the per-chunk delta encoding.
-  for (size_t i = 0; i < p.samples.size(); ++i) EXPECT_EQ(p.samples[i].time, 3'000'000 + i * 1'000'000);
+  for (size_t i = 0; i < p.samples.size(); ++i)
+    EXPECT_EQ(p.samples[i].time, 3'000'000 + i * 1'000'000);
   EXPECT_EQ(p.marks.size(), 3u);
   EXPECT_EQ(p.marks[0].label, "phase");
   EXPECT_EQ(p.allocs.size(), 3u);
@@ -247,7 +250,8 @@ std::string WithVersions(std::string bytes, uint16_t version, uint16_t min_reade
 TEST_F(FormatTest, ANewerFileIsRefusedNamingBothVersions) {
   Read r = ReadBytes(WithVersions(bytes_, format::kVersion + 1, format::kVersion + 1));
   ASSERT_FALSE(r.status.ok());
-  EXPECT_NE(r.status.message().find("version " + std::to_string(format::kVersion + 1)), std::string::npos)
+  EXPECT_NE(r.status.message().find("version " + std::to_string(format::kVersion + 1)),
+            std::string::npos)
       << r.status.message();
   EXPECT_NE(r.status.message().find("reads version " + std::to_string(format::kVersion)),
             std::string::npos)
@@ -273,7 +277,8 @@ TEST(FormatNewer, UnknownRecordKindsOfAReadableNewerFileAreSkipped) {
     payload.varint(0);
     payload.varint(7);
     payload.varint(1);
-    std::ofstream(path, std::ios::binary) << HandMadeFile(payload, format::kVersion + 1, format::kVersion);
+    std::ofstream(path, std::ios::binary)
+        << HandMadeFile(payload, format::kVersion + 1, format::kVersion);
   }
   format::ReadStats stats;
   Expected<format::RawProfile> p = format::LoadRawProfile(path, &stats);
@@ -296,8 +301,10 @@ std::string WithChunkLengths(std::string bytes, size_t offset, uint32_t stored, 
 TEST_F(FormatTest, ZeroAndAbsurdChunkLengthsAreDamage) {
   size_t second = ChunkOffsets(bytes_)[1];
   Read whole = ReadBytes(bytes_);
-  for (auto [stored, raw] : {std::pair<uint32_t, uint32_t>{0, 0}, {0xFFFFFFFFu, 10},
-                             {10, format::kMaxChunkBytes + 1}, {format::kMaxChunkBytes + 1, 10}}) {
+  for (auto [stored, raw] : {std::pair<uint32_t, uint32_t>{0, 0},
+                             {0xFFFFFFFFu, 10},
+                             {10, format::kMaxChunkBytes + 1},
+                             {format::kMaxChunkBytes + 1, 10}}) {
     Read r = ReadBytes(WithChunkLengths(bytes_, second, stored, raw));
     ASSERT_TRUE(r.status.ok());
     EXPECT_TRUE(r.stats.damaged()) << stored << " " << raw;
@@ -325,7 +332,7 @@ TEST(FormatDamage, DanglingIdsAreCountedAndStacksMarkedBroken) {
     int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     format::Writer w;
     ASSERT_TRUE(w.begin(fd, 1));
-    w.add(format::MarkRecord{1, 1, 42});  // string 42 never defined
+    w.add(format::MarkRecord{1, 1, 42});          // string 42 never defined
     w.add(format::SampleRecord{2, 1, 77, 1, 0});  // stack node 77 never defined
     ASSERT_TRUE(w.flush());
     close(fd);
@@ -359,7 +366,7 @@ TEST(FormatWriter, LargeChunksAreSplitAutomatically) {
   Expected<format::RawProfile> p = format::LoadRawProfile(path, &stats);
   unlink(path.c_str());
   ASSERT_TRUE(p.ok());
-  EXPECT_GE(stats.chunks, 2u);  // 20 MB of records do not fit one 8 MiB chunk
+  EXPECT_GE(stats.chunks, 2u);           // 20 MB of records do not fit one 8 MiB chunk
   EXPECT_EQ(p->strings.size(), 17576u);  // 26^3 distinct texts
 }
 

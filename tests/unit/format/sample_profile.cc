@@ -39,7 +39,8 @@ bool WriteSampleProfile(const std::string& path, int chunks) {
       w.add(format::SampleRecord{t, 100, node, 1, 0});
     }
     w.add(format::MarkRecord{t, 100, w.internString("phase")});
-    w.add(format::AllocRecord{t, 100, 0x5000 + uint64_t(c) * 64, 48, 1, format::AllocKind::kMalloc});
+    w.add(
+        format::AllocRecord{t, 100, 0x5000 + uint64_t(c) * 64, 48, 1, format::AllocKind::kMalloc});
     w.add(format::FreeRecord{t + 1, 100, 0x5000 + uint64_t(c) * 64, format::FreeKind::kFree, 0});
     ok = w.flush() && ok;
   }
