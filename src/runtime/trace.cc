@@ -123,6 +123,7 @@ struct ShadowFrame {
   uint64_t function;
   uint64_t sp;         // the hook's frame address at entry: deeper frames have smaller ones
   uint64_t call_site;  // where the function was called from (its caller's return address)
+  uint64_t hook_return;  // where the entry hook returns to: one place per inlined copy
   uint32_t id;
 };
 
@@ -263,17 +264,18 @@ __attribute__((always_inline)) inline void Event(TraceThread* tt, uint32_t id, b
 bool Timed() { return g_mode.load(std::memory_order_relaxed) == int(format::TraceMode::kTimed); }
 
 // Frames left without an exit (longjmp out of them, a thread cancelled) are closed so the stream
-// stays balanced. A frame is dead when its hook ran deeper on the stack than the current one; at
-// the same depth it is alive only as the parent of inlined code, which GCC instruments with the
-// enclosing function's call site, and never as an earlier activation of the same function.
-bool DeadFrame(const ShadowFrame& f, uint64_t sp, uint64_t call_site, uint64_t function) {
+// stays balanced. A frame is dead when its hook ran deeper on the stack than the current one. At
+// the same depth it is alive only as the parent of inlined code: GCC gives inlined code the
+// enclosing function's call site, and its entry hook returns to another place than the
+// parent's. A frame with the same hook return address is an earlier activation of the same code.
+bool DeadFrame(const ShadowFrame& f, uint64_t sp, uint64_t call_site, uint64_t hook_return) {
   if (f.sp != sp) return f.sp < sp;
-  return f.call_site != call_site || f.function == function;
+  return f.call_site != call_site || f.hook_return == hook_return;
 }
 
 __attribute__((noinline)) uint32_t PopDeadFrames(TraceThread* tt, uint32_t d, uint64_t sp,
-                                                 uint64_t call_site, uint64_t function) {
-  while (d > 0 && DeadFrame(tt->frames[d - 1], sp, call_site, function)) {
+                                                 uint64_t call_site, uint64_t hook_return) {
+  while (d > 0 && DeadFrame(tt->frames[d - 1], sp, call_site, hook_return)) {
     --d;
     if (tt->buffer) Event(tt, tt->frames[d].id, true);
   }
@@ -441,17 +443,21 @@ void ResetTraceAfterFork() {
 
 using namespace hotline::rt;
 
-HOTLINE_HOOK void __cyg_profile_func_enter(void* function, void* call_site) {
+namespace {
+
+// Everything but the common case: a new thread, a frame to close, a callee not in the cache,
+// timed events, a full shadow stack.
+__attribute__((noinline)) void EnterSlow(void* function, void* call_site, uint64_t sp,
+                                         uint64_t hook_return) {
   TraceThread* tt = t_trace;
   if (__builtin_expect(!tt, 0)) {
     if (g_mode.load(std::memory_order_relaxed) == 0 || !(tt = AttachThread())) return;
   }
   if (tt->in_hook) return;  // a traced signal handler interrupting a hook
   tt->in_hook = 1;
-  uint64_t sp = uint64_t(__builtin_frame_address(0));
   uint32_t d = tt->depth.load(std::memory_order_relaxed);
   if (d > 0 && tt->frames[d - 1].sp <= sp)
-    d = PopDeadFrames(tt, d, sp, uint64_t(call_site), uint64_t(function));
+    d = PopDeadFrames(tt, d, sp, uint64_t(call_site), hook_return);
   uint32_t caller = d ? tt->frames[d - 1].id : 0;
   CalleeCache& cache = tt->callee_cache[caller];
   uint32_t id;
@@ -465,7 +471,7 @@ HOTLINE_HOOK void __cyg_profile_func_enter(void* function, void* call_site) {
     tt->callee_cache[caller] = CalleeCache{uint64_t(function), calls, id};
   }
   if (__builtin_expect(d < kShadowCapacity, 1)) {
-    tt->frames[d] = ShadowFrame{uint64_t(function), sp, uint64_t(call_site), id};
+    tt->frames[d] = ShadowFrame{uint64_t(function), sp, uint64_t(call_site), hook_return, id};
     std::atomic_signal_fence(std::memory_order_release);
     ++d;
     if (d > tt->max_depth) tt->max_depth = d;
@@ -475,20 +481,49 @@ HOTLINE_HOOK void __cyg_profile_func_enter(void* function, void* call_site) {
   tt->in_hook = 0;
 }
 
-HOTLINE_HOOK void __cyg_profile_func_exit(void* function, void* call_site) {
+}  // namespace
+
+// The common case stays small (few registers, no calls) so that counts mode costs little more
+// than the instrumentation itself: a known thread, a caller whose last callee is this function.
+HOTLINE_HOOK void __cyg_profile_func_enter(void* function, void* call_site) {
+  uint64_t sp = uint64_t(__builtin_frame_address(0));
+  uint64_t hook_return = uint64_t(__builtin_return_address(0));
+  TraceThread* tt = t_trace;
+  if (__builtin_expect(tt != nullptr && !tt->in_hook && !tt->buffer, 1)) {
+    uint32_t d = tt->depth.load(std::memory_order_relaxed);
+    if (d > 0 && d < kShadowCapacity) {
+      ShadowFrame& caller = tt->frames[d - 1];
+      CalleeCache& cache = tt->callee_cache[caller.id];
+      bool alive = caller.sp > sp || (caller.sp == sp && caller.call_site == uint64_t(call_site) &&
+                                      caller.hook_return != hook_return);
+      if (alive && cache.callee == uint64_t(function)) {
+        ++*cache.calls;
+        tt->frames[d] =
+            ShadowFrame{uint64_t(function), sp, uint64_t(call_site), hook_return, cache.callee_id};
+        std::atomic_signal_fence(std::memory_order_release);
+        if (d + 1 > tt->max_depth) tt->max_depth = d + 1;
+        tt->depth.store(d + 1, std::memory_order_relaxed);
+        return;
+      }
+    }
+  }
+  EnterSlow(function, call_site, sp, hook_return);
+}
+
+namespace {
+
+__attribute__((noinline)) void ExitSlow(void* function, uint64_t sp) {
   TraceThread* tt = t_trace;
   if (!tt || tt->in_hook) return;
   tt->in_hook = 1;
   uint32_t d = tt->depth.load(std::memory_order_relaxed);
   if (d == 0 || tt->frames[d - 1].function != uint64_t(function)) {
     // Frames strictly deeper than this exit's are dead (at the same depth is the one exiting).
-    uint64_t sp = uint64_t(__builtin_frame_address(0));
     while (d > 0 && tt->frames[d - 1].sp < sp) {
       --d;
       if (tt->buffer) Event(tt, tt->frames[d].id, true);
     }
   }
-  (void)call_site;
   if (d > 0 && tt->frames[d - 1].function == uint64_t(function)) {
     --d;
     if (tt->buffer) Event(tt, tt->frames[d].id, true);
@@ -497,4 +532,19 @@ HOTLINE_HOOK void __cyg_profile_func_exit(void* function, void* call_site) {
   }
   tt->depth.store(d, std::memory_order_relaxed);
   tt->in_hook = 0;
+}
+
+}  // namespace
+
+HOTLINE_HOOK void __cyg_profile_func_exit(void* function, void* call_site) {
+  (void)call_site;
+  TraceThread* tt = t_trace;
+  if (__builtin_expect(tt != nullptr && !tt->in_hook && !tt->buffer, 1)) {
+    uint32_t d = tt->depth.load(std::memory_order_relaxed);
+    if (d > 0 && d <= kShadowCapacity && tt->frames[d - 1].function == uint64_t(function)) {
+      tt->depth.store(d - 1, std::memory_order_relaxed);
+      return;
+    }
+  }
+  ExitSlow(function, uint64_t(__builtin_frame_address(0)));
 }
