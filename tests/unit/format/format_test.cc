@@ -348,6 +348,56 @@ TEST(FormatDamage, DanglingIdsAreCountedAndStacksMarkedBroken) {
   EXPECT_TRUE(broken);
 }
 
+TEST(FormatWriter, AStackSeenBeforeCostsNoNewNodes) {
+  std::string path = TempPath("interning.hotline");
+  int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  format::Writer w;
+  ASSERT_TRUE(w.begin(fd, 1));
+  uint64_t outer = w.internStackNode(0, 0x100);
+  uint64_t inner = w.internStackNode(outer, 0x200);
+  EXPECT_EQ(outer, 1u);
+  EXPECT_EQ(inner, 2u);
+  ASSERT_TRUE(w.flush());
+  // The same stack again: the same ids, and no new record in the file.
+  EXPECT_EQ(w.internStackNode(0, 0x100), outer);
+  EXPECT_EQ(w.internStackNode(outer, 0x200), inner);
+  EXPECT_EQ(w.pendingBytes(), 0u);
+  // A new stack sharing the caller costs only its new frame.
+  EXPECT_EQ(w.internStackNode(outer, 0x300), 3u);
+  ASSERT_TRUE(w.flush());
+  close(fd);
+  format::ReadStats stats;
+  Expected<format::RawProfile> p = format::LoadRawProfile(path, &stats);
+  unlink(path.c_str());
+  ASSERT_TRUE(p.ok());
+  EXPECT_EQ(p->stack_nodes.size(), 3u);
+}
+
+TEST(FormatNewer, AProcessRecordWithoutItsTrailingFieldsStillReads) {
+  // The PROCESS body as the first version-1 writers made it: no trace fields at the end.
+  format::ByteBuffer body;
+  for (uint64_t v : {uint64_t(42), uint64_t(1), uint64_t(7)})
+    body.varint(v);  // pid, ppid, realtime
+  body.svarint(5);   // t
+  body.varint(0);    // exe
+  body.varint(0);    // argc
+  for (uint64_t v :
+       {uint64_t(0), uint64_t(1), uint64_t(1000000), uint64_t(1), uint64_t(64), uint64_t(0)})
+    body.varint(v);  // clock, sampler, period, unwinder, max_depth, flags
+  format::ByteBuffer payload;
+  payload.varint(0);
+  payload.varint(uint64_t(format::RecordKind::kProcess));
+  payload.varint(body.size());
+  payload.append(body.data(), body.size());
+  Read r = ReadBytes(HandMadeFile(payload));
+  ASSERT_TRUE(r.status.ok()) << r.status.message();
+  EXPECT_EQ(r.stats.malformed_records, 0u);
+  ASSERT_TRUE(r.profile.process.has_value());
+  EXPECT_EQ(r.profile.process->pid, 42u);
+  EXPECT_EQ(r.profile.process->period_ns, 1000000u);
+  EXPECT_EQ(r.profile.process->trace, format::TraceMode::kNone);
+}
+
 TEST(FormatWriter, LargeChunksAreSplitAutomatically) {
   std::string path = TempPath("large.hotline");
   int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
