@@ -69,6 +69,28 @@ Status CheckInvariants(const Profile& p) {
   }
   if (total > 0 && !addsToHundred(self_percent, rows))
     return Status::Error("function self percentages add to " + std::to_string(self_percent));
+
+  // Timed tracing keeps its own exact times beside the sampled ones; they obey the same sums.
+  if (p.summary.trace_timed) {
+    uint64_t traced_self = 0;
+    for (const Function& f : p.functions) {
+      if (!f.timed) continue;
+      traced_self += f.traced_self_ns;
+      if (f.traced_self_ns > f.traced_inclusive_ns)
+        return Status::Error("function " + f.name + ": traced self " + n(f.traced_self_ns) +
+                             " > traced inclusive " + n(f.traced_inclusive_ns));
+      if (f.traced_inclusive_ns > p.summary.traced_total_ns)
+        return Status::Error("function " + f.name + ": traced inclusive " +
+                             n(f.traced_inclusive_ns) + " > traced total " +
+                             n(p.summary.traced_total_ns));
+      if (f.traced_min_ns > f.traced_max_ns)
+        return Status::Error("function " + f.name + ": shortest call " + n(f.traced_min_ns) +
+                             " > longest " + n(f.traced_max_ns));
+    }
+    if (traced_self != p.summary.traced_total_ns)
+      return Status::Error("sum of traced self times " + n(traced_self) + " != traced total " +
+                           n(p.summary.traced_total_ns));
+  }
   return Status();
 }
 

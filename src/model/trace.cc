@@ -28,7 +28,7 @@ class ThreadReplay {
 
   void enter(FunctionId fn, uint64_t ns) {
     stack_.push_back(TimedFrame{fn, ns, 0});
-    ++active_[fn.index()];
+    if (fn.valid()) ++active_[fn.index()];
     last_ns_ = ns;
   }
 
@@ -38,6 +38,17 @@ class ThreadReplay {
     TimedFrame f = stack_.back();
     stack_.pop_back();
     uint64_t duration = ns >= f.start_ns ? ns - f.start_ns : 0;
+    // A frame of a function the symbolizer could not place still has to be popped, or every
+    // later exit would close the wrong frame. Its own time stays in its caller's self time; the
+    // time of the traced calls below it is passed up, so Σ self = total still holds.
+    if (!f.fn.valid()) {
+      if (!stack_.empty()) {
+        stack_.back().child_ns += f.child_ns;
+      } else {
+        *total_ += f.child_ns;
+      }
+      return;
+    }
     Timing& t = timings_[f.fn.index()];
     ++t.calls;
     t.min = std::min(t.min, duration);
@@ -138,8 +149,8 @@ void ApplyTrace(const format::RawProfile& raw, const FunctionAt& function_at, Pr
       tick += delta;
       if (code & 1) {
         replay.exit(to_ns(tick));
-      } else if (std::optional<FunctionId> f = fn(code >> 1)) {
-        replay.enter(*f, to_ns(tick));
+      } else {
+        replay.enter(fn(code >> 1).value_or(FunctionId()), to_ns(tick));
       }
     }
   }

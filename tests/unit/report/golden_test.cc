@@ -122,6 +122,8 @@ const GoldenCase kCases[] = {
      {}},
     {"functions", [](ReportOptions& o) { o.functions = true, o.no_summary = true; }, {}},
     {"functions_m", [](ReportOptions& o) { o.functions = true, o.machine = true; }, {}},
+    {"procedures", [](ReportOptions& o) { o.procedures = true, o.no_summary = true; }, {}},
+    {"procedures_m", [](ReportOptions& o) { o.procedures = true, o.machine = true; }, {}},
     {"raw", [](ReportOptions& o) { o.raw = true, o.no_summary = true; }, {}},
     {"raw_s", [](ReportOptions& o) { o.raw = o.stack_changes = true, o.no_summary = true; }, {}},
     {"raw_s_m", [](ReportOptions& o) { o.stack_changes = true, o.machine = true; }, {}},

@@ -1,0 +1,85 @@
+// Timed tracing through the model: a function that spins a known CPU time per call must show
+// that time as its average (within 20%), its calls exactly, min ≤ avg ≤ max, and the profile
+// must satisfy every invariant (sampled and traced sums alike) in counts and timed mode.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "harness.h"
+#include "model/build.h"
+#include "model/invariants.h"
+#include "symbolize/symbolizer.h"
+
+namespace hotline {
+namespace {
+
+using testing::Hotline;
+using testing::RunResult;
+using testing::ScratchDir;
+
+constexpr uint64_t kCalls = 25;
+constexpr double kSpinNs = 2e6;
+
+model::Profile RecordAndBuild(const std::string& mode) {
+  std::string dir = ScratchDir("spin-" + mode);
+  std::string path = dir + "/spin.hotline";
+  RunResult r = Hotline({"record", "-q", "--trace=" + mode, "-o", path, "--", PROGRAM_spin,
+                         std::to_string(kCalls)},
+                        dir);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  symbolize::Symbolizer symbolizer;
+  model::SymbolizerResolver resolver(symbolizer);
+  model::BuildOptions build;
+  format::ReadStats stats;
+  Expected<model::Profile> p = model::LoadProfile(path, resolver, build, &stats);
+  EXPECT_TRUE(p.ok()) << p.status().message();
+  return p.ok() ? std::move(*p) : model::Profile();
+}
+
+const model::Function* Find(const model::Profile& p, const std::string& name) {
+  for (const model::Function& f : p.functions)
+    if (f.name == name) return &f;
+  return nullptr;
+}
+
+TEST(TraceTimed, SpinningFunctionHasItsKnownAverageAndTheSumsHold) {
+  model::Profile p = RecordAndBuild("timed");
+  ASSERT_TRUE(p.summary.trace_timed);
+  Status invariants = model::CheckInvariants(p);
+  EXPECT_TRUE(invariants.ok()) << invariants.message();
+  const model::Function* spin = Find(p, "spin");
+  const model::Function* outer = Find(p, "outer");
+  ASSERT_NE(spin, nullptr);
+  ASSERT_NE(outer, nullptr);
+  EXPECT_TRUE(spin->calls_exact);
+  EXPECT_EQ(spin->calls, kCalls);
+  EXPECT_EQ(outer->calls, 1u);
+  ASSERT_TRUE(spin->timed);
+  double avg = static_cast<double>(spin->traced_call_sum_ns) / static_cast<double>(kCalls);
+  EXPECT_NEAR(avg, kSpinNs, 0.2 * kSpinNs);
+  EXPECT_LE(spin->traced_min_ns, static_cast<uint64_t>(avg));
+  EXPECT_GE(spin->traced_max_ns, static_cast<uint64_t>(avg));
+  // spin calls nothing traced: its self time is its inclusive time; outer's inclusive time
+  // holds all of spin's, and outer's self time is the little loop around it.
+  EXPECT_EQ(spin->traced_self_ns, spin->traced_inclusive_ns);
+  EXPECT_GE(outer->traced_inclusive_ns, spin->traced_inclusive_ns);
+  EXPECT_EQ(outer->traced_self_ns, outer->traced_inclusive_ns - spin->traced_inclusive_ns);
+  EXPECT_LT(outer->traced_self_ns, outer->traced_inclusive_ns / 10);
+}
+
+TEST(TraceCounts, CountsModeHasExactCallsAndNoTracedTimes) {
+  model::Profile p = RecordAndBuild("counts");
+  EXPECT_TRUE(p.summary.traced);
+  EXPECT_FALSE(p.summary.trace_timed);
+  Status invariants = model::CheckInvariants(p);
+  EXPECT_TRUE(invariants.ok()) << invariants.message();
+  const model::Function* spin = Find(p, "spin");
+  ASSERT_NE(spin, nullptr);
+  EXPECT_EQ(spin->calls, kCalls);
+  EXPECT_FALSE(spin->timed);
+  // main → outer → spin: depth 3 with main instrumented too.
+  EXPECT_EQ(p.summary.max_call_depth, 3u);
+}
+
+}  // namespace
+}  // namespace hotline
