@@ -131,26 +131,43 @@ std::atomic<bool> g_heap_on{false};
 __thread HeapRing* t_ring __attribute__((tls_model("initial-exec"))) = nullptr;
 __thread int t_busy __attribute__((tls_model("initial-exec"))) = 0;  // inside a shim already
 
-uint64_t g_module_low = 0, g_module_high = 0;  // this library's code: calls from it are ours
+// The code whose allocations are the runtime's, never the program's: this library, and
+// libunwind, which maps a trace cache per thread and unmaps it when the thread ends.
+// Plain data, zero-initialized before any constructor runs: member initializers would make it
+// dynamically initialized, after the runtime's own early constructor has filled it in.
+struct Image {
+  uint64_t anchor, low, high;
+};
+Image g_runtime_images[2];
 
-// Finds the address range of this library's loaded segments.
-int FindOwnImage(dl_phdr_info* info, size_t, void*) {
-  uint64_t self = uint64_t(&FindOwnImage), low = UINT64_MAX, high = 0;
+int FindRuntimeImages(dl_phdr_info* info, size_t, void*) {
+  uint64_t low = UINT64_MAX, high = 0;
   for (int i = 0; i < info->dlpi_phnum; ++i) {
     const ElfW(Phdr)& ph = info->dlpi_phdr[i];
     if (ph.p_type != PT_LOAD) continue;
     low = std::min<uint64_t>(low, info->dlpi_addr + ph.p_vaddr);
     high = std::max<uint64_t>(high, info->dlpi_addr + ph.p_vaddr + ph.p_memsz);
   }
-  if (self < low || self >= high) return 0;
-  g_module_low = low;
-  g_module_high = high;
-  return 1;
+  for (Image& image : g_runtime_images) {
+    if (image.anchor >= low && image.anchor < high) {
+      image.low = low;
+      image.high = high;
+    }
+  }
+  return 0;
+}
+
+void LocateRuntimeImages() {
+  g_runtime_images[0].anchor = uint64_t(&FindRuntimeImages);
+  g_runtime_images[1].anchor = uint64_t(&unw_backtrace);
+  dl_iterate_phdr(FindRuntimeImages, nullptr);
 }
 
 bool FromRuntime(const void* return_address) {
   auto a = uint64_t(return_address);
-  return a >= g_module_low && a < g_module_high;
+  for (const Image& image : g_runtime_images)
+    if (a >= image.low && a < image.high) return true;
+  return false;
 }
 
 HeapRing* ClaimRing() {
@@ -384,7 +401,7 @@ inline bool Ready() { return g_resolved.load(std::memory_order_acquire) == 2 || 
 bool HeapOn() { return g_heap_on.load(); }
 
 void StartHeap(format::Writer& writer, uint64_t now) {
-  dl_iterate_phdr(FindOwnImage, nullptr);
+  LocateRuntimeImages();
   Resolve();
   CalibrateTicks();
   // What the bootstrap arena served before the real allocator was found still counts.
