@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "base/signals.h"
 #include "cli/commands.h"
 #include "cli/program_check.h"
 #include "coverage/coverage.h"
@@ -71,9 +72,10 @@ struct RecordOptions {
   }
 };
 
-// "USR2", "SIGUSR2", "12" or "none" → signal number (0 for none); -1 when unknown.
+// "USR2", "SIGUSR2", "12" or "none" → signal number (0 for none); -1 when no signal has that
+// name or number.
 int ParseSignal(const std::string& text) {
-  if (text == "none" || text == "0") return 0;
+  if (text == "none") return 0;
   char* end = nullptr;
   long n = strtol(text.c_str(), &end, 10);
   if (!text.empty() && *end == '\0') return n > 0 && n < NSIG ? int(n) : -1;
@@ -207,8 +209,15 @@ int RunRecord(const RecordOptions& o, const std::vector<std::string>& command) {
   }
   int toggle = ParseSignal(o.toggle_signal);
   if (toggle < 0) {
-    fmt::print(stderr, "hotline: record: unknown signal '{}' for --toggle-signal\n",
+    fmt::print(stderr,
+               "hotline: record: --toggle-signal {}: no such signal (a name such as USR1, a "
+               "number, or none)\n",
                o.toggle_signal);
+    return 2;
+  }
+  if (const char* problem = toggle ? ToggleSignalProblem(toggle) : nullptr) {
+    fmt::print(stderr, "hotline: record: --toggle-signal {} cannot toggle sampling: {}\n",
+               o.toggle_signal, problem);
     return 2;
   }
   int exit_code = 1;

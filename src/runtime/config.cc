@@ -8,6 +8,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "base/signals.h"
+
 namespace hotline::rt {
 namespace {
 
@@ -44,7 +46,7 @@ void ApplyOption(Config* c, const char* key, size_t key_len, const char* val, si
   } else if (Is(key, key_len, "paused")) {
     if (ok) c->start_paused = num != 0;
   } else if (Is(key, key_len, "toggle")) {
-    if (ok && num < 65) c->toggle_signal = int(num);
+    if (ok && num < 65) c->toggle_signal = ToggleSignalProblem(int(num)) ? 0 : int(num);
   } else if (Is(key, key_len, "heap")) {
     if (ok) c->heap = num != 0;
   } else if (Is(key, key_len, "trace")) {
@@ -78,41 +80,70 @@ void ReadConfig(Config* c) {
   }
 }
 
+namespace {
+
+// Static storage: environ keeps pointing into these for the life of the process.
+char g_preload_entry[4096 + 12];
+const char kLaterImageEntry[] = "HOTLINE_LATER_IMAGE=1";
+
+bool HasPrefix(const char* s, const char* prefix) {
+  return std::strncmp(s, prefix, std::strlen(prefix)) == 0;
+}
+
+// "LD_PRELOAD=" followed by every entry of `value` but ours (those naming libhotline-rt.so);
+// false when nothing is left.
+bool PreloadWithoutUs(const char* value, char* out, size_t size) {
+  size_t used = std::snprintf(out, size, "LD_PRELOAD=");
+  size_t prefix = used;
+  const char* p = value;
+  while (*p) {
+    while (*p == ' ' || *p == ':') ++p;
+    const char* start = p;
+    while (*p && *p != ' ' && *p != ':') ++p;
+    size_t len = size_t(p - start);
+    if (len == 0) continue;
+    bool ours = false;
+    for (size_t i = 0; i + 14 <= len; ++i)
+      if (std::memcmp(start + i, "libhotline-rt.", 14) == 0) ours = true;
+    if (ours || used + len + 2 > size) continue;
+    if (used > prefix) out[used++] = ':';
+    std::memcpy(out + used, start, len);
+    used += len;
+  }
+  out[used] = '\0';
+  return used > prefix;
+}
+
+}  // namespace
+
+// The environment is edited in place, entry by entry, rather than through unsetenv/setenv: a
+// host may define its own (bash does, to keep its variable table), and main() receives the
+// very array the loader built, which setenv would replace behind its back.
 void PrepareEnvironmentForChildren(const Config& c) {
-  if (c.follow_exec) {
-    setenv("HOTLINE_LATER_IMAGE", "1", 1);
-    return;
-  }
-  if (const char* preload = getenv("LD_PRELOAD")) {
-    // Keep every entry but ours (the ones naming libhotline-rt.so).
-    char kept[4096];
-    size_t used = 0;
-    const char* p = preload;
-    while (*p) {
-      while (*p == ' ' || *p == ':') ++p;
-      const char* start = p;
-      while (*p && *p != ' ' && *p != ':') ++p;
-      size_t len = size_t(p - start);
-      if (len == 0) continue;
-      bool ours = false;
-      for (size_t i = 0; i + 14 <= len; ++i)
-        if (std::memcmp(start + i, "libhotline-rt.", 14) == 0) ours = true;
-      if (ours || used + len + 2 > sizeof kept) continue;
-      if (used) kept[used++] = ':';
-      std::memcpy(kept + used, start, len);
-      used += len;
+  size_t kept = 0;
+  bool later_image_noted = false;
+  for (size_t i = 0; environ && environ[i]; ++i) {
+    char* entry = environ[i];
+    if (HasPrefix(entry, "HOTLINE_ROOT_PID=") || HasPrefix(entry, "HOTLINE_LATER_IMAGE=")) {
+      // A later image must know it is one: it writes BASE.PID.hotline, not the output.
+      if (c.follow_exec && !later_image_noted) {
+        environ[kept++] = const_cast<char*>(kLaterImageEntry);
+        later_image_noted = true;
+      }
+      continue;
     }
-    kept[used] = '\0';
-    if (used) {
-      setenv("LD_PRELOAD", kept, 1);
-    } else {
-      unsetenv("LD_PRELOAD");
+    if (!c.follow_exec && (HasPrefix(entry, "HOTLINE_OUTPUT=") ||
+                           HasPrefix(entry, "HOTLINE_OPTIONS="))) {
+      continue;
     }
+    if (!c.follow_exec && HasPrefix(entry, "LD_PRELOAD=")) {
+      if (PreloadWithoutUs(entry + 11, g_preload_entry, sizeof g_preload_entry))
+        environ[kept++] = g_preload_entry;
+      continue;
+    }
+    environ[kept++] = entry;
   }
-  unsetenv("HOTLINE_OUTPUT");
-  unsetenv("HOTLINE_OPTIONS");
-  unsetenv("HOTLINE_ROOT_PID");
-  unsetenv("HOTLINE_LATER_IMAGE");
+  if (environ) environ[kept] = nullptr;
 }
 
 int OpenProfileFile(const Config& c, bool root_image, char* path_out, uint64_t path_size) {
