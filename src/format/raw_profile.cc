@@ -108,7 +108,7 @@ void RawProfile::onThreadEnd(const ThreadEndRecord& r) {
     t = &threads.back();
   }
   t->end_time = r.time;
-  t->cpu_ns = r.cpu_ns;
+  if (r.cpu_ns != kCpuUnknown) t->cpu_ns = r.cpu_ns;
 }
 
 void RawProfile::onThreadName(const ThreadNameRecord& r) {

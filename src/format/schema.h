@@ -138,6 +138,8 @@ struct ThreadStartRecord {
   uint64_t time = 0, tid = 0, name = 0, flags = 0;
 };
 
+// cpu_ns is kCpuUnknown when the thread was already gone and its CPU time could not be read.
+inline constexpr uint64_t kCpuUnknown = ~uint64_t(0);
 struct ThreadEndRecord {
   uint64_t time = 0, tid = 0, cpu_ns = 0;
 };

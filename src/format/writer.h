@@ -58,6 +58,9 @@ class Writer {
 
   // Forgets the interned strings and stacks (after fork, a child starts a file of its own).
   void reset();
+  // Goes on writing the same file through another descriptor (the runtime moves its own when
+  // the program takes the number).
+  void setFd(int fd) { fd_ = fd; }
 
   bool failed() const { return error_ != nullptr; }
   const char* error() const { return error_; }

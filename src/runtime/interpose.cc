@@ -5,14 +5,17 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <linux/close_range.h>
 #include <sys/epoll.h>
 #include <sys/select.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdlib>
 
+#include "runtime/descriptors.h"
 #include "runtime/session.h"
 #include "runtime/signals.h"
 #include "runtime/threads.h"
@@ -30,11 +33,13 @@ Fn Real(const char* name) {
 struct ThreadStart {
   void* (*routine)(void*);
   void* arg;
+  bool blocks_sample;  // the creator's view of its mask, which the new thread inherits
 };
 
 void* ThreadTrampoline(void* data) {
   ThreadStart start = *static_cast<ThreadStart*>(data);
   std::free(data);
+  SetProgramBlocksSample(start.blocks_sample);
   {
     InRuntime guard;
     RegisterCurrentThread();
@@ -70,9 +75,13 @@ HOTLINE_EXPORT int pthread_create(pthread_t* thread, const pthread_attr_t* attr,
   if (!Running()) return real(thread, attr, routine, arg);
   auto* start = static_cast<ThreadStart*>(std::malloc(sizeof(ThreadStart)));
   if (!start) return real(thread, attr, routine, arg);
-  *start = ThreadStart{routine, arg};
+  *start = ThreadStart{routine, arg, ProgramBlocksSample()};
+  g_session.live_threads.fetch_add(1);
   int result = real(thread, attr, ThreadTrampoline, start);
-  if (result != 0) std::free(start);
+  if (result != 0) {
+    g_session.live_threads.fetch_sub(1);
+    std::free(start);
+  }
   return result;
 }
 
@@ -192,7 +201,25 @@ HOTLINE_EXPORT int sigaction(int sig, const struct sigaction* act, struct sigact
     ProgramSigaction(sig, act, old);
     return 0;
   }
-  return RealSigaction(sig, act, old);
+  if (!act) return RealSigaction(sig, act, old);
+  // A handler that blocks every signal while it runs must not hold samples back either.
+  struct sigaction without_sample = *act;
+  StripSampleSignal(&without_sample.sa_mask);
+  return RealSigaction(sig, &without_sample, old);
+}
+
+HOTLINE_EXPORT int pthread_sigmask(int how, const sigset_t* set, sigset_t* old) {
+  static SigmaskFn real = Real<SigmaskFn>("pthread_sigmask");
+  return ProgramSigmask(how, set, old, real);
+}
+
+HOTLINE_EXPORT int sigprocmask(int how, const sigset_t* set, sigset_t* old) {
+  static SigmaskFn real = Real<SigmaskFn>("sigprocmask");
+  return ProgramSigmask(how, set, old, real);
+}
+
+HOTLINE_EXPORT int sigaltstack(const stack_t* ss, stack_t* old) {
+  return ProgramSigaltstack(ss, old);
 }
 
 HOTLINE_EXPORT sighandler_t signal(int sig, sighandler_t handler) {
@@ -295,6 +322,59 @@ HOTLINE_EXPORT int select(int nfds, fd_set* readfds, fd_set* writefds, fd_set* e
     if (writefds) *writefds = w;
     if (exceptfds) *exceptfds = e;
   }
+}
+
+// The descriptor family: the runtime's own descriptors (descriptors.h) are not the program's to
+// close or to replace. close reports success for them and leaves them open; a dup2 onto one
+// hands it over first, so the program gets the number as it would without hotline.
+HOTLINE_EXPORT int close(int fd) {
+  using Fn = int (*)(int);
+  static Fn real = Real<Fn>("close");
+  if (IsOwnDescriptor(fd)) return 0;
+  return real(fd);
+}
+
+HOTLINE_EXPORT int close_range(unsigned first, unsigned last, int flags) {
+  using Fn = int (*)(unsigned, unsigned, int);
+  static Fn real = Real<Fn>("close_range");
+  // With CLOSE_RANGE_CLOEXEC nothing is closed, and ours are close-on-exec already.
+  if ((flags & CLOSE_RANGE_CLOEXEC) || !OwnDescriptorIn(first, last)) {
+    if (real) return real(first, last, flags);
+    return int(syscall(SYS_close_range, first, last, flags));
+  }
+  return CloseRangeExceptOwn(first, last, flags);
+}
+
+HOTLINE_EXPORT void closefrom(int low) {
+  using Fn = void (*)(int);
+  static Fn real = Real<Fn>("closefrom");
+  if (low < 0) low = 0;
+  if (real && !OwnDescriptorIn(unsigned(low), ~0u)) return real(low);
+  CloseRangeExceptOwn(unsigned(low), ~0u, 0);
+}
+
+namespace hotline::rt {
+namespace {
+void HandOverBeforeDup(int target) {
+  if (!IsOwnDescriptor(target)) return;
+  InRuntime guard;
+  HandOverDescriptor(target);
+}
+}  // namespace
+}  // namespace hotline::rt
+
+HOTLINE_EXPORT int dup2(int old_fd, int new_fd) {
+  using Fn = int (*)(int, int);
+  static Fn real = Real<Fn>("dup2");
+  if (old_fd != new_fd) HandOverBeforeDup(new_fd);
+  return real(old_fd, new_fd);
+}
+
+HOTLINE_EXPORT int dup3(int old_fd, int new_fd, int flags) {
+  using Fn = int (*)(int, int, int);
+  static Fn real = Real<Fn>("dup3");
+  if (old_fd != new_fd) HandOverBeforeDup(new_fd);
+  return real(old_fd, new_fd, flags);
 }
 
 // The C API (include/hotline/hotline.h finds these with dlsym).

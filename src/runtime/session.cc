@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <link.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstddef>
@@ -12,6 +13,7 @@
 #include <cstring>
 #include <new>
 
+#include "runtime/descriptors.h"
 #include "runtime/heap.h"
 #include "runtime/modules.h"
 #include "runtime/signals.h"
@@ -130,10 +132,49 @@ void DrainLocked() {
   }
 }
 
+void OnProfileLost(int fd);
+
+// Makes `fd` the profile's descriptor: moved out of the program's way and remembered by
+// identity.
+void UseProfileDescriptor(int fd) {
+  Session& s = g_session;
+  s.fd = AdoptDescriptor(fd, OnProfileLost);
+  struct stat st;
+  if (s.fd >= 0 && fstat(s.fd, &st) == 0) {
+    s.fd_device = uint64_t(st.st_dev);
+    s.fd_inode = uint64_t(st.st_ino);
+  }
+  if (s.writer) W().setFd(s.fd);
+}
+
+// The program is about to dup2 onto the profile's number: go on through a copy.
+void OnProfileLost(int fd) {
+  LockSession();
+  UseProfileDescriptor(dup(fd));
+  UnlockSession();
+}
+
+bool ProfileDescriptorIntact() {
+  struct stat st;
+  return g_session.fd >= 0 && fstat(g_session.fd, &st) == 0 &&
+         uint64_t(st.st_dev) == g_session.fd_device && uint64_t(st.st_ino) == g_session.fd_inode;
+}
+
+// A raw close (or close_range) system call gets past the interposed ones: before writing, make
+// sure the descriptor is still the profile, and reopen the profile when it is not, so nothing
+// is ever written into a file of the program's.
+void EnsureProfileDescriptorLocked() {
+  if (ProfileDescriptorIntact()) return;
+  ForgetDescriptor(g_session.fd);
+  UseProfileDescriptor(open(g_session.path, O_WRONLY | O_APPEND | O_CLOEXEC));
+  ++g_session.profile_reopened;
+}
+
 void FlushLocked(bool force) {
   uint64_t now = NowNs();
   if (!force && W().pendingBytes() < kFlushBytes && now - g_session.last_flush < kFlushIntervalNs)
     return;
+  EnsureProfileDescriptorLocked();
   W().flush();
   g_session.last_flush = now;
   if (W().failed()) {
@@ -145,7 +186,10 @@ void FlushLocked(bool force) {
 void* WriterMain(void*) {
   sigset_t all;
   sigfillset(&all);
-  pthread_sigmask(SIG_BLOCK, &all, nullptr);
+  {
+    InRuntime guard;  // the runtime's own mask: every signal, the sampling one included
+    pthread_sigmask(SIG_BLOCK, &all, nullptr);
+  }
   g_writer_tid = GetTid();
   LockSession();
   while (!g_session.writer_stop.load() && Running()) {
@@ -157,12 +201,13 @@ void* WriterMain(void*) {
     pthread_cond_timedwait(&g_session.writer_wake, &g_session.lock, &until);
     if (g_session.writer_stop.load() || !Running()) break;
     CheckModulesLocked();
+    g_session.threads_paused += WatchBlockedThreads();
     DrainTraceLocked(W(), false);
     DrainHeapLocked(W());
     DrainLocked();
     FlushLocked(false);
   }
-  g_writer_cpu_ns = ThreadCpuNs(g_writer_tid);
+  g_writer_cpu_ns = ThreadCpuNs(g_writer_tid);  // its own clock: always readable
   UnlockSession();
   return nullptr;
 }
@@ -177,6 +222,19 @@ void StartWriterThread() {
   if (!g_session.writer_running) RecordDisabled("could not start the writer thread");
 }
 
+// Stops the writer thread and waits for it. glibc ends the process when its last thread ends
+// (the main thread may have left through pthread_exit); a writer still running would keep it
+// alive for ever.
+void StopWriterThread() {
+  if (!g_session.writer_running || pthread_equal(pthread_self(), g_session.writer_thread)) return;
+  LockSession();
+  g_session.writer_stop.store(true);
+  pthread_cond_signal(&g_session.writer_wake);
+  UnlockSession();
+  pthread_join(g_session.writer_thread, nullptr);
+  g_session.writer_running = false;
+}
+
 void OnThreadExit(void* data) {
   auto* slot = static_cast<ThreadSlot*>(data);
   if (!slot || !Running()) return;
@@ -187,6 +245,9 @@ void OnThreadExit(void* data) {
   uint64_t cpu = ThreadCpuNs(tid);
   RetireSlot(slot);
   RecordThreadEnd(tid, cpu);
+  // The program's last thread is leaving: the process ends with it (exit(0) from glibc, which
+  // runs the runtime's destructor), once the writer is out of the way.
+  if (g_session.live_threads.fetch_sub(1) == 1) StopWriterThread();
 }
 
 void RegisterPreexistingThreads(pid_t self) {
@@ -231,6 +292,7 @@ void RegisterCurrentThread() {
   if (!Running()) return;
   ThreadSlot* slot = RegisterThread(GetTid(), true);
   if (!slot) {
+    g_session.live_threads.fetch_sub(1);  // counted by its creator; it leaves no trace to end
     RecordDisabled("out of thread slots: a thread is not sampled");
     return;
   }
@@ -245,7 +307,7 @@ void StartSession() {
   s.pid = getpid();
   bool root_image = s.config.root_pid == uint64_t(s.pid) && !s.config.later_image;
   PrepareEnvironmentForChildren(s.config);
-  s.fd = OpenProfileFile(s.config, root_image, s.path, sizeof s.path);
+  UseProfileDescriptor(OpenProfileFile(s.config, root_image, s.path, sizeof s.path));
   if (s.fd < 0) return;  // nowhere to write, not even why: stay off
   InitSync();
   s.writer = new (g_writer_storage) format::Writer();
@@ -269,6 +331,9 @@ void StartSession() {
   // The main thread decides which CPU sampler works here; the others follow it.
   ThreadSlot* main_slot = RegisterThread(self, true);
   if (main_slot) pthread_setspecific(g_thread_key, main_slot);
+  // The main thread counts even without a slot (then it never leaves the count, and the
+  // writer is stopped only at exit, as before).
+  s.live_threads.store(1);
   if (main_slot && main_slot->has_timer && s.sampler == format::Sampler::kPerfTaskClock)
     s.sampler = format::Sampler::kPosixCpuTimer;
   LockSession();
@@ -291,14 +356,7 @@ void FinishSession(format::EndHow how, uint64_t code, bool bounded) {
   if (!s.phase.compare_exchange_strong(expected, int(Phase::kFinishing))) return;
   s.enabled.store(false);
   bool on_writer = s.writer_running && pthread_equal(pthread_self(), s.writer_thread);
-  if (!bounded && s.writer_running && !on_writer) {
-    LockSession();
-    s.writer_stop.store(true);
-    pthread_cond_signal(&s.writer_wake);
-    UnlockSession();
-    pthread_join(s.writer_thread, nullptr);
-    s.writer_running = false;
-  }
+  if (!bounded && !on_writer) StopWriterThread();
   if (bounded) {
     // The crashing thread may have died holding a lock the writer needs: wait a bounded time.
     timespec until;
@@ -312,15 +370,18 @@ void FinishSession(format::EndHow how, uint64_t code, bool bounded) {
   } else {
     LockSession();
   }
-  for (ThreadSlot& slot : g_slots)
-    if (slot.state.load() == int(SlotState::kActive)) StopTimer(&slot);
+  for (ThreadSlot& slot : g_slots) {
+    if (slot.state.load() != int(SlotState::kActive)) continue;
+    slot.end_cpu_ns = SlotCpuNs(slot);
+    StopTimer(&slot);
+  }
   DrainLocked();
   uint64_t now = NowNs();
   uint64_t dropped = 0;
   for (ThreadSlot& slot : g_slots) {
     if (slot.state.load() != int(SlotState::kActive)) continue;
     dropped += slot.dropped.load();
-    W().add(format::ThreadEndRecord{now, uint64_t(slot.tid), ThreadCpuNs(slot.tid)});
+    W().add(format::ThreadEndRecord{now, uint64_t(slot.tid), slot.end_cpu_ns});
   }
   FinishTraceLocked(W(), now);
   DrainHeapLocked(W());
@@ -333,12 +394,16 @@ void FinishSession(format::EndHow how, uint64_t code, bool bounded) {
   stat("stacks_broken", s.stacks_broken);
   stat("stacks_truncated", s.stacks_truncated);
   stat("signals_without_thread", s.unowned_signals.load());
+  stat("sigio_absorbed", SigioAbsorbed());
+  stat("threads_paused_blocking_signal", s.threads_paused);
   stat("runtime_cpu_ns", writer_cpu);
   uint64_t end_code = code;
   if (how == format::EndHow::kExit && !s.exit_code_known) end_code = 0;
+  stat("profile_reopened", s.profile_reopened);
   W().add(format::EndRecord{now, how, end_code});
+  EnsureProfileDescriptorLocked();
   W().flush();
-  close(s.fd);
+  CloseOwnDescriptor(s.fd);
   s.fd = -1;
   s.phase.store(int(Phase::kDone));
   UnlockSession();
@@ -350,8 +415,9 @@ void FlushBeforeExec() {
   uint64_t now = NowNs();
   for (ThreadSlot& slot : g_slots) {
     if (slot.state.load() != int(SlotState::kActive)) continue;
+    uint64_t cpu_ns = SlotCpuNs(slot);
     StopTimer(&slot);
-    W().add(format::ThreadEndRecord{now, uint64_t(slot.tid), ThreadCpuNs(slot.tid)});
+    W().add(format::ThreadEndRecord{now, uint64_t(slot.tid), cpu_ns});
   }
   // A sampling signal still queued would survive exec and kill the new image (its default
   // action): ignoring the signal discards what is pending.
@@ -457,10 +523,17 @@ void AfterForkChild() {
   UnlockSession();
   s.pid = getpid();
   s.writer_running = false;  // threads other than the forking one do not exist in the child
+  s.live_threads.store(1);
   s.samples = s.stacks_broken = s.stacks_truncated = 0;
   s.unowned_signals.store(0);
-  close(s.fd);
-  s.fd = OpenProfileFile(s.config, false, s.path, sizeof s.path);
+  // The parent's profile: closed for real in the child (which must never write to it).
+  if (ProfileDescriptorIntact()) {
+    CloseOwnDescriptor(s.fd);
+  } else {
+    ForgetDescriptor(s.fd);
+  }
+  s.profile_reopened = 0;
+  UseProfileDescriptor(OpenProfileFile(s.config, false, s.path, sizeof s.path));
   if (s.fd < 0) {
     s.phase.store(int(Phase::kDone));
     for (ThreadSlot& slot : g_slots) StopTimer(&slot);

@@ -26,7 +26,9 @@ struct Session {
   format::Sampler sampler = format::Sampler::kNone;
   pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;  // guards writer and everything it writes
   format::Writer* writer = nullptr;
-  int fd = -1;
+  int fd = -1;  // the profile: one of the runtime's own descriptors (descriptors.h)
+  uint64_t fd_device = 0, fd_inode = 0;  // what it must still be before each write
+  uint64_t profile_reopened = 0;         // times the program took it with a raw system call
   char path[4096] = {};
   uint64_t last_flush = 0;
   uint64_t toggles_seen = 0;
@@ -36,7 +38,11 @@ struct Session {
   pthread_cond_t writer_wake = PTHREAD_COND_INITIALIZER;
   // Counters written as STATS at the end.
   uint64_t samples = 0, stacks_broken = 0, stacks_truncated = 0;
+  uint64_t threads_paused = 0;  // sampling paused: the thread blocked the signal (raw syscall)
   std::atomic<uint64_t> unowned_signals{0};  // sampling signals on threads without a slot
+  // The program's threads that will pass through OnThreadExit: counted by pthread_create
+  // before the thread exists, so the count never reaches 0 while a thread is being born.
+  std::atomic<int> live_threads{0};
   uint64_t exit_code = 0;
   bool exit_code_known = false;
 };
@@ -59,7 +65,8 @@ void StartSession();
 // Writes what is left and closes the profile. With `bounded` (signal handlers, _exit) it waits
 // at most a second for the lock and does not join the writer thread.
 void FinishSession(format::EndHow how, uint64_t code, bool bounded);
-// Claims a slot and a timer for the calling thread (a thread the program just started).
+// Claims a slot and a timer for the calling thread (a thread the program just started, which
+// its creator counted in live_threads).
 void RegisterCurrentThread();
 // Called by the toggle-signal handler: stamps the flip (async-signal-safe).
 void NoteToggle();

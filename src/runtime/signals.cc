@@ -16,14 +16,19 @@
 namespace hotline::rt {
 namespace {
 
-constexpr int kFatalSignals[] = {SIGSEGV, SIGBUS, SIGABRT, SIGTERM,
-                                 SIGINT,  SIGFPE, SIGILL,  SIGQUIT};
+// SIGIO is among them because the kernel sends it when a real-time signal cannot be queued
+// (the user's queue is full): it must never kill the program because of a sample.
+constexpr int kFatalSignals[] = {SIGSEGV, SIGBUS, SIGABRT, SIGTERM, SIGINT,
+                                 SIGFPE,  SIGILL, SIGQUIT, SIGIO};
 
 struct sigaction g_program_actions[NSIG];
 bool g_managed[NSIG];
 std::atomic<int> g_crashing{0};
 __thread unsigned long t_samples __attribute__((tls_model("initial-exec"))) = 0;
 __thread int t_in_runtime __attribute__((tls_model("initial-exec"))) = 0;
+// Whether the program believes this thread blocks the sampling signal (it never really does).
+__thread bool t_program_blocks_sample __attribute__((tls_model("initial-exec"))) = false;
+std::atomic<uint64_t> g_sigio_absorbed{0};
 
 using SigactionFn = int (*)(int, const struct sigaction*, struct sigaction*);
 
@@ -62,6 +67,7 @@ void OnSample(int sig, siginfo_t* info, void* uc) {
     return;
   }
   ++t_samples;
+  if (slot) slot->delivered.fetch_add(1, std::memory_order_relaxed);
   if (!slot) {
     g_session.unowned_signals.fetch_add(1, std::memory_order_relaxed);
   } else if (Running() && g_session.enabled.load(std::memory_order_relaxed) && !slot->in_handler &&
@@ -106,6 +112,12 @@ void OnToggle(int sig, siginfo_t* info, void* uc) {
 void OnFatal(int sig, siginfo_t* info, void* uc) {
   int saved_errno = errno;
   if (ChainToProgram(sig, info, uc)) {
+    errno = saved_errno;
+    return;
+  }
+  if (sig == SIGIO && info->si_code == SI_KERNEL && g_session.sampler == format::Sampler::kPerfTaskClock) {
+    // A sample that found the user's signal queue full: absorbed, never the program's death.
+    g_sigio_absorbed.fetch_add(1, std::memory_order_relaxed);
     errno = saved_errno;
     return;
   }
@@ -201,6 +213,35 @@ bool InstallSignalHandlers() {
   }
   return true;
 }
+
+int ProgramSigmask(int how, const sigset_t* set, sigset_t* old, SigmaskFn real) {
+  int sig = g_session.sample_signal;
+  if (sig <= 0 || !Running() || InRuntimeNow()) return real(how, set, old);
+  bool blocked_before = t_program_blocks_sample;
+  bool in_set = set && sigismember(set, sig) == 1;
+  sigset_t filtered;
+  if (set) {
+    filtered = *set;
+    sigdelset(&filtered, sig);
+  }
+  int result = real(how, set ? &filtered : nullptr, old);
+  if (result != 0) return result;
+  if (set) {
+    if (how == SIG_SETMASK) t_program_blocks_sample = in_set;
+    if (how == SIG_BLOCK && in_set) t_program_blocks_sample = true;
+    if (how == SIG_UNBLOCK && in_set) t_program_blocks_sample = false;
+  }
+  if (old && blocked_before) sigaddset(old, sig);
+  return result;
+}
+
+void StripSampleSignal(sigset_t* set) {
+  if (g_session.sample_signal > 0) sigdelset(set, g_session.sample_signal);
+}
+
+bool ProgramBlocksSample() { return t_program_blocks_sample; }
+void SetProgramBlocksSample(bool blocked) { t_program_blocks_sample = blocked; }
+uint64_t SigioAbsorbed() { return g_sigio_absorbed.load(); }
 
 void EnterRuntime() { ++t_in_runtime; }
 void LeaveRuntime() { --t_in_runtime; }

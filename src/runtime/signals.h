@@ -5,6 +5,8 @@
 
 #include <signal.h>
 
+#include <cstdint>
+
 namespace hotline::rt {
 
 // Picks a free real-time signal for sampling and installs every handler. Not async-signal-safe.
@@ -23,6 +25,22 @@ void RestoreSampleHandler();
 unsigned long SamplesOnThisThread();
 
 bool IsOurTimerSignal(const siginfo_t* info);
+
+// The sampling signal is never blocked in any thread: a thread that blocks every signal
+// (liblzma's workers, most thread pools) would otherwise pile samples up in the kernel's queue
+// until the user's limit (ulimit -i) is reached, and then every real-time signal of the user
+// fails. The program's pthread_sigmask and sigprocmask go through ProgramSigmask, which keeps
+// the signal out of the real mask and shows the program the mask it asked for.
+using SigmaskFn = int (*)(int, const sigset_t*, sigset_t*);
+int ProgramSigmask(int how, const sigset_t* set, sigset_t* old, SigmaskFn real);
+// Removes the sampling signal from a mask the program gives the kernel (a handler's sa_mask).
+void StripSampleSignal(sigset_t* set);
+// The program's view, inherited by the threads it creates.
+bool ProgramBlocksSample();
+void SetProgramBlocksSample(bool blocked);
+// SIGIOs the kernel sent because a sample could not be queued, which were not let kill the
+// program.
+uint64_t SigioAbsorbed();
 
 // Marks runtime code on this thread, so samples taken inside it go to [profiler].
 void EnterRuntime();

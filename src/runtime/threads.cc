@@ -1,15 +1,20 @@
 #include "runtime/threads.h"
 
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <linux/perf_event.h>
 #include <signal.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
+#include "runtime/descriptors.h"
 #include "runtime/session.h"
 
 namespace hotline::rt {
@@ -22,6 +27,57 @@ namespace {
 int g_timer_tag;
 
 __thread ThreadSlot* t_slot __attribute__((tls_model("initial-exec"))) = nullptr;
+
+// The alternate signal stack the runtime gave this thread, and whether it is still the one
+// installed (the program may install its own over it).
+__thread void* t_alt_stack __attribute__((tls_model("initial-exec"))) = nullptr;
+__thread bool t_alt_stack_installed __attribute__((tls_model("initial-exec"))) = false;
+// Room for the fatal-signal handler, which writes the profile when the thread's own stack is
+// full (a stack overflow); only the pages it touches are ever backed.
+constexpr size_t kAltStackBytes = 256 * 1024;
+constexpr size_t kGuardBytes = 4096;
+
+using SigaltstackFn = int (*)(const stack_t*, stack_t*);
+SigaltstackFn RealSigaltstack() {
+  static auto fn = reinterpret_cast<SigaltstackFn>(dlsym(RTLD_NEXT, "sigaltstack"));
+  return fn;
+}
+
+// Gives the calling thread an alternate signal stack unless it has one.
+void InstallAltStack() {
+  SigaltstackFn real = RealSigaltstack();
+  stack_t current;
+  if (!real || real(nullptr, &current) != 0 || !(current.ss_flags & SS_DISABLE)) return;
+  void* mem = mmap(nullptr, kAltStackBytes + kGuardBytes, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
+  if (mem == MAP_FAILED) return;
+  mprotect(mem, kGuardBytes, PROT_NONE);  // an overflow of the handler faults, not corrupts
+  stack_t ss;
+  ss.ss_sp = static_cast<char*>(mem) + kGuardBytes;
+  ss.ss_size = kAltStackBytes;
+  ss.ss_flags = 0;
+  if (real(&ss, nullptr) != 0) {
+    munmap(mem, kAltStackBytes + kGuardBytes);
+    return;
+  }
+  t_alt_stack = mem;
+  t_alt_stack_installed = true;
+}
+
+// At the thread's end: takes the runtime's stack down (and frees it).
+void RemoveAltStack() {
+  if (!t_alt_stack) return;
+  if (t_alt_stack_installed) {
+    stack_t off;
+    off.ss_sp = nullptr;
+    off.ss_size = 0;
+    off.ss_flags = SS_DISABLE;
+    if (RealSigaltstack()(&off, nullptr) != 0) return;  // running on it: leave it be
+  }
+  munmap(t_alt_stack, kAltStackBytes + kGuardBytes);
+  t_alt_stack = nullptr;
+  t_alt_stack_installed = false;
+}
 
 // The kernel's CPU clock id for one thread of this process (MAKE_THREAD_CPUCLOCK).
 clockid_t ThreadCpuClock(pid_t tid) { return clockid_t((~unsigned(tid) << 3) | 4 | 2); }
@@ -40,21 +96,51 @@ int OpenPerfTaskClock(pid_t tid, uint64_t period_ns, bool exclude_kernel) {
   return int(syscall(SYS_perf_event_open, &attr, tid, -1, -1, PERF_FLAG_FD_CLOEXEC));
 }
 
+bool ArmPerf(ThreadSlot* slot);
+
+// The program is about to dup2 onto a thread's perf event: the kernel closes the event, so the
+// thread gets a new one.
+void OnPerfEventLost(int fd) {
+  for (ThreadSlot& s : g_slots) {
+    if (s.perf_fd != fd) continue;
+    s.perf_fd = -1;
+    if (s.state.load(std::memory_order_acquire) == int(SlotState::kActive)) ArmPerf(&s);
+    return;
+  }
+}
+
 bool ArmPerf(ThreadSlot* slot) {
   uint64_t period = g_session.config.periodNs();
   int fd = OpenPerfTaskClock(slot->tid, period, false);
   if (fd < 0 && (errno == EACCES || errno == EPERM))
     fd = OpenPerfTaskClock(slot->tid, period, true);
   if (fd < 0) return false;
+  // Moved before O_ASYNC: the signal's si_fd is the number the descriptor had then.
+  fd = AdoptDescriptor(fd, OnPerfEventLost);
   f_owner_ex owner{F_OWNER_TID, slot->tid};
+  uint64_t id = 0;
   if (fcntl(fd, F_SETFL, O_ASYNC | O_NONBLOCK) != 0 ||
       fcntl(fd, F_SETSIG, g_session.sample_signal) != 0 || fcntl(fd, F_SETOWN_EX, &owner) != 0 ||
-      ioctl(fd, PERF_EVENT_IOC_ENABLE, 0) != 0) {
-    close(fd);
+      ioctl(fd, PERF_EVENT_IOC_ID, &id) != 0 || ioctl(fd, PERF_EVENT_IOC_ENABLE, 0) != 0) {
+    CloseOwnDescriptor(fd);
     return false;
   }
+  slot->perf_id = id;
   slot->perf_fd = fd;
   return true;
+}
+
+// Closes a thread's perf event, unless a raw close by the program has put something else at
+// its number (then the number is the program's, and is left alone).
+void ClosePerfEvent(ThreadSlot* slot) {
+  int fd = slot->perf_fd;
+  slot->perf_fd = -1;
+  uint64_t id = 0;
+  if (ioctl(fd, PERF_EVENT_IOC_ID, &id) == 0 && id == slot->perf_id) {
+    CloseOwnDescriptor(fd);
+  } else {
+    ForgetDescriptor(fd);
+  }
 }
 
 bool ArmPosixTimer(ThreadSlot* slot, clockid_t clock) {
@@ -111,10 +197,7 @@ bool StartTimer(ThreadSlot* slot) {
 }
 
 void StopTimer(ThreadSlot* slot) {
-  if (slot->perf_fd >= 0) {
-    close(slot->perf_fd);
-    slot->perf_fd = -1;
-  }
+  if (slot->perf_fd >= 0) ClosePerfEvent(slot);
   if (slot->has_timer) {
     timer_delete(slot->timer);
     slot->has_timer = false;
@@ -146,6 +229,7 @@ ThreadSlot* RegisterThread(pid_t tid, bool self) {
         pthread_attr_destroy(&attr);
       }
       t_slot = &s;
+      InstallAltStack();
     }
     s.state.store(int(SlotState::kActive), std::memory_order_release);
     if (!StartTimer(&s)) {
@@ -158,17 +242,17 @@ ThreadSlot* RegisterThread(pid_t tid, bool self) {
 
 void RetireSlot(ThreadSlot* slot) {
   StopTimer(slot);
-  if (t_slot == slot) t_slot = nullptr;
+  if (t_slot == slot) {
+    t_slot = nullptr;
+    RemoveAltStack();
+  }
   slot->state.store(int(SlotState::kExited), std::memory_order_release);
 }
 
 void ResetSlotsAfterFork() {
   ThreadSlot* mine = t_slot;
   for (ThreadSlot& s : g_slots) {
-    if (s.perf_fd >= 0) {
-      close(s.perf_fd);  // the parent's events: not ours to keep
-      s.perf_fd = -1;
-    }
+    if (s.perf_fd >= 0) ClosePerfEvent(&s);  // the parent's events: not ours to keep
     s.has_timer = false;  // POSIX timers are not inherited by fork
     s.ring.discard();
     if (&s != mine) s.state.store(int(SlotState::kFree));
@@ -180,9 +264,94 @@ void ResetSlotsAfterFork() {
   }
 }
 
+int ProgramSigaltstack(const stack_t* ss, stack_t* old) {
+  SigaltstackFn real = RealSigaltstack();
+  if (!real) {
+    errno = ENOSYS;
+    return -1;
+  }
+  if (!t_alt_stack_installed) return real(ss, old);
+  // The runtime's stack is installed and the program has none of its own: that is what it sees.
+  if (old) {
+    old->ss_sp = nullptr;
+    old->ss_size = 0;
+    old->ss_flags = SS_DISABLE;
+  }
+  if (!ss || (ss->ss_flags & SS_DISABLE)) return 0;  // disabling a stack it never had
+  int result = real(ss, nullptr);
+  if (result == 0) t_alt_stack_installed = false;  // the program's own from now on
+  return result;
+}
+
+namespace {
+
+// Whether thread `tid` blocks the sampling signal, from /proc (SigBlk is a hex mask).
+bool SampleSignalBlocked(pid_t tid) {
+  char path[64], text[2048];
+  snprintf(path, sizeof path, "/proc/self/task/%d/status", int(tid));
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  ssize_t n = read(fd, text, sizeof text - 1);
+  close(fd);
+  if (n <= 0) return false;
+  text[n] = '\0';
+  const char* line = strstr(text, "SigBlk:");
+  if (!line) return false;
+  unsigned long long mask = strtoull(line + 7, nullptr, 16);
+  return (mask >> (g_session.sample_signal - 1)) & 1u;
+}
+
+}  // namespace
+
+uint64_t WatchBlockedThreads() {
+  if (g_session.sampler != format::Sampler::kPerfTaskClock) return 0;
+  uint64_t period = g_session.config.periodNs();
+  uint64_t paused = 0;
+  for (ThreadSlot& s : g_slots) {
+    if (s.state.load(std::memory_order_acquire) != int(SlotState::kActive) || s.perf_fd < 0)
+      continue;
+    if (s.muted) {
+      if (!SampleSignalBlocked(s.tid) && ioctl(s.perf_fd, PERF_EVENT_IOC_ENABLE, 0) == 0) {
+        s.muted = false;
+        s.watch_baseline = false;
+      }
+      continue;
+    }
+    uint64_t delivered = s.delivered.load(std::memory_order_relaxed);
+    if (delivered != s.watch_delivered) {  // samples arrive: nothing to watch
+      s.watch_delivered = delivered;
+      s.watch_baseline = false;
+      continue;
+    }
+    uint64_t cpu_ns = 0;
+    if (read(s.perf_fd, &cpu_ns, sizeof cpu_ns) != ssize_t(sizeof cpu_ns)) continue;
+    if (!s.watch_baseline) {
+      s.watch_cpu_ns = cpu_ns;
+      s.watch_baseline = true;
+      continue;
+    }
+    if (cpu_ns - s.watch_cpu_ns < 4 * period) continue;
+    s.watch_cpu_ns = cpu_ns;
+    if (SampleSignalBlocked(s.tid) && ioctl(s.perf_fd, PERF_EVENT_IOC_DISABLE, 0) == 0) {
+      s.muted = true;
+      ++paused;
+    }
+  }
+  return paused;
+}
+
+uint64_t SlotCpuNs(const ThreadSlot& slot) {
+  uint64_t cpu_ns = ThreadCpuNs(slot.tid);
+  if (cpu_ns != format::kCpuUnknown || slot.perf_fd < 0) return cpu_ns;
+  // The thread is gone; its task-clock event still holds what it ran since it was registered.
+  uint64_t counted = 0;
+  if (read(slot.perf_fd, &counted, sizeof counted) == ssize_t(sizeof counted)) return counted;
+  return format::kCpuUnknown;
+}
+
 uint64_t ThreadCpuNs(pid_t tid) {
   timespec ts;
-  if (clock_gettime(ThreadCpuClock(tid), &ts) != 0) return 0;
+  if (clock_gettime(ThreadCpuClock(tid), &ts) != 0) return format::kCpuUnknown;
   return uint64_t(ts.tv_sec) * 1000000000u + uint64_t(ts.tv_nsec);
 }
 

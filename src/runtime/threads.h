@@ -3,6 +3,7 @@
 #pragma once
 
 #include <pthread.h>
+#include <signal.h>
 #include <sys/types.h>
 #include <time.h>
 
@@ -22,9 +23,16 @@ struct ThreadSlot {
   SampleRing ring;
   StackBounds bounds;
   int perf_fd = -1;
+  uint64_t perf_id = 0;  // the kernel's id of the perf event, to recognise the descriptor
   timer_t timer{};
   bool has_timer = false;
-  std::atomic<uint64_t> dropped{0};  // samples lost to a full ring
+  std::atomic<uint64_t> dropped{0};    // samples lost to a full ring
+  std::atomic<uint64_t> delivered{0};  // sampling signals that reached the thread
+  // The writer's watch over threads that block the sampling signal with a raw system call.
+  uint64_t watch_delivered = 0, watch_cpu_ns = 0;
+  bool watch_baseline = false;
+  bool muted = false;        // sampling paused: the thread blocks the signal
+  uint64_t end_cpu_ns = 0;  // read when the process finishes, before the timer stops
   volatile int in_handler = 0;       // re-entrancy guard for the sampling handler
 };
 
@@ -45,8 +53,21 @@ bool StartTimer(ThreadSlot* slot);
 // After fork, in the child: every slot but the caller's is freed, the caller's gets its new tid
 // and a new timer, and all rings are emptied (the parent writes what they held).
 void ResetSlotsAfterFork();
-// The CPU time of thread `tid` of this process, in ns (0 if it cannot be read).
+// sigaltstack(2) as the program sees it: the alternate stack the runtime gives each thread (so
+// a stack overflow still writes the profile) is invisible, and gives way to the program's own.
+int ProgramSigaltstack(const stack_t* ss, stack_t* old);
+// Writer thread, every cycle: a thread whose CPU clock went on for several periods without a
+// single sample delivered, and whose mask blocks the sampling signal (a raw rt_sigprocmask got
+// past ProgramSigmask), has its perf event paused until it unblocks, so that at most a few
+// cycles' worth of samples ever wait in the kernel's queue. Returns the number of threads
+// newly paused.
+uint64_t WatchBlockedThreads();
+// The CPU time of thread `tid` of this process, in ns (format::kCpuUnknown if it cannot be read:
+// the thread is gone).
 uint64_t ThreadCpuNs(pid_t tid);
+// The same for a slot's thread, falling back to its perf event's count when the thread is gone
+// (it ended while the process was finishing). Call before the slot's timer is stopped.
+uint64_t SlotCpuNs(const ThreadSlot& slot);
 
 pid_t GetTid();
 
