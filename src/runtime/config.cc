@@ -132,8 +132,8 @@ void PrepareEnvironmentForChildren(const Config& c) {
       }
       continue;
     }
-    if (!c.follow_exec && (HasPrefix(entry, "HOTLINE_OUTPUT=") ||
-                           HasPrefix(entry, "HOTLINE_OPTIONS="))) {
+    if (!c.follow_exec &&
+        (HasPrefix(entry, "HOTLINE_OUTPUT=") || HasPrefix(entry, "HOTLINE_OPTIONS="))) {
       continue;
     }
     if (!c.follow_exec && HasPrefix(entry, "LD_PRELOAD=")) {

@@ -1,11 +1,11 @@
 // The functions the runtime interposes in the host, and the C API behind hotline.h. Each shim
 // finds the real function with dlsym(RTLD_NEXT) and does as little as it can around it.
 #include <dlfcn.h>
+#include <linux/close_range.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
-#include <linux/close_range.h>
 #include <sys/epoll.h>
 #include <sys/select.h>
 #include <sys/syscall.h>

@@ -115,7 +115,8 @@ void OnFatal(int sig, siginfo_t* info, void* uc) {
     errno = saved_errno;
     return;
   }
-  if (sig == SIGIO && info->si_code == SI_KERNEL && g_session.sampler == format::Sampler::kPerfTaskClock) {
+  if (sig == SIGIO && info->si_code == SI_KERNEL &&
+      g_session.sampler == format::Sampler::kPerfTaskClock) {
     // A sample that found the user's signal queue full: absorbed, never the program's death.
     g_sigio_absorbed.fetch_add(1, std::memory_order_relaxed);
     errno = saved_errno;

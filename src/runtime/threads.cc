@@ -253,7 +253,7 @@ void ResetSlotsAfterFork() {
   ThreadSlot* mine = t_slot;
   for (ThreadSlot& s : g_slots) {
     if (s.perf_fd >= 0) ClosePerfEvent(&s);  // the parent's events: not ours to keep
-    s.has_timer = false;  // POSIX timers are not inherited by fork
+    s.has_timer = false;                     // POSIX timers are not inherited by fork
     s.ring.discard();
     if (&s != mine) s.state.store(int(SlotState::kFree));
   }

@@ -31,9 +31,9 @@ struct ThreadSlot {
   // The writer's watch over threads that block the sampling signal with a raw system call.
   uint64_t watch_delivered = 0, watch_cpu_ns = 0;
   bool watch_baseline = false;
-  bool muted = false;        // sampling paused: the thread blocks the signal
-  uint64_t end_cpu_ns = 0;  // read when the process finishes, before the timer stops
-  volatile int in_handler = 0;       // re-entrancy guard for the sampling handler
+  bool muted = false;           // sampling paused: the thread blocks the signal
+  uint64_t end_cpu_ns = 0;      // read when the process finishes, before the timer stops
+  volatile int in_handler = 0;  // re-entrancy guard for the sampling handler
 };
 
 inline constexpr int kMaxThreads = 1024;

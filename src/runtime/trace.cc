@@ -121,8 +121,8 @@ constexpr int kCacheSize = 256;
 
 struct ShadowFrame {
   uint64_t function;
-  uint64_t sp;         // the hook's frame address at entry: deeper frames have smaller ones
-  uint64_t call_site;  // where the function was called from (its caller's return address)
+  uint64_t sp;           // the hook's frame address at entry: deeper frames have smaller ones
+  uint64_t call_site;    // where the function was called from (its caller's return address)
   uint64_t hook_return;  // where the entry hook returns to: one place per inlined copy
   uint32_t id;
 };

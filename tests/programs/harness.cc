@@ -90,4 +90,22 @@ RunResult Hotline(const std::vector<std::string>& args, const std::string& dir) 
   return Execute(argv, dir);
 }
 
+Recorded RecordAndCompare(const std::string& name, const std::vector<std::string>& argv,
+                          const std::vector<std::string>& record_options) {
+  Recorded r;
+  r.plain_dir = ScratchDir(name + "-plain");
+  r.plain = Execute(argv, r.plain_dir);
+  r.dir = ScratchDir(name);
+  r.profile = r.dir + "/p.hotline";
+  std::vector<std::string> command = {HOTLINE_BIN, "record", "-q", "-o", r.profile};
+  command.insert(command.end(), record_options.begin(), record_options.end());
+  command.push_back("--");
+  command.insert(command.end(), argv.begin(), argv.end());
+  r.profiled = Execute(command, r.dir);
+  EXPECT_EQ(r.profiled.out, r.plain.out);
+  EXPECT_EQ(r.profiled.err, r.plain.err);
+  EXPECT_EQ(r.profiled.exit_code, r.plain.exit_code);
+  return r;
+}
+
 }  // namespace hotline::testing

@@ -25,4 +25,15 @@ format::RawProfile Load(const std::string& path);
 // Runs `hotline ARGS...` in `dir`.
 RunResult Hotline(const std::vector<std::string>& args, const std::string& dir);
 
+struct Recorded {
+  RunResult plain, profiled;
+  std::string dir, profile;
+  std::string plain_dir;  // where the plain run ran
+};
+
+// Runs `argv` plain, then under `hotline record -q -o DIR/p.hotline [record_options] --`, each in
+// a directory of its own, and checks both behaved the same (output, errors, exit status).
+Recorded RecordAndCompare(const std::string& name, const std::vector<std::string>& argv,
+                          const std::vector<std::string>& record_options = {});
+
 }  // namespace hotline::testing

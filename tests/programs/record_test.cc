@@ -21,6 +21,8 @@ namespace hotline {
 namespace {
 
 using testing::Execute;
+using testing::Recorded;
+using testing::RecordAndCompare;
 using testing::Hotline;
 using testing::Load;
 using testing::ProfilesIn;
@@ -40,30 +42,6 @@ void ExpectSamplesMatchCpuTime(const format::RawProfile& p) {
     ++checked;
   }
   EXPECT_GT(checked, 0) << "no thread with enough CPU time to check";
-}
-
-struct Recorded {
-  RunResult plain, profiled;
-  std::string dir, profile;
-};
-
-// Runs `argv` plain, then under `hotline record -q -o DIR/p.hotline [record_options] --`, each in
-// a directory of its own, and checks both behaved the same.
-Recorded RecordAndCompare(const std::string& name, const std::vector<std::string>& argv,
-                          const std::vector<std::string>& record_options = {}) {
-  Recorded r;
-  r.plain = Execute(argv, ScratchDir(name + "-plain"));
-  r.dir = ScratchDir(name);
-  r.profile = r.dir + "/p.hotline";
-  std::vector<std::string> command = {HOTLINE_BIN, "record", "-q", "-o", r.profile};
-  command.insert(command.end(), record_options.begin(), record_options.end());
-  command.push_back("--");
-  command.insert(command.end(), argv.begin(), argv.end());
-  r.profiled = Execute(command, r.dir);
-  EXPECT_EQ(r.profiled.out, r.plain.out);
-  EXPECT_EQ(r.profiled.err, r.plain.err);
-  EXPECT_EQ(r.profiled.exit_code, r.plain.exit_code);
-  return r;
 }
 
 TEST(Record, CpuBurnerKeepsOutputAndExitStatus) {

@@ -1,0 +1,254 @@
+// The program never notices hotline (DESIGN.md rule 1): each test is a way a real program was
+// harmed under the runtime, run plain and profiled, with the harm checked for directly.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "format/raw_profile.h"
+#include "harness.h"
+
+namespace hotline {
+namespace {
+
+using testing::Execute;
+using testing::Hotline;
+using testing::Load;
+using testing::ProfilesIn;
+using testing::RecordAndCompare;
+using testing::Recorded;
+using testing::RunResult;
+using testing::ScratchDir;
+
+uint64_t Stat(const format::RawProfile& p, const std::string& key) {
+  for (const auto& [name, value] : p.stats)
+    if (name == key) return value;
+  ADD_FAILURE() << "no STATS " << key;
+  return 0;
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// A thread that blocks every signal must not pile samples up in the kernel's queue: with a
+// queue of 64 (ulimit -i 64), the samples meant for the main thread found it full and the
+// kernel's SIGIO killed the program (status 157).
+TEST(Safety, ThreadBlockingSignalsNeitherFillsTheQueueNorGoesUnsampled) {
+  std::string dir = ScratchDir("blocker");
+  RunResult plain = Execute({PROGRAM_signal_blocker}, ScratchDir("blocker-plain"));
+  RunResult profiled = Execute({"/usr/bin/prlimit", "--sigpending=64:64", HOTLINE_BIN, "record",
+                                "-q", "-o", dir + "/p.hotline", "--", PROGRAM_signal_blocker},
+                               dir);
+  EXPECT_EQ(profiled.exit_code, 0) << profiled.err;
+  EXPECT_EQ(profiled.out, plain.out);  // the worker sees the very mask it asked for
+  format::RawProfile p = Load(dir + "/p.hotline");
+  auto per_thread = p.samplesPerThread();
+  ASSERT_EQ(p.threads.size(), 2u);
+  for (const format::RawThread& t : p.threads) {
+    ASSERT_TRUE(t.cpu_ns.has_value());
+    double sampled = double(per_thread[t.tid]) * double(p.process->period_ns);
+    EXPECT_NEAR(sampled / double(*t.cpu_ns), 1.0, 0.2) << "thread " << t.tid;
+  }
+  EXPECT_EQ(Stat(p, "sigio_absorbed"), 0u);
+}
+
+// Blocking with the raw system call gets past the interposed functions: the writer notices
+// and pauses that thread's sampling, so the program lives and the queue stays bounded.
+TEST(Safety, RawSignalBlockIsPausedNotQueued) {
+  std::string dir = ScratchDir("blocker-raw");
+  RunResult plain = Execute({PROGRAM_signal_blocker, "raw"}, ScratchDir("blocker-raw-plain"));
+  RunResult profiled =
+      Execute({"/usr/bin/prlimit", "--sigpending=64:64", HOTLINE_BIN, "record", "-q", "-o",
+               dir + "/p.hotline", "--", PROGRAM_signal_blocker, "raw"},
+              dir);
+  EXPECT_EQ(profiled.exit_code, 0) << profiled.err;
+  EXPECT_EQ(profiled.out, plain.out);
+  format::RawProfile p = Load(dir + "/p.hotline");
+  EXPECT_EQ(Stat(p, "threads_paused_blocking_signal"), 1u);
+  ASSERT_TRUE(p.end.has_value());
+}
+
+// A program that closes every descriptor and then fills the numbers with its own files: its
+// files are byte for byte what a plain run writes, and the profile is complete.
+class DescriptorSafety : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(DescriptorSafety, ProgramFilesStayTheProgramsAndTheProfileComplete) {
+  std::string how = GetParam();
+  Recorded r = RecordAndCompare("closer-" + how, {PROGRAM_descriptor_closer, how});
+  for (const char* name : {"a.txt", "b.txt", "c.txt"}) {
+    std::string plain = ReadFile(r.plain_dir + "/" + name);
+    EXPECT_FALSE(plain.empty());
+    EXPECT_TRUE(ReadFile(r.dir + "/" + name) == plain) << name << " differs from the plain run's";
+  }
+  format::RawProfile p = Load(r.profile);
+  ASSERT_TRUE(p.end.has_value());
+  EXPECT_EQ(p.end->how, format::EndHow::kExit);
+  EXPECT_GT(p.samples.size(), 30u);
+}
+
+INSTANTIATE_TEST_SUITE_P(Closers, DescriptorSafety,
+                         ::testing::Values("closefrom", "close_range", "close_loop"));
+
+TEST(Safety, PythonClosingEveryDescriptorKeepsItsFiles) {
+  if (access("/usr/bin/python3", X_OK) != 0) GTEST_SKIP() << "no /usr/bin/python3";
+  std::string script = ScratchDir("py-closer-src") + "/closer.py";
+  std::ofstream(script) << "import os\n"
+                           "os.closerange(3, 1024)\n"
+                           "for i in range(3):\n"
+                           "    with open(f'out{i}.txt', 'w') as f:\n"
+                           "        for j in range(20000):\n"
+                           "            f.write(f'line {j} of file {i}\\n')\n"
+                           "print('done')\n";
+  Recorded r = RecordAndCompare("py-closer", {"/usr/bin/python3", script});
+  for (const char* name : {"out0.txt", "out1.txt", "out2.txt"}) {
+    std::string plain = ReadFile(r.plain_dir + "/" + name);
+    EXPECT_FALSE(plain.empty());
+    EXPECT_TRUE(ReadFile(r.dir + "/" + name) == plain) << name << " differs from the plain run's";
+  }
+  format::RawProfile p = Load(r.profile);
+  EXPECT_TRUE(p.end.has_value());
+}
+
+// The main thread leaves through pthread_exit: the process must end with its last thread.
+TEST(Safety, MainThreadPthreadExitEndsWithTheLastThread) {
+  std::string dir = ScratchDir("pthread-exit");
+  RunResult profiled = Execute({"/usr/bin/timeout", "-s", "KILL", "30", HOTLINE_BIN, "record", "-q",
+                                "-o", dir + "/p.hotline", "--", PROGRAM_main_pthread_exit},
+                               dir);
+  EXPECT_EQ(profiled.exit_code, 0) << "the process did not end (137: killed by the timeout)";
+  EXPECT_EQ(profiled.out, "worker 7 done\n");
+  format::RawProfile p = Load(dir + "/p.hotline");
+  ASSERT_TRUE(p.end.has_value());
+  EXPECT_EQ(p.end->how, format::EndHow::kExit);
+  EXPECT_EQ(p.end->code, 0u);
+  EXPECT_GT(p.samples.size(), 100u);
+}
+
+// bash has its own unsetenv, which leaves the real environment alone: the programs a script
+// runs must still not see the runtime, and `bash -c 'work; prog'` (bash execs the last
+// command in place) must leave bash's profile, not prog's.
+TEST(Safety, ScriptsRunTheirProgramsUnprofiled) {
+  std::string dir = ScratchDir("bash");
+  RunResult profiled =
+      Execute({HOTLINE_BIN, "record", "-q", "-o", dir + "/p.hotline", "--", "/bin/bash", "-c",
+               "i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done; /usr/bin/env"},
+              dir);
+  EXPECT_EQ(profiled.exit_code, 0);
+  EXPECT_EQ(profiled.out.find("HOTLINE_"), std::string::npos) << profiled.out;
+  EXPECT_EQ(profiled.out.find("libhotline-rt"), std::string::npos) << profiled.out;
+  std::vector<std::string> profiles = ProfilesIn(dir);
+  ASSERT_EQ(profiles.size(), 1u);
+  format::RawProfile p = Load(profiles[0]);
+  ASSERT_TRUE(p.process.has_value());
+  EXPECT_EQ(p.process->exe, "/usr/bin/bash");
+  EXPECT_GT(p.samples.size(), 50u);
+}
+
+// A stack overflow dies on a full stack: the fatal-signal handler needs a stack of its own to
+// write the end of the profile.
+TEST(Safety, StackOverflowStillEndsTheProfile) {
+  Recorded r = RecordAndCompare("overflow", {PROGRAM_stack_overflow});
+  EXPECT_EQ(r.plain.exit_code, 128 + SIGSEGV);
+  format::RawProfile p = Load(r.profile);
+  ASSERT_TRUE(p.end.has_value());
+  EXPECT_EQ(p.end->how, format::EndHow::kSignal);
+  EXPECT_EQ(p.end->code, uint64_t(SIGSEGV));
+  ASSERT_EQ(p.threads.size(), 1u);
+  EXPECT_TRUE(p.threads[0].cpu_ns.has_value());
+}
+
+TEST(Safety, ToggleSignalMustBeOneThatCanToggle) {
+  std::string dir = ScratchDir("toggle");
+  for (const char* sig : {"SEGV", "SIGBUS", "ILL", "FPE", "KILL", "STOP", "0", "11", "INT", "IO"}) {
+    RunResult r = Hotline({"record", "--toggle-signal", sig, "--", "/bin/true"}, dir);
+    EXPECT_EQ(r.exit_code, 2) << sig;
+    EXPECT_NE(r.err.find("--toggle-signal"), std::string::npos) << sig << ": " << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  }
+  RunResult ok = Hotline({"record", "-q", "--toggle-signal", "USR1", "--", "/bin/true"}, dir);
+  EXPECT_EQ(ok.exit_code, 0) << ok.err;
+}
+
+// A preloaded library that exports libstdc++'s ABI takes it over in the host (dynamic_cast,
+// the terminate handler): only the interposed functions and the C API may be visible.
+TEST(Safety, RuntimeExportsOnlyItsInterfaceAndShims) {
+  RunResult nm = Execute({"/usr/bin/nm", "-D", "--defined-only", "--format=posix", HOTLINE_RUNTIME},
+                         ScratchDir("exports"));
+  ASSERT_EQ(nm.exit_code, 0) << nm.err;
+  const std::set<std::string> allowed = {
+      // the C API and the tracing hooks
+      "hotline_rt_start", "hotline_rt_stop", "hotline_rt_mark", "__cyg_profile_func_enter",
+      "__cyg_profile_func_exit",
+      // threads, signals, the life cycle
+      "pthread_create", "pthread_setname_np", "pthread_sigmask", "sigprocmask", "sigaction",
+      "signal", "sigaltstack", "exit", "_exit", "_Exit", "execve", "execv", "execvp", "execvpe",
+      "execl", "execlp", "execle",
+      // sleeps resumed after a sample
+      "clock_nanosleep", "nanosleep", "sleep", "usleep", "poll", "epoll_wait", "select",
+      // descriptors
+      "close", "close_range", "closefrom", "dup2", "dup3",
+      // the heap
+      "malloc", "free", "calloc", "realloc", "posix_memalign", "aligned_alloc", "memalign",
+      "valloc", "pvalloc", "mmap", "munmap"};
+  std::istringstream lines(nm.out);
+  std::string line;
+  int exported = 0;
+  while (std::getline(lines, line)) {
+    std::string name = line.substr(0, line.find(' '));
+    ++exported;
+    // operator new and delete, every form: _Znwm, _Znam, _ZdlPv, _ZdaPv and their overloads.
+    if (name.rfind("_Zn", 0) == 0 || name.rfind("_Zd", 0) == 0) continue;
+    EXPECT_TRUE(allowed.count(name)) << "exported: " << name;
+  }
+  EXPECT_GT(exported, 40);
+}
+
+// The runtime's own memory never enters the heap profile: libunwind used to unmap its
+// per-thread cache at each thread's end, shown as releases of blocks never allocated.
+TEST(Safety, HeapProfileHoldsNoRuntimeMemory) {
+  Recorded r = RecordAndCompare("heap-threads", {PROGRAM_heap_threads}, {"--heap"});
+  format::RawProfile p = Load(r.profile);
+  for (const format::FreeRecord& f : p.frees)
+    EXPECT_NE(f.kind, format::FreeKind::kMunmap) << "a release of " << f.size << " bytes";
+}
+
+// A thread that ends while the process finishes (Python's shutdown lets the main thread go
+// while a worker is still leaving) still has its CPU time, never 0.
+TEST(Safety, ThreadsEndingDuringShutdownKeepTheirCpuTime) {
+  if (access("/usr/bin/python3", X_OK) != 0) GTEST_SKIP() << "no /usr/bin/python3";
+  std::string script = ScratchDir("py-threads-src") + "/threads.py";
+  std::ofstream(script) << "import threading\n"
+                           "def work():\n"
+                           "    x = 0\n"
+                           "    for i in range(300000):\n"
+                           "        x += i\n"
+                           "ts = [threading.Thread(target=work) for _ in range(4)]\n"
+                           "for t in ts: t.start()\n"
+                           "for t in ts: t.join()\n";
+  for (int run = 0; run < 20; ++run) {  // the race showed in about 1 run of 8
+    std::string dir = ScratchDir("py-threads");
+    RunResult r = Execute(
+        {HOTLINE_BIN, "record", "-q", "-o", dir + "/p.hotline", "--", "/usr/bin/python3", script},
+        dir);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    format::RawProfile p = Load(dir + "/p.hotline");
+    EXPECT_EQ(p.threads.size(), 5u);
+    for (const format::RawThread& t : p.threads) {
+      ASSERT_TRUE(t.cpu_ns.has_value()) << "run " << run << ", thread " << t.tid;
+      EXPECT_GT(*t.cpu_ns, 0u) << "run " << run << ", thread " << t.tid;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace hotline
