@@ -76,11 +76,15 @@ void Writer::reset() {
   chunk_.clear();
   record_.clear();
   last_time_ = 0;
-  if (strings_) std::memset(strings_, 0, strings_capacity_ * sizeof(StringSlot));
-  strings_count_ = 0;
+  // Freed rather than cleared: after fork the tables are the parent's pages, and clearing them
+  // would copy every one of them into the child.
+  std::free(strings_);
+  strings_ = nullptr;
+  strings_capacity_ = strings_count_ = 0;
   string_arena_.clear();
-  if (nodes_) std::memset(nodes_, 0, nodes_capacity_ * sizeof(NodeSlot));
-  nodes_count_ = 0;
+  std::free(nodes_);
+  nodes_ = nullptr;
+  nodes_capacity_ = nodes_count_ = 0;
   bytes_written_ = 0;
   error_ = nullptr;
 }

@@ -24,7 +24,7 @@ int HighWater() {
   rlimit limit;
   if (getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return 512;
   rlim_t half = limit.rlim_cur / 2;
-  return half < 10 ? 10 : half > 65536 ? 65536 : int(half);
+  return half < 10 ? 10 : half > 1000 ? 1000 : int(half);
 }
 
 Owned* Find(int fd) {

@@ -66,8 +66,8 @@ void DescribeModule(const dl_phdr_info* info, Module* m) {
   m->size = high > low ? high - low : 0;
   const char* name = info->dlpi_name ? info->dlpi_name : "";
   if (name[0] == '\0') {
-    ssize_t n = readlink("/proc/self/exe", m->path, sizeof m->path - 1);
-    m->path[n > 0 ? n : 0] = '\0';
+    std::strncpy(m->path, ExecutablePath(), sizeof m->path - 1);
+    m->path[sizeof m->path - 1] = '\0';
   } else if (std::strncmp(name, "linux-vdso", 10) == 0 ||
              std::strncmp(name, "linux-gate", 10) == 0) {
     std::strcpy(m->path, "[vdso]");
@@ -114,6 +114,17 @@ void EmitLoad(format::Writer& writer, const Module& m, uint64_t now) {
 }
 
 }  // namespace
+
+const char* ExecutablePath() {
+  static char path[4096];
+  static bool known = false;
+  if (!known) {
+    ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
+    path[n > 0 ? n : 0] = '\0';
+    known = true;
+  }
+  return path;
+}
 
 void RescanModules(format::Writer& writer, uint64_t now) {
   for (int i = 0; i < g_count; ++i) g_modules[i].seen = false;

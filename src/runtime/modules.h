@@ -13,5 +13,7 @@ namespace hotline::rt {
 void RescanModules(format::Writer& writer, uint64_t now);
 // Forgets what was emitted (a forked child starts a new file) and emits every module again.
 void ReemitModules(format::Writer& writer, uint64_t now);
+// This image's executable, read from /proc once (a forked child has the same one).
+const char* ExecutablePath();
 
 }  // namespace hotline::rt

@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <link.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -60,12 +61,15 @@ void ReadSmallFile(const char* path, char* buf, size_t size, size_t* len) {
 }
 
 void WriteProcessLocked(uint64_t flags) {
-  char exe[4096];
-  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-  exe[n > 0 ? n : 0] = '\0';
+  // Read once per image: a forked child has the same command line, and reading /proc again
+  // would make every fork slower.
   static char cmdline[65536];
-  size_t len;
-  ReadSmallFile("/proc/self/cmdline", cmdline, sizeof cmdline, &len);
+  static size_t len = 0;
+  static bool known = false;
+  if (!known) {
+    ReadSmallFile("/proc/self/cmdline", cmdline, sizeof cmdline, &len);
+    known = true;
+  }
   uint64_t argv[256];
   uint64_t argc = 0;
   for (size_t i = 0; i < len && argc < 256;) {
@@ -81,7 +85,7 @@ void WriteProcessLocked(uint64_t flags) {
   r.ppid = uint64_t(getppid());
   r.realtime_ns = uint64_t(real.tv_sec) * 1000000000u + uint64_t(real.tv_nsec);
   r.time = NowNs();
-  r.exe = W().internString(exe);
+  r.exe = W().internString(ExecutablePath());
   r.argc = argc;
   r.argv = argv;
   r.clock = g_session.config.clock;
@@ -110,7 +114,7 @@ void ThreadStartLocked(pid_t tid, bool preexisting) {
 }
 
 void DrainLocked() {
-  for (ThreadSlot& s : g_slots) {
+  for (ThreadSlot& s : UsedSlots()) {
     int state = s.state.load(std::memory_order_acquire);
     if (state != int(SlotState::kActive) && state != int(SlotState::kExited)) continue;
     while (const SampleEntry* e = s.ring.peek()) {
@@ -164,16 +168,57 @@ bool ProfileDescriptorIntact() {
 // sure the descriptor is still the profile, and reopen the profile when it is not, so nothing
 // is ever written into a file of the program's.
 void EnsureProfileDescriptorLocked() {
-  if (ProfileDescriptorIntact()) return;
+  if (ProfileDescriptorIntact() || g_session.path[0] == '\0') return;
   ForgetDescriptor(g_session.fd);
   UseProfileDescriptor(open(g_session.path, O_WRONLY | O_APPEND | O_CLOEXEC));
   ++g_session.profile_reopened;
+}
+
+bool ChildHasDataLocked() {
+  const Session& s = g_session;
+  return s.samples > 0 || s.child_has_events || s.config.heap || TraceHooksSeen();
+}
+
+void WriteChildPreambleLocked() {
+  Session& s = g_session;
+  s.preamble_pending = false;
+  WriteProcessLocked(format::kForkedChild);
+  ReemitModules(W(), NowNs());
+  if (s.preamble_tid) ThreadStartLocked(s.preamble_tid, false);
+  if (!s.enabled.load())
+    W().add(
+        format::StateRecord{NowNs(), uint64_t(s.preamble_tid), 0, format::StateSource::kStartup});
+}
+
+// A forked child's profile comes into being with its first data (see AfterForkChild). Returns
+// false while there is nothing to write yet.
+bool OpenPendingChildProfileLocked() {
+  Session& s = g_session;
+  if (!s.file_pending) return true;
+  if (!ChildHasDataLocked()) return false;
+  s.file_pending = false;
+  UseProfileDescriptor(OpenProfileFile(s.config, false, s.path, sizeof s.path));
+  if (s.fd < 0) {
+    s.path[0] = '\0';
+    s.enabled.store(false);  // nowhere to write: the child runs on unprofiled
+    return false;
+  }
+  return W().begin(s.fd, Features());
+}
+
+// The child ends (or execs) without having recorded anything: no profile, only a count.
+void CountChildWithoutProfileLocked(uint64_t cpu_ns) {
+  if (!g_session.shared) return;
+  g_session.shared->children_without_profile.fetch_add(1);
+  if (cpu_ns != format::kCpuUnknown)
+    g_session.shared->children_without_profile_cpu_ns.fetch_add(cpu_ns);
 }
 
 void FlushLocked(bool force) {
   uint64_t now = NowNs();
   if (!force && W().pendingBytes() < kFlushBytes && now - g_session.last_flush < kFlushIntervalNs)
     return;
+  if (!OpenPendingChildProfileLocked()) return;
   EnsureProfileDescriptorLocked();
   W().flush();
   g_session.last_flush = now;
@@ -191,7 +236,10 @@ void* WriterMain(void*) {
     pthread_sigmask(SIG_BLOCK, &all, nullptr);
   }
   g_writer_tid = GetTid();
-  LockSession();
+  // Not LockSession(): a forked child's preamble waits for the first wake-up, so that a child
+  // which ends at once never has to wait for it.
+  EnterRuntime();
+  pthread_mutex_lock(&g_session.lock);
   while (!g_session.writer_stop.load() && Running()) {
     timespec until;
     clock_gettime(CLOCK_MONOTONIC, &until);
@@ -200,6 +248,7 @@ void* WriterMain(void*) {
     until.tv_nsec = long(ns % 1000000000u);
     pthread_cond_timedwait(&g_session.writer_wake, &g_session.lock, &until);
     if (g_session.writer_stop.load() || !Running()) break;
+    if (g_session.preamble_pending) WriteChildPreambleLocked();
     CheckModulesLocked();
     g_session.threads_paused += WatchBlockedThreads();
     DrainTraceLocked(W(), false);
@@ -272,9 +321,14 @@ void InitSync() {
 
 }  // namespace
 
+namespace {
+void WriteChildPreambleLocked();
+}  // namespace
+
 void LockSession() {
   EnterRuntime();
   pthread_mutex_lock(&g_session.lock);
+  if (g_session.preamble_pending) WriteChildPreambleLocked();
 }
 
 void UnlockSession() {
@@ -310,6 +364,11 @@ void StartSession() {
   UseProfileDescriptor(OpenProfileFile(s.config, root_image, s.path, sizeof s.path));
   if (s.fd < 0) return;  // nowhere to write, not even why: stay off
   InitSync();
+  if (root_image) {
+    void* page = mmap(nullptr, sizeof(SharedCounters), PROT_READ | PROT_WRITE,
+                      MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (page != MAP_FAILED) s.shared = new (page) SharedCounters();
+  }
   s.writer = new (g_writer_storage) format::Writer();
   InitTrace(s.config.trace);
   if (!W().begin(s.fd, Features())) return;
@@ -349,12 +408,41 @@ void StartSession() {
   StartWriterThread();
 }
 
+// A forked child that ends having recorded nothing leaves no profile, only its count and CPU
+// time for the root process to report. Call with the lock held; stops the timers.
+void EndWithoutProfileLocked() {
+  uint64_t cpu_ns = 0;
+  for (ThreadSlot& slot : UsedSlots()) {
+    if (slot.state.load() != int(SlotState::kActive)) continue;
+    uint64_t thread_ns = SlotCpuNs(slot);
+    if (thread_ns != format::kCpuUnknown) cpu_ns += thread_ns;
+    StopTimer(&slot);
+  }
+  CountChildWithoutProfileLocked(cpu_ns);
+  g_session.phase.store(int(Phase::kDone));
+}
+
+// The quick way out for such a child: its writer thread is not even waited for (the process
+// is ending). Returns false, changing nothing, when the child has data or the writer is busy.
+bool FinishChildWithoutData() {
+  Session& s = g_session;
+  if (pthread_mutex_trylock(&s.lock) != 0) return false;
+  EnterRuntime();
+  bool has_data = ChildHasDataLocked();
+  for (ThreadSlot& slot : UsedSlots())
+    if (slot.state.load() == int(SlotState::kActive) && slot.ring.peek()) has_data = true;
+  if (!has_data) EndWithoutProfileLocked();
+  UnlockSession();
+  return !has_data;
+}
+
 void FinishSession(format::EndHow how, uint64_t code, bool bounded) {
   Session& s = g_session;
   if (getpid() != s.pid) return;  // a vfork child sharing our memory: not ours to close
   int expected = int(Phase::kRunning);
   if (!s.phase.compare_exchange_strong(expected, int(Phase::kFinishing))) return;
   s.enabled.store(false);
+  if (s.file_pending && FinishChildWithoutData()) return;
   bool on_writer = s.writer_running && pthread_equal(pthread_self(), s.writer_thread);
   if (!bounded && !on_writer) StopWriterThread();
   if (bounded) {
@@ -367,18 +455,24 @@ void FinishSession(format::EndHow how, uint64_t code, bool bounded) {
       LeaveRuntime();
       return;
     }
+    if (s.preamble_pending) WriteChildPreambleLocked();
   } else {
     LockSession();
   }
-  for (ThreadSlot& slot : g_slots) {
+  for (ThreadSlot& slot : UsedSlots()) {
     if (slot.state.load() != int(SlotState::kActive)) continue;
     slot.end_cpu_ns = SlotCpuNs(slot);
     StopTimer(&slot);
   }
   DrainLocked();
+  if (s.file_pending && !ChildHasDataLocked()) {
+    EndWithoutProfileLocked();
+    UnlockSession();
+    return;
+  }
   uint64_t now = NowNs();
   uint64_t dropped = 0;
-  for (ThreadSlot& slot : g_slots) {
+  for (ThreadSlot& slot : UsedSlots()) {
     if (slot.state.load() != int(SlotState::kActive)) continue;
     dropped += slot.dropped.load();
     W().add(format::ThreadEndRecord{now, uint64_t(slot.tid), slot.end_cpu_ns});
@@ -400,10 +494,18 @@ void FinishSession(format::EndHow how, uint64_t code, bool bounded) {
   uint64_t end_code = code;
   if (how == format::EndHow::kExit && !s.exit_code_known) end_code = 0;
   stat("profile_reopened", s.profile_reopened);
+  bool root_image = s.config.root_pid == uint64_t(s.pid) && !s.config.later_image;
+  if (root_image && s.shared) {
+    stat("children_without_profile", s.shared->children_without_profile.load());
+    stat("children_without_profile_cpu_ns", s.shared->children_without_profile_cpu_ns.load());
+  }
   W().add(format::EndRecord{now, how, end_code});
-  EnsureProfileDescriptorLocked();
-  W().flush();
-  CloseOwnDescriptor(s.fd);
+  FlushLocked(true);
+  if (ProfileDescriptorIntact()) {
+    CloseOwnDescriptor(s.fd);
+  } else {
+    ForgetDescriptor(s.fd);
+  }
   s.fd = -1;
   s.phase.store(int(Phase::kDone));
   UnlockSession();
@@ -413,9 +515,11 @@ void FlushBeforeExec() {
   if (!Running() || getpid() != g_session.pid) return;
   LockSession();
   uint64_t now = NowNs();
-  for (ThreadSlot& slot : g_slots) {
+  uint64_t exec_cpu_ns = 0;
+  for (ThreadSlot& slot : UsedSlots()) {
     if (slot.state.load() != int(SlotState::kActive)) continue;
     uint64_t cpu_ns = SlotCpuNs(slot);
+    if (cpu_ns != format::kCpuUnknown) exec_cpu_ns += cpu_ns;
     StopTimer(&slot);
     W().add(format::ThreadEndRecord{now, uint64_t(slot.tid), cpu_ns});
   }
@@ -426,6 +530,10 @@ void FlushBeforeExec() {
   FinishTraceLocked(W(), now);
   DrainHeapLocked(W());
   W().add(format::EndRecord{now, format::EndHow::kExec, 0});
+  if (g_session.file_pending && !ChildHasDataLocked()) {
+    CountChildWithoutProfileLocked(exec_cpu_ns);
+    g_session.counted_at_exec = true;
+  }
   FlushLocked(true);
   UnlockSession();
 }
@@ -434,7 +542,11 @@ void ResumeAfterFailedExec() {
   if (!Running() || getpid() != g_session.pid) return;
   RestoreSampleHandler();
   LockSession();
-  for (ThreadSlot& slot : g_slots) {
+  if (g_session.counted_at_exec && g_session.shared) {
+    g_session.shared->children_without_profile.fetch_sub(1);  // it lives on after all
+    g_session.counted_at_exec = false;
+  }
+  for (ThreadSlot& slot : UsedSlots()) {
     if (slot.state.load() != int(SlotState::kActive)) continue;
     StartTimer(&slot);
     ThreadStartLocked(slot.tid, false);
@@ -445,6 +557,7 @@ void ResumeAfterFailedExec() {
 void RecordThreadStart(pid_t tid, bool preexisting) {
   if (!Running()) return;
   LockSession();
+  g_session.child_has_events = true;
   ThreadStartLocked(tid, preexisting);
   UnlockSession();
 }
@@ -466,6 +579,7 @@ void RecordThreadName(pid_t tid, const char* name) {
 void RecordState(bool on, format::StateSource source) {
   if (!Running()) return;
   LockSession();
+  g_session.child_has_events = true;
   g_session.enabled.store(on);
   W().add(format::StateRecord{NowNs(), uint64_t(GetTid()), on ? 1u : 0u, source});
   UnlockSession();
@@ -474,6 +588,7 @@ void RecordState(bool on, format::StateSource source) {
 void RecordMark(const char* label) {
   if (!Running() || !label) return;
   LockSession();
+  g_session.child_has_events = true;
   W().add(format::MarkRecord{NowNs(), uint64_t(GetTid()), W().internString(label)});
   UnlockSession();
 }
@@ -533,26 +648,20 @@ void AfterForkChild() {
     ForgetDescriptor(s.fd);
   }
   s.profile_reopened = 0;
-  UseProfileDescriptor(OpenProfileFile(s.config, false, s.path, sizeof s.path));
-  if (s.fd < 0) {
-    s.phase.store(int(Phase::kDone));
-    for (ThreadSlot& slot : g_slots) StopTimer(&slot);
-    return;
-  }
+  // The child's own profile waits for its first data: a child that execs or exits at once (a
+  // shell's, make's) then costs little more than without hotline, and leaves no empty file.
+  s.fd = -1;
+  s.path[0] = '\0';
+  s.file_pending = true;
+  s.child_has_events = false;
+  s.counted_at_exec = false;
   W().reset();
-  W().begin(s.fd, Features());
   ResetSlotsAfterFork();
   ResetTraceAfterFork();
   ResetHeapAfterFork();
-  LockSession();
-  WriteProcessLocked(format::kForkedChild);
-  ReemitModules(W(), NowNs());
   ThreadSlot* mine = CurrentSlot();
-  if (mine) ThreadStartLocked(mine->tid, false);
-  if (!s.enabled.load())
-    W().add(format::StateRecord{NowNs(), uint64_t(GetTid()), 0, format::StateSource::kStartup});
-  FlushLocked(true);
-  UnlockSession();
+  s.preamble_tid = mine ? mine->tid : GetTid();
+  s.preamble_pending = true;
   if (!mine) RegisterCurrentThread();
   StartWriterThread();
 }

@@ -29,7 +29,17 @@ struct Session {
   int fd = -1;  // the profile: one of the runtime's own descriptors (descriptors.h)
   uint64_t fd_device = 0, fd_inode = 0;  // what it must still be before each write
   uint64_t profile_reopened = 0;         // times the program took it with a raw system call
-  char path[4096] = {};
+  char path[4096] = {};                  // empty in a forked child until its profile exists
+  // A forked child opens its profile only once it has something to record (a sample, an event);
+  // one that ends before leaves no file, and is counted in `shared` instead.
+  bool file_pending = false;
+  bool child_has_events = false;  // the program marked, switched, or started a thread
+  bool counted_at_exec = false;   // counted as profile-less when it exec'd
+  // A forked child's first records (process, modules, its thread), written by whoever takes
+  // the session lock first after fork, so that fork itself returns quickly.
+  bool preamble_pending = false;
+  pid_t preamble_tid = 0;
+  struct SharedCounters* shared = nullptr;
   uint64_t last_flush = 0;
   uint64_t toggles_seen = 0;
   pthread_t writer_thread{};
@@ -45,6 +55,13 @@ struct Session {
   std::atomic<int> live_threads{0};
   uint64_t exit_code = 0;
   bool exit_code_known = false;
+};
+
+// One page shared by every process of the run (MAP_SHARED, inherited through fork): what the
+// root process reports for the children that left no profile.
+struct SharedCounters {
+  std::atomic<uint64_t> children_without_profile{0};
+  std::atomic<uint64_t> children_without_profile_cpu_ns{0};
 };
 
 extern Session g_session;

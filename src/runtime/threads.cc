@@ -20,6 +20,11 @@
 namespace hotline::rt {
 
 ThreadSlot g_slots[kMaxThreads];
+std::atomic<int> g_slots_used{0};
+
+std::span<ThreadSlot> UsedSlots() {
+  return std::span<ThreadSlot>(g_slots, size_t(g_slots_used.load(std::memory_order_acquire)));
+}
 
 namespace {
 
@@ -101,7 +106,7 @@ bool ArmPerf(ThreadSlot* slot);
 // The program is about to dup2 onto a thread's perf event: the kernel closes the event, so the
 // thread gets a new one.
 void OnPerfEventLost(int fd) {
-  for (ThreadSlot& s : g_slots) {
+  for (ThreadSlot& s : UsedSlots()) {
     if (s.perf_fd != fd) continue;
     s.perf_fd = -1;
     if (s.state.load(std::memory_order_acquire) == int(SlotState::kActive)) ArmPerf(&s);
@@ -179,7 +184,7 @@ ThreadSlot* CurrentSlot() {
   if (slot) return slot;
   // Threads that existed before the runtime started have a slot but no TLS pointer yet.
   pid_t tid = GetTid();
-  for (ThreadSlot& s : g_slots) {
+  for (ThreadSlot& s : UsedSlots()) {
     if (s.state.load(std::memory_order_acquire) == int(SlotState::kActive) && s.tid == tid) {
       t_slot = &s;
       return &s;
@@ -208,6 +213,9 @@ ThreadSlot* RegisterThread(pid_t tid, bool self) {
   for (ThreadSlot& s : g_slots) {
     int expected = int(SlotState::kFree);
     if (!s.state.compare_exchange_strong(expected, -1)) continue;  // -1: being set up
+    int used = int(&s - g_slots) + 1;
+    for (int seen = g_slots_used.load(); seen < used;)
+      if (g_slots_used.compare_exchange_weak(seen, used)) break;
     s.tid = tid;
     s.dropped.store(0);
     s.in_handler = 0;
@@ -251,7 +259,9 @@ void RetireSlot(ThreadSlot* slot) {
 
 void ResetSlotsAfterFork() {
   ThreadSlot* mine = t_slot;
-  for (ThreadSlot& s : g_slots) {
+  for (ThreadSlot& s : UsedSlots()) {
+    // Free slots are only read: writing to them would copy their pages from the parent.
+    if (s.state.load(std::memory_order_relaxed) == int(SlotState::kFree)) continue;
     if (s.perf_fd >= 0) ClosePerfEvent(&s);  // the parent's events: not ours to keep
     s.has_timer = false;                     // POSIX timers are not inherited by fork
     s.ring.discard();
@@ -307,7 +317,7 @@ uint64_t WatchBlockedThreads() {
   if (g_session.sampler != format::Sampler::kPerfTaskClock) return 0;
   uint64_t period = g_session.config.periodNs();
   uint64_t paused = 0;
-  for (ThreadSlot& s : g_slots) {
+  for (ThreadSlot& s : UsedSlots()) {
     if (s.state.load(std::memory_order_acquire) != int(SlotState::kActive) || s.perf_fd < 0)
       continue;
     if (s.muted) {

@@ -9,6 +9,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <span>
 
 #include "runtime/ring.h"
 #include "runtime/unwind.h"
@@ -38,6 +39,9 @@ struct ThreadSlot {
 
 inline constexpr int kMaxThreads = 1024;
 extern ThreadSlot g_slots[kMaxThreads];
+// The slots ever claimed (a prefix of g_slots): what every scan of the slots goes over, so that
+// a process with few threads never touches the rest (after fork, touching means copying).
+std::span<ThreadSlot> UsedSlots();
 
 // The calling thread's slot, or nullptr. Async-signal-safe.
 ThreadSlot* CurrentSlot();

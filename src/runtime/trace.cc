@@ -330,6 +330,8 @@ format::TraceMode CurrentTraceMode() {
   return format::TraceMode(g_mode.load(std::memory_order_relaxed));
 }
 
+bool TraceHooksSeen() { return g_function_next.load(std::memory_order_relaxed) > 1; }
+
 uint64_t TraceTickNsQ32() { return g_tick_ns_q32; }
 
 uint32_t ShadowStack(uint64_t pc, uint64_t* frames, uint32_t max, uint32_t* flags) {

@@ -17,6 +17,8 @@ namespace hotline::rt {
 // Turns tracing on in `mode` (from the configuration). Call once at start-up.
 void InitTrace(format::TraceMode mode);
 format::TraceMode CurrentTraceMode();
+// An instrumented function has run in this process (or in the parent it was forked from).
+bool TraceHooksSeen();
 // Nanoseconds per tick × 2^32 (timed mode), measured at InitTrace.
 uint64_t TraceTickNsQ32();
 

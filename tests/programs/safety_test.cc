@@ -167,6 +167,22 @@ TEST(Safety, StackOverflowStillEndsTheProfile) {
   EXPECT_TRUE(p.threads[0].cpu_ns.has_value());
 }
 
+// A child that ends before it records anything (most children of shells and build tools exec
+// or exit at once) costs no profile file: the root profile counts it, with its CPU time.
+TEST(Safety, ChildrenThatRecordNothingAreCountedNotFiled) {
+  Recorded r = RecordAndCompare("quick-children", {PROGRAM_quick_children});
+  std::vector<std::string> profiles = ProfilesIn(r.dir);
+  ASSERT_EQ(profiles.size(), 2u);  // the parent's and the working child's
+  format::RawProfile parent = Load(r.profile);
+  EXPECT_EQ(Stat(parent, "children_without_profile"), 50u);
+  EXPECT_GT(Stat(parent, "children_without_profile_cpu_ns"), 0u);
+  format::RawProfile worker = Load(profiles[0] == r.profile ? profiles[1] : profiles[0]);
+  ASSERT_TRUE(worker.process.has_value());
+  EXPECT_TRUE(worker.process->flags & format::kForkedChild);
+  EXPECT_GT(worker.samples.size(), 100u);
+  ASSERT_TRUE(worker.end.has_value());
+}
+
 TEST(Safety, ToggleSignalMustBeOneThatCanToggle) {
   std::string dir = ScratchDir("toggle");
   for (const char* sig : {"SEGV", "SIGBUS", "ILL", "FPE", "KILL", "STOP", "0", "11", "INT", "IO"}) {
