@@ -7,6 +7,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "runtime/debug_frame.h"
+
 namespace hotline::rt {
 namespace {
 
@@ -131,7 +133,11 @@ void RescanModules(format::Writer& writer, uint64_t now) {
   int before = g_count;
   bool added = false;
   dl_iterate_phdr(OnModule, &added);
-  for (int i = before; i < g_count; ++i) EmitLoad(writer, g_modules[i], now);
+  for (int i = before; i < g_count; ++i) {
+    EmitLoad(writer, g_modules[i], now);
+    const Module& m = g_modules[i];
+    AddDebugFrameModule(m.path, m.bias, m.start, m.size);
+  }
   // Drop modules that are gone, keeping the table compact.
   int kept = 0;
   for (int i = 0; i < g_count; ++i) {

@@ -292,8 +292,14 @@ void OnThreadExit(void* data) {
   EndThreadTrace();
   EndThreadHeap();
   uint64_t cpu = ThreadCpuNs(tid);
-  RetireSlot(slot);
-  RecordThreadEnd(tid, cpu);
+  // Retired and ended under one lock: when the process is finishing meanwhile, FinishSession
+  // writes this thread's end itself (the slot still active), and nothing is lost between.
+  LockSession();
+  if (Running()) {
+    RetireSlot(slot);
+    W().add(format::ThreadEndRecord{NowNs(), uint64_t(tid), cpu});
+  }
+  UnlockSession();
   // The program's last thread is leaving: the process ends with it (exit(0) from glibc, which
   // runs the runtime's destructor), once the writer is out of the way.
   if (g_session.live_threads.fetch_sub(1) == 1) StopWriterThread();
@@ -559,13 +565,6 @@ void RecordThreadStart(pid_t tid, bool preexisting) {
   LockSession();
   g_session.child_has_events = true;
   ThreadStartLocked(tid, preexisting);
-  UnlockSession();
-}
-
-void RecordThreadEnd(pid_t tid, uint64_t cpu_ns) {
-  if (!Running()) return;
-  LockSession();
-  W().add(format::ThreadEndRecord{NowNs(), uint64_t(tid), cpu_ns});
   UnlockSession();
 }
 

@@ -96,7 +96,6 @@ void ResumeAfterFailedExec();
 
 // Writer-side helpers for records made in ordinary (non-signal) context; each takes the lock.
 void RecordThreadStart(pid_t tid, bool preexisting);
-void RecordThreadEnd(pid_t tid, uint64_t cpu_ns);
 void RecordThreadName(pid_t tid, const char* name);
 void RecordState(bool on, format::StateSource source);
 void RecordMark(const char* label);

@@ -5,7 +5,11 @@
 #define UNW_LOCAL_ONLY
 #include <libunwind.h>
 
+#include <cstring>
+
 #include "format/schema.h"
+#include "runtime/debug_frame.h"
+#include "runtime/threads.h"
 
 namespace hotline::rt {
 
@@ -45,30 +49,88 @@ uint32_t UnwindFramePointers(void* ucontext, const StackBounds& bounds, uint64_t
   return n;
 }
 
+namespace {
+
+// True when libunwind has .eh_frame (or dynamic) information for `pc`: a walk that libunwind
+// ends at such a frame ended where the unwind information says the stack ends.
+bool HasUnwindInfo(uint64_t pc) {
+  unw_proc_info_t pi;
+  return unw_get_proc_info_by_ip(unw_local_addr_space, pc, &pi, nullptr) == 0 &&
+         pi.start_ip <= pc && pc < pi.end_ip;
+}
+
+}  // namespace
+
 uint32_t UnwindDwarf(void* ucontext, uint64_t* frames, uint32_t max, uint32_t* flags) {
   unw_cursor_t cursor;
   if (max == 0) return 0;
+  const auto* uc = static_cast<const ucontext_t*>(ucontext);
   if (unw_init_local2(&cursor, static_cast<unw_context_t*>(ucontext), UNW_INIT_SIGNAL_FRAME) < 0) {
-    const auto* uc = static_cast<const ucontext_t*>(ucontext);
     frames[0] = uint64_t(uc->uc_mcontext.gregs[REG_RIP]);
     *flags |= format::kSampleBroken;
     return 1;
   }
+  // Stack reads of the .debug_frame steps stay inside the thread's stack (as the frame-pointer
+  // walk's do; without known bounds, within 8 MiB above the stack pointer).
+  uint64_t sp = uint64_t(uc->uc_mcontext.gregs[REG_RSP]);
+  const ThreadSlot* slot = CurrentSlot();
+  uint64_t low = slot && slot->bounds.low ? slot->bounds.low : sp;
+  uint64_t high = slot && slot->bounds.high ? slot->bounds.high : sp + (8u << 20);
+  // After steps of its own the walk hands the registers back to libunwind through this context.
+  ucontext_t resume;
+  bool in_cursor = true;
+  uint64_t ip = 0, bp = 0;
   uint32_t n = 0;
   for (;;) {
-    unw_word_t ip = 0;
-    if (unw_get_reg(&cursor, UNW_REG_IP, &ip) < 0 || ip == 0) break;
+    if (in_cursor) {
+      unw_word_t reg_ip = 0, reg_sp = 0, reg_bp = 0;
+      if (unw_get_reg(&cursor, UNW_REG_IP, &reg_ip) < 0 ||
+          unw_get_reg(&cursor, UNW_X86_64_RSP, &reg_sp) < 0 ||
+          unw_get_reg(&cursor, UNW_X86_64_RBP, &reg_bp) < 0) {
+        *flags |= format::kSampleBroken;
+        break;
+      }
+      ip = reg_ip, sp = reg_sp, bp = reg_bp;
+    }
+    if (ip == 0) break;
     if (n == max) {
       *flags |= format::kSampleTruncated;
       break;
     }
-    frames[n++] = uint64_t(ip);
-    int step = unw_step(&cursor);
-    if (step == 0) break;  // the outermost frame
-    if (step < 0) {
+    frames[n++] = ip;
+    // _start is where the main thread begins, whatever its unwind information says beyond it.
+    if (InEntryFunction(ip)) break;
+    // Every frame but the interrupted one holds a return address, which may lie just past its
+    // call's function.
+    uint64_t lookup = n == 1 ? ip : ip - 1;
+    CfiStep own = StepDebugFrame(lookup, &ip, &sp, &bp, low, high);
+    if (own == CfiStep::kStepped) {
+      in_cursor = false;
+      continue;
+    }
+    if (own == CfiStep::kOutermost) break;
+    if (own == CfiStep::kFailed) {
       *flags |= format::kSampleBroken;
       break;
     }
+    if (!in_cursor) {
+      std::memset(&resume, 0, sizeof resume);
+      resume.uc_mcontext.gregs[REG_RIP] = int64_t(ip);
+      resume.uc_mcontext.gregs[REG_RSP] = int64_t(sp);
+      resume.uc_mcontext.gregs[REG_RBP] = int64_t(bp);
+      // Flag 0: the ip is a return address, looked up one byte back.
+      if (unw_init_local2(&cursor, reinterpret_cast<unw_context_t*>(&resume), 0) < 0) {
+        *flags |= format::kSampleBroken;
+        break;
+      }
+      in_cursor = true;
+    }
+    int step = unw_step(&cursor);
+    if (step > 0) continue;
+    // libunwind also answers 0 when it found no unwind information and gave up; only a frame
+    // whose information ends the stack (_start, clone) makes the walk complete.
+    if (step < 0 || !HasUnwindInfo(lookup)) *flags |= format::kSampleBroken;
+    break;
   }
   return n;
 }
