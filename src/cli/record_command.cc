@@ -183,8 +183,22 @@ std::string HumanBytes(uint64_t bytes) {
   return fmt::format("{} B", bytes);
 }
 
-// One line about what was written, and a line for anything the user should know.
-void PrintSummary(const std::string& output) {
+// How the program ended, in the shell's words.
+std::string DescribeEnding(int status) {
+  if (WIFEXITED(status)) return fmt::format("exited with code {}", WEXITSTATUS(status));
+  if (WIFSIGNALED(status)) {
+    const char* name = sigabbrev_np(WTERMSIG(status));
+    return fmt::format(
+        "was killed by {}{}",
+        name ? "SIG" + std::string(name) : fmt::format("signal {}", WTERMSIG(status)),
+        WCOREDUMP(status) ? " (core dumped)" : "");
+  }
+  return "ended";
+}
+
+// One line about what was written and how the program ended, and a line for anything the user
+// should know.
+void PrintSummary(const std::string& output, int status) {
   format::ReadStats stats;
   Expected<format::RawProfile> profile = format::LoadRawProfile(output, &stats);
   if (!profile.ok()) {
@@ -193,9 +207,14 @@ void PrintSummary(const std::string& output) {
   }
   uint64_t samples = 0;
   for (const auto& s : profile->samples) samples += s.weight;
-  fmt::print(stderr, "hotline: wrote {} ({} samples, {} thread{}, {})\n", output, samples,
-             profile->threads.size(), profile->threads.size() == 1 ? "" : "s",
-             HumanBytes(stats.file_bytes));
+  fmt::print(stderr, "hotline: wrote {} ({} samples, {} thread{}, {}); the program {}\n", output,
+             samples, profile->threads.size(), profile->threads.size() == 1 ? "" : "s",
+             HumanBytes(stats.file_bytes), DescribeEnding(status));
+  if (!profile->end)
+    fmt::print(stderr,
+               "hotline: warning: {} has no END record: the program {} before the runtime could "
+               "finish the profile; up to about the last 100 ms of samples are missing\n",
+               output, DescribeEnding(status));
   for (const std::string& reason : profile->disabled_reasons)
     fmt::print(stderr, "hotline: warning: the runtime reported: {}\n", reason);
   if (stats.damaged()) fmt::print(stderr, "hotline: warning: {}: {}\n", output, stats.summary());
@@ -290,7 +309,7 @@ int RunRecord(const RecordOptions& o, const std::vector<std::string>& command) {
       fmt::print(stderr, "hotline: warning: no exact line counts: {}\n", appended.message());
     coverage::RemoveCoverageDirectory(counts);
   }
-  if (!o.quiet) PrintSummary(output);
+  if (!o.quiet) PrintSummary(output, status);
   if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
   return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
 }

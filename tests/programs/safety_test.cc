@@ -183,6 +183,26 @@ TEST(Safety, ChildrenThatRecordNothingAreCountedNotFiled) {
   ASSERT_TRUE(worker.end.has_value());
 }
 
+// record says how the program ended, as the shell would, and that a profile without its END
+// record (the program was killed by SIGKILL) lacks its last samples.
+TEST(Safety, RecordSaysHowTheProgramEnded) {
+  std::string dir = ScratchDir("endings");
+  RunResult killed = Hotline({"record", "-o", dir + "/k.hotline", "--", PROGRAM_self_kill}, dir);
+  EXPECT_EQ(killed.exit_code, 128 + SIGKILL);
+  EXPECT_NE(killed.err.find("the program was killed by SIGKILL"), std::string::npos) << killed.err;
+  EXPECT_NE(killed.err.find("has no END record"), std::string::npos) << killed.err;
+  format::RawProfile p = Load(dir + "/k.hotline");
+  EXPECT_FALSE(p.end.has_value());
+  EXPECT_GT(p.samples.size(), 50u);  // what was flushed before the kill is there
+
+  RunResult crashed = Hotline({"record", "-o", dir + "/s.hotline", "--", PROGRAM_segv}, dir);
+  EXPECT_NE(crashed.err.find("the program was killed by SIGSEGV"), std::string::npos)
+      << crashed.err;
+  EXPECT_EQ(crashed.err.find("no END record"), std::string::npos) << crashed.err;
+  RunResult exited = Hotline({"record", "-o", dir + "/e.hotline", "--", PROGRAM_cpu_burn}, dir);
+  EXPECT_NE(exited.err.find("the program exited with code 3"), std::string::npos) << exited.err;
+}
+
 TEST(Safety, ToggleSignalMustBeOneThatCanToggle) {
   std::string dir = ScratchDir("toggle");
   for (const char* sig : {"SEGV", "SIGBUS", "ILL", "FPE", "KILL", "STOP", "0", "11", "INT", "IO"}) {
