@@ -105,6 +105,7 @@ int RunReport(ReportCommandOptions& o) {
     Warn(fmt::format("{}: {} records of unknown kinds skipped (written by a newer hotline)", o.file,
                      stats.unknown_records));
   for (const std::string& w : profile->warnings) Warn(w);
+  if (!profile->summary.end) Warn(fmt::format("{}: {}", o.file, report::DescribeEnding(*profile)));
   const report::ReportOptions& r = o.report;
   bool sample_tables = r.top || r.graph || r.files || r.lines || r.flat || r.functions ||
                        r.procedures || r.raw || r.stack_changes || !o.heap;

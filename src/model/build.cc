@@ -1,6 +1,7 @@
 #include "model/build.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <limits>
 #include <numeric>
 #include <span>
@@ -21,6 +22,12 @@ std::string baseName(const std::string& path) {
 
 constexpr uint64_t kBrokenFlags = format::kSampleTruncated | format::kSampleBroken;
 
+std::string FormatMs(uint64_t ns) {
+  char text[32];
+  snprintf(text, sizeof text, "%.1f ms", double(ns) / 1e6);
+  return text;
+}
+
 bool IsRuntimeModule(const std::string& path) {
   return baseName(path).starts_with("libhotline-rt.");
 }
@@ -32,6 +39,11 @@ class ProfileBuilder {
 
   void addSample(const format::RawProfile& raw, const format::SampleRecord& sample);
   Expected<Profile> finish(const format::RawProfile& raw);
+
+ private:
+  // Gives each thread's CPU time that no sample stands for to `[unsampled]` (DESIGN.md rule 4),
+  // and warns about the threads that lost much.
+  void accountUnsampled(const format::RawProfile& raw);
 
  private:
   // A run of function ids in arena_ (outermost first) with the innermost one's line and module.
@@ -259,6 +271,12 @@ const ProfileBuilder::Frames& ProfileBuilder::stack(const format::RawProfile& ra
     for (size_t i = addresses.size(); i-- > 0;) {
       // A shadow stack holds entry addresses of traced functions, looked up as they are.
       const Frames& frames = expand(raw, addresses[i], !shadow && i != 0, sample.time);
+      // A runtime frame between two of the program's is a pass-through shim (a sleep, the
+      // thread trampoline, an allocator wrapper): not a frame of the program. Only code that
+      // runs in the runtime itself, innermost, is the profiler's time.
+      if (i != 0 && frames.count == 1 &&
+          profile_.functions[arena_[frames.offset].index()].pseudo == PseudoKind::kProfiler)
+        continue;
       // The interrupted instruction inside the innermost traced function: its own frames
       // (with the inline chain and the line) replace that function's entry frame.
       if (shadow && i == 0 && frames.count > 0 && !scratch_.empty() &&
@@ -341,8 +359,10 @@ void ProfileBuilder::addSample(const format::RawProfile& raw, const format::Samp
   summary.weighted_samples += weight;
   if (sample.flags & format::kSampleTruncated) ++summary.truncated_samples;
   if (sample.flags & format::kSampleBroken) ++summary.broken_samples;
-  if (sample.flags & format::kSampleInRuntime) ++summary.profiler_samples;
-  if (profile_.functions[leaf.index()].pseudo == PseudoKind::kUnknown) ++summary.unknown_samples;
+  summary.sampled_ns += ns;
+  PseudoKind leaf_kind = profile_.functions[leaf.index()].pseudo;
+  if (leaf_kind == PseudoKind::kProfiler) ++summary.profiler_samples;
+  if (leaf_kind == PseudoKind::kUnknown) ++summary.unknown_samples;
 
   if (options_.keep_samples) {
     Sample kept;
@@ -370,6 +390,7 @@ Expected<Profile> ProfileBuilder::finish(const format::RawProfile& raw) {
       arena_.size() > kMaxIds)
     return Status::Error("the profile is too large: more than 2^32 functions, lines or frames");
 
+  accountUnsampled(raw);
   graph_.finish();
   Profile& p = profile_;
   const auto& totals = graph_.functions();
@@ -499,6 +520,7 @@ Expected<Profile> ProfileBuilder::finish(const format::RawProfile& raw) {
     if (!options_.thread || st.tid == *options_.thread)
       p.states.push_back(
           StateChange{st.time, st.tid, st.on != 0, static_cast<uint32_t>(st.source)});
+  s.end = raw.end;
   p.runtime_stats = raw.stats;
   p.disabled_reasons = raw.disabled_reasons;
   for (std::string& w : resolver_.warnings()) p.warnings.push_back(std::move(w));
@@ -506,6 +528,61 @@ Expected<Profile> ProfileBuilder::finish(const format::RawProfile& raw) {
     p.warnings.push_back(std::to_string(raw.dangling_references) +
                          " references to records that were lost are shown as [unknown]");
   return std::move(profile_);
+}
+
+void ProfileBuilder::accountUnsampled(const format::RawProfile& raw) {
+  Summary& s = profile_.summary;
+  // Wall-clock samples measure elapsed time, and a run whose sampling was switched off has CPU
+  // time no sample was meant to see: neither compares with CPU time.
+  bool paused = std::any_of(raw.states.begin(), raw.states.end(),
+                            [](const format::StateRecord& st) { return st.on == 0; });
+  if (!raw.process || raw.process->clock != format::ClockMode::kCpu ||
+      raw.process->period_ns == 0 || raw.process->sampler == format::Sampler::kNone || paused)
+    return;
+  s.cpu_compared = true;
+  FunctionId unsampled;
+  struct Loss {
+    uint64_t ns, cpu_ns;
+    std::string text;
+  };
+  std::vector<Loss> losses;
+  for (const format::RawThread& t : raw.threads) {
+    if (options_.thread && t.tid != *options_.thread) continue;
+    ThreadCursor& cursor = thread(t.tid);
+    if (!t.cpu_ns) {
+      ++s.threads_cpu_unknown;
+      continue;
+    }
+    s.cpu_ns += *t.cpu_ns;
+    Thread& th = profile_.threads[cursor.index];
+    if (*t.cpu_ns <= th.time_ns) continue;
+    uint64_t ns = *t.cpu_ns - th.time_ns;
+    if (!unsampled.valid())
+      unsampled = pseudoFunction(PseudoKind::kUnsampled, "[unsampled]",
+                                 pseudoModule(PseudoKind::kUnsampled, "[unsampled]"));
+    FunctionId stack[] = {unsampled};
+    graph_.onSample(t.tid, stack, ns);
+    const Function& fn = profile_.functions[unsampled.index()];
+    profile_.lines[line(fn.file, 0).index()].time_ns += ns;
+    profile_.modules[fn.module.index()].self_ns += ns;
+    th.unsampled_ns = ns;
+    th.time_ns += ns;
+    s.unsampled_ns += ns;
+    std::string name = t.name.empty() ? "" : " (" + t.name + ")";
+    losses.push_back(
+        Loss{ns, *t.cpu_ns,
+             std::to_string(t.tid) + name + " " + FormatMs(ns) + " of " + FormatMs(*t.cpu_ns)});
+  }
+  // Every thread loses a little (its last partial period, its start before the timer): say so
+  // only when it adds up to more than 5% or 10 ms, and name the threads that lost most.
+  if (s.unsampled_ns * 20 <= s.cpu_ns && s.unsampled_ns <= 10'000'000) return;
+  std::sort(losses.begin(), losses.end(), [](const Loss& a, const Loss& b) { return a.ns > b.ns; });
+  std::string text = FormatMs(s.unsampled_ns) + " of the threads' " + FormatMs(s.cpu_ns) +
+                     " of CPU time has no sample and is shown as [unsampled]; most in thread" +
+                     (losses.size() == 1 ? " " : "s ");
+  for (size_t i = 0; i < losses.size() && i < 5; ++i) text += (i ? ", " : "") + losses[i].text;
+  if (losses.size() > 5) text += ", and " + std::to_string(losses.size() - 5) + " more";
+  profile_.warnings.push_back(text);
 }
 
 // A RawProfile that aggregates samples as they are read instead of keeping them.

@@ -7,7 +7,10 @@
 //     the sum: it is time already counted in the function itself through recursion);
 //   - every sample lands somewhere: time that cannot be attributed to a real function goes to a
 //     pseudo-function (`[unknown]`, `[kernel]`, `[MODULE]`, `[profiler]`, `[broken stack]`),
-//     whose file is a pseudo-file of the same name, line 0.
+//     whose file is a pseudo-file of the same name, line 0;
+//   - nothing is silently lost: in a CPU-time profile, a thread's CPU time that no sample stands
+//     for (a thread too short for a sample, one whose sampling was paused) is `[unsampled]`, so
+//     the total is the threads' CPU time.
 // Entry counts (lines, calls) are estimates from sampling: +1 each time consecutive samples of
 // one thread move to a different line, or push a new activation of a function or an edge. When
 // the program was traced (-finstrument-functions), the calls of traced functions and of the
@@ -19,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "format/schema.h"
 #include "model/ids.h"
 
 namespace hotline::model {
@@ -31,6 +35,7 @@ enum class PseudoKind : uint8_t {
   kModule,       // a module, or an address in it, without symbols: named `[module name]`
   kProfiler,     // samples taken inside the runtime itself
   kBrokenStack,  // the missing outer part of a truncated or broken stack
+  kUnsampled,    // CPU time a thread used that no sample stands for
 };
 
 struct Module {
@@ -91,7 +96,8 @@ struct CallEdge {
 struct Thread {
   uint64_t tid = 0;
   std::string name;
-  uint64_t time_ns = 0;
+  uint64_t time_ns = 0;       // its share of the total: sampled, plus unsampled_ns
+  uint64_t unsampled_ns = 0;  // CPU time beyond the samples: its [unsampled] entry
   uint64_t samples = 0;
   std::optional<uint64_t> cpu_ns;  // the thread's CPU time at its end, when recorded
 };
@@ -146,6 +152,13 @@ struct Summary {
   uint32_t max_call_depth = 0;             // deepest traced call stack
   uint64_t traced_total_ns = 0;            // timed: Σ over threads of the outermost calls' time
   uint64_t start_time = 0;                 // of the process record (0 when lost)
+  // CPU time against samples (CPU-clock profiles whose sampling was never switched off):
+  bool cpu_compared = false;
+  uint64_t cpu_ns = 0;                   // Σ of the threads' recorded CPU time
+  uint64_t sampled_ns = 0;               // Σ of the samples' time
+  uint64_t unsampled_ns = 0;             // Σ of the threads' [unsampled] time
+  uint32_t threads_cpu_unknown = 0;      // threads whose CPU time was not recorded
+  std::optional<format::EndRecord> end;  // how the run ended; none: killed, or died unfinished
   std::string exe;
   std::vector<std::string> argv;
 };

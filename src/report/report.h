@@ -48,6 +48,9 @@ void PrintFunctions(const model::Profile& profile, const ReportOptions& options,
 void PrintProcedures(const model::Profile& profile, const ReportOptions& options, std::string& out);
 void PrintRaw(const model::Profile& profile, const ReportOptions& options, std::string& out);
 void PrintSummary(const model::Profile& profile, const ReportOptions& options, std::string& out);
+// How the run ended, for people: "exit code 0", "killed by SIGSEGV", or that the END record is
+// missing (the run was killed by SIGKILL or died unfinished) and what may be lost.
+std::string DescribeEnding(const model::Profile& profile);
 
 // Every table the options ask for, in the fixed order; for a profile restricted to one thread,
 // under a title naming it (or, with -m, with the thread id as first column of every row).

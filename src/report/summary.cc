@@ -1,10 +1,39 @@
 // The summary: printed last, unless -N or -m.
 #include <fmt/format.h>
+#include <string.h>
 
 #include "report/report.h"
 #include "report/text.h"
 
 namespace hotline::report {
+
+std::string DescribeEnding(const model::Profile& p) {
+  const std::optional<format::EndRecord>& end = p.summary.end;
+  if (!end) {
+    return fmt::format(
+        "no END record: the run was killed (SIGKILL) or died before hotline could finish; "
+        "samples after {} (up to about 100 ms) may be missing",
+        p.summary.last_time >= p.summary.start_time && p.summary.start_time
+            ? FormatTime(p.summary.last_time - p.summary.start_time, false) + " into the run"
+            : "the last one");
+  }
+  switch (end->how) {
+    case format::EndHow::kExit:
+      return fmt::format("exit code {}", end->code);
+    case format::EndHow::kUnderscoreExit:
+      return fmt::format("_exit({})", end->code);
+    case format::EndHow::kSignal: {
+      const char* name = end->code < 65 ? sigabbrev_np(static_cast<int>(end->code)) : nullptr;
+      return name ? fmt::format("killed by SIG{}", name)
+                  : fmt::format("killed by signal {}", end->code);
+    }
+    case format::EndHow::kExec:
+      return "replaced by another program (exec)";
+    case format::EndHow::kUnload:
+      return "the runtime was unloaded";
+  }
+  return "unknown";
+}
 
 void PrintSummary(const model::Profile& p, const ReportOptions& options, std::string& out) {
   if (options.machine || options.no_summary) return;
@@ -20,9 +49,23 @@ void PrintSummary(const model::Profile& p, const ReportOptions& options, std::st
                : fmt::format("{}", n);
   };
   if (!s.exe.empty()) row("program", s.exe);
+  row("ended", DescribeEnding(p));
   row("total time", FormatTime(s.total_ns, false));
+  if (s.cpu_compared) {
+    row("CPU time of the threads",
+        FormatTime(s.cpu_ns, false) +
+            (s.threads_cpu_unknown ? fmt::format(" ({} thread{} unknown)", s.threads_cpu_unknown,
+                                                 s.threads_cpu_unknown == 1 ? "" : "s")
+                                   : ""));
+    row("sampled", FormatTime(s.sampled_ns, false));
+    row("not sampled ([unsampled])",
+        fmt::format("{} ({}%)", FormatTime(s.unsampled_ns, false),
+                    FormatPercent(s.cpu_ns ? 100.0 * static_cast<double>(s.unsampled_ns) /
+                                                 static_cast<double>(s.cpu_ns)
+                                           : 0.0)));
+  }
   row("samples", fmt::format("{}", s.samples));
-  row("average per sample", FormatTime(s.samples ? s.total_ns / s.samples : 0, false));
+  row("average per sample", FormatTime(s.samples ? s.sampled_ns / s.samples : 0, false));
   row("files", fmt::format("{}", s.files));
   row("functions", fmt::format("{}", s.functions));
   row("threads", fmt::format("{}", p.threads.size()));

@@ -203,6 +203,39 @@ TEST(Safety, RecordSaysHowTheProgramEnded) {
   EXPECT_NE(exited.err.find("the program exited with code 3"), std::string::npos) << exited.err;
 }
 
+// Threads too short for a sample: their CPU time is not lost silently. Every thread's CPU time
+// is recorded, and the report's total, sampled + [unsampled], is their sum, with a warning.
+TEST(Safety, ShortThreadsTimeIsAccountedAsUnsampled) {
+  Recorded r = RecordAndCompare("short-threads", {PROGRAM_short_threads});
+  format::RawProfile p = Load(r.profile);
+  ASSERT_EQ(p.threads.size(), 2001u);
+  uint64_t cpu_ns = 0;
+  for (const format::RawThread& t : p.threads) {
+    ASSERT_TRUE(t.cpu_ns.has_value()) << "thread " << t.tid;
+    cpu_ns += *t.cpu_ns;
+  }
+  uint64_t sampled_ns = 0;
+  for (const format::SampleRecord& s : p.samples) sampled_ns += s.weight * p.process->period_ns;
+  EXPECT_LT(sampled_ns, cpu_ns * 9 / 10) << "most of these threads end before a sample";
+
+  RunResult report = Hotline({"report", "-C", "-m", r.profile}, r.dir);
+  ASSERT_EQ(report.exit_code, 0) << report.err;
+  EXPECT_NE(report.err.find("shown as [unsampled]"), std::string::npos) << report.err;
+  uint64_t total = 0, unsampled = 0;
+  std::istringstream rows(report.out);
+  std::string row;
+  while (std::getline(rows, row)) {
+    std::vector<std::string> cells;
+    std::istringstream fields(row);
+    for (std::string cell; std::getline(fields, cell, '\t');) cells.push_back(cell);
+    ASSERT_GE(cells.size(), 6u) << row;
+    total += std::stoull(cells[1]);
+    if (cells.back() == "[unsampled]") unsampled = std::stoull(cells[1]);
+  }
+  EXPECT_EQ(total, cpu_ns);
+  EXPECT_EQ(unsampled, cpu_ns - sampled_ns);
+}
+
 TEST(Safety, ToggleSignalMustBeOneThatCanToggle) {
   std::string dir = ScratchDir("toggle");
   for (const char* sig : {"SEGV", "SIGBUS", "ILL", "FPE", "KILL", "STOP", "0", "11", "INT", "IO"}) {

@@ -323,3 +323,107 @@ TEST(InvariantsTest, CatchesASectionThatDoesNotAddUp) {
 
 }  // namespace
 }  // namespace hotline::model
+
+namespace hotline::model {
+namespace {
+
+// CPU time that no sample stands for is [unsampled], per thread, and the total is the CPU time.
+class UnsampledTest : public BuildTest {
+ protected:
+  UnsampledTest() { raw_.process->sampler = format::Sampler::kPerfTaskClock; }
+  void threadEnd(uint64_t tid, std::optional<uint64_t> cpu_ns, std::string name = "") {
+    format::RawThread t;
+    t.tid = tid;
+    t.name = std::move(name);
+    t.cpu_ns = cpu_ns;
+    raw_.threads.push_back(t);
+  }
+};
+
+TEST_F(UnsampledTest, CpuTimeBeyondTheSamplesIsUnsampledAndTheTotalIsTheCpuTime) {
+  sample(1, {0x1111, 0x1200}, 3);  // 3 µs sampled
+  sample(2, {0x1111, 0x1204}, 2);  // 2 µs sampled
+  threadEnd(1, 3'400);             // 0.4 µs never sampled
+  threadEnd(2, 2'000);             // all of it sampled
+  threadEnd(3, 700, "short");      // no sample at all
+  Profile p = build();
+  const Function* unsampled = find(p, "[unsampled]");
+  ASSERT_NE(unsampled, nullptr);
+  EXPECT_EQ(unsampled->pseudo, PseudoKind::kUnsampled);
+  EXPECT_EQ(unsampled->self_ns, 1'100u);
+  EXPECT_EQ(p.summary.total_ns, 6'100u);
+  EXPECT_TRUE(p.summary.cpu_compared);
+  EXPECT_EQ(p.summary.cpu_ns, 6'100u);
+  EXPECT_EQ(p.summary.sampled_ns, 5'000u);
+  EXPECT_EQ(p.summary.unsampled_ns, 1'100u);
+  for (const Thread& t : p.threads) EXPECT_EQ(t.time_ns, *t.cpu_ns) << "thread " << t.tid;
+  // 18% lost: a warning naming the thread that lost most first.
+  ASSERT_EQ(p.warnings.size(), 2u);  // and the resolver's
+  EXPECT_NE(p.warnings[0].find("[unsampled]"), std::string::npos) << p.warnings[0];
+  EXPECT_NE(p.warnings[0].find("3 (short)"), std::string::npos) << p.warnings[0];
+  // Restricted to one thread, only that thread's time.
+  BuildOptions one;
+  one.thread = 1;
+  Profile first = build(one);
+  EXPECT_EQ(first.summary.total_ns, 3'400u);
+  EXPECT_EQ(find(first, "[unsampled]")->self_ns, 400u);
+}
+
+TEST_F(UnsampledTest, SmallLossesAreShownButNotWarnedAbout) {
+  sample(1, {0x1111, 0x1200}, 100);
+  threadEnd(1, 100'400);  // 0.4%: the last partial period
+  Profile p = build();
+  EXPECT_EQ(find(p, "[unsampled]")->self_ns, 400u);
+  EXPECT_EQ(p.warnings.size(), 1u);  // the resolver's only
+}
+
+TEST_F(UnsampledTest, UnknownCpuTimeIsSaidNotTakenAsZero) {
+  sample(1, {0x1111, 0x1200}, 3);
+  threadEnd(1, std::nullopt);
+  Profile p = build();
+  EXPECT_EQ(find(p, "[unsampled]"), nullptr);
+  EXPECT_EQ(p.summary.threads_cpu_unknown, 1u);
+  EXPECT_EQ(p.summary.total_ns, 3'000u);
+}
+
+TEST_F(UnsampledTest, WallClockAndPausedRunsAreNotComparedWithCpuTime) {
+  sample(1, {0x1111, 0x1200}, 3);
+  threadEnd(1, 10'000);
+  raw_.process->clock = format::ClockMode::kWall;
+  EXPECT_FALSE(build().summary.cpu_compared);
+  raw_.process->clock = format::ClockMode::kCpu;
+  raw_.states.push_back(format::StateRecord{1, 1, 0, format::StateSource::kApi});
+  Profile paused = build();
+  EXPECT_FALSE(paused.summary.cpu_compared);
+  EXPECT_EQ(find(paused, "[unsampled]"), nullptr);
+}
+
+// A frame of the runtime between two of the program's is a pass-through shim (a sleep, the
+// thread trampoline): it is no frame of the program. Runtime code running innermost is the
+// profiler's, and the summary counts exactly the samples of the [profiler] row.
+TEST_F(BuildTest, RuntimeShimsAreNoFramesAndProfilerSamplesMatchTheRow) {
+  format::RawModule runtime;
+  runtime.id = 3;
+  runtime.path = "/usr/local/lib/libhotline-rt.so";
+  runtime.start = 0xA000;
+  runtime.size = 0x1000;
+  raw_.modules.push_back(runtime);
+  sample(1, {0x1111, 0xA010, 0x1200});  // main → shim → work
+  sample(1, {0x1111, 0xA020});          // a hook running: the profiler's
+  sample(1, {0x1111, 0x1200}, 1, format::kSampleInRuntime);
+  Profile p = build();
+  const Function* work = find(p, "work");
+  const Function* profiler = find(p, "[profiler]");
+  ASSERT_NE(work, nullptr);
+  ASSERT_NE(profiler, nullptr);
+  EXPECT_EQ(work->self_ns, 1000u);
+  EXPECT_EQ(p.summary.max_depth, 2u);  // main → work, no shim between
+  EXPECT_EQ(profiler->samples, 2u);
+  EXPECT_EQ(p.summary.profiler_samples, profiler->samples);
+  for (const CallEdge& e : p.calleesOf(FunctionId(uint32_t(find(p, "main") - &p.functions[0]))))
+    EXPECT_TRUE(e.child == FunctionId(uint32_t(work - &p.functions[0])) ||
+                e.child == FunctionId(uint32_t(profiler - &p.functions[0])));
+}
+
+}  // namespace
+}  // namespace hotline::model
