@@ -42,6 +42,9 @@ struct ReportCommandOptions {
     cmd.add_flag("-P,--procedures", report.procedures,
                  "SOKRAT's procedure table: calls, total, self, average, min, max, self %, "
                  "a bar diagram and the maximum call depth");
+    cmd.add_flag("--sampled-times", report.sampled_times,
+                 "-P: the samples' times (CPU time, or --clock wall's elapsed time) even when the "
+                 "program was traced with --trace=timed, whose per-call times are elapsed time");
     cmd.add_flag("-R,--raw", report.raw, "raw samples: thread, time, depth, innermost function");
     cmd.add_flag("-s,--stack-changes", report.stack_changes,
                  "with the raw samples, the stack pushes and pops before each (implies -R)");

@@ -509,6 +509,7 @@ Expected<Profile> ProfileBuilder::finish(const format::RawProfile& raw) {
   for (const Function& f : p.functions) s.functions += f.self_ns > 0 || f.inclusive_ns > 0 ? 1 : 0;
   if (raw.process) {
     s.start_time = raw.process->time;
+    s.clock = raw.process->clock;
     s.exe = raw.process->exe;
     s.argv = raw.process->argv;
     if (s.period_ns == 0) s.period_ns = raw.process->period_ns;

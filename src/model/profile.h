@@ -152,6 +152,7 @@ struct Summary {
   uint32_t max_call_depth = 0;             // deepest traced call stack
   uint64_t traced_total_ns = 0;            // timed: Σ over threads of the outermost calls' time
   uint64_t start_time = 0;                 // of the process record (0 when lost)
+  format::ClockMode clock = format::ClockMode::kCpu;  // what the samples measure
   // CPU time against samples (CPU-clock profiles whose sampling was never switched off):
   bool cpu_compared = false;
   uint64_t cpu_ns = 0;                   // Σ of the threads' recorded CPU time

@@ -1,8 +1,10 @@
 // -P: SOKRAT's procedure profile. Per function: module (the shared object, or the source file
 // for the program itself), calls, total, self, average, shortest and longest call, self % of
 // the whole run; then a bar diagram of self % and the maximum call depth. Times per call are
-// exact when the program was traced in timed mode; otherwise total and self come from samples,
-// the average is total / calls, and shortest and longest are unknown ("-", empty with -m).
+// exact when the program was traced in timed mode, and are then elapsed (wall-clock) time, where
+// every other table shows sampled CPU time: the title says which. Otherwise (and with
+// --sampled-times) total and self come from samples, the average is total / calls, and
+// shortest and longest are unknown ("-", empty with -m).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -34,13 +36,15 @@ std::string ModuleColumn(const model::Profile& p, const model::Function& f) {
 }  // namespace
 
 void PrintProcedures(const model::Profile& p, const ReportOptions& options, std::string& out) {
-  bool timed = p.summary.trace_timed;
+  // Timed tracing measures each call's elapsed time; the samples measure the profile's clock
+  // (CPU time unless --clock wall). --sampled-times asks for the samples' times here too.
+  bool timed = p.summary.trace_timed && !options.sampled_times;
   uint64_t whole = timed ? p.summary.traced_total_ns : p.summary.total_ns;
   std::vector<Row> rows;
   for (uint32_t i = 0; i < p.functions.size(); ++i) {
     const model::Function& f = p.functions[i];
     Row r{i, f.calls, f.inclusive_ns, f.self_ns, 0, f.timed, 0, 0, 0};
-    if (f.timed) {
+    if (f.timed && timed) {
       r.total = f.traced_inclusive_ns;
       r.self = f.traced_self_ns;
       r.min = f.traced_min_ns;
@@ -51,6 +55,7 @@ void PrintProcedures(const model::Profile& p, const ReportOptions& options, std:
     }
     // Exact times and sampled ones do not mix: with timed tracing only traced functions show.
     if (timed && !f.timed) continue;
+    r.timed = f.timed && timed;
     if (r.total == 0 && r.self == 0 && !f.calls_exact) continue;
     r.self_percent = whole ? 100.0 * double(r.self) / double(whole) : 0;
     if (!f.calls_exact && r.self_percent < options.otherCutoff()) continue;
@@ -62,9 +67,12 @@ void PrintProcedures(const model::Profile& p, const ReportOptions& options, std:
   });
 
   TableWriter w(p, options, out);
-  w.title(timed              ? "Procedures (exact times from tracing)"
-          : p.summary.traced ? "Procedures (exact calls from tracing, times from samples)"
-                             : "Procedures (calls and times from samples)");
+  w.title(timed ? "Procedures (elapsed time of every call, exact from --trace=timed; the other "
+                  "tables and --sampled-times: " +
+                      SampledClock(p) + ")"
+          : p.summary.traced
+              ? "Procedures (exact calls from tracing; times: " + SampledClock(p) + ")"
+              : "Procedures (calls and times: " + SampledClock(p) + ")");
   w.header({"module", "function", "calls", "total", "self", "average", "min", "max", "self %"});
   for (const Row& r : rows) {
     const model::Function& f = p.functions[r.fn];

@@ -24,6 +24,7 @@ struct ReportOptions {
   bool flat = false;           // -C
   bool functions = false;      // -M
   bool procedures = false;     // -P
+  bool sampled_times = false;  // --sampled-times: -P shows sampled times for a timed trace too
   bool raw = false;            // -R
   bool stack_changes = false;  // -s (with -R; alone it implies -R)
   bool definitions = false;    // -i: " [file:line]" after every function name

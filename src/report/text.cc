@@ -14,6 +14,11 @@ std::string FormatTime(uint64_t ns, bool machine) {
 
 std::string FormatPercent(double percent) { return fmt::format("{:.2f}", percent); }
 
+std::string SampledClock(const model::Profile& p) {
+  return p.summary.clock == format::ClockMode::kWall ? "elapsed time, sampled"
+                                                     : "CPU time, sampled";
+}
+
 std::string FunctionLabel(const model::Profile& profile, model::FunctionId id,
                           const ReportOptions& options) {
   const model::Function& f = profile.function(id);

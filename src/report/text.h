@@ -16,6 +16,9 @@ namespace hotline::report {
 std::string FormatTime(uint64_t ns, bool machine);
 // Two decimals, no sign.
 std::string FormatPercent(double percent);
+// What the sampled times measure, for table titles: "CPU time, sampled" or "elapsed time,
+// sampled" (--clock wall). Timed tracing's per-call times are elapsed time: -P says so itself.
+std::string SampledClock(const model::Profile& p);
 // The function's name, with " [file:line]" of its definition under -i (real functions only).
 std::string FunctionLabel(const model::Profile& profile, model::FunctionId id,
                           const ReportOptions& options);

@@ -3,7 +3,9 @@
 // must satisfy every invariant (sampled and traced sums alike) in counts and timed mode.
 #include <gtest/gtest.h>
 
+#include <sstream>
 #include <string>
+#include <vector>
 
 #include "harness.h"
 #include "model/build.h"
@@ -23,9 +25,9 @@ constexpr double kSpinNs = 2e6;
 model::Profile RecordAndBuild(const std::string& mode) {
   std::string dir = ScratchDir("spin-" + mode);
   std::string path = dir + "/spin.hotline";
-  RunResult r = Hotline({"record", "-q", "--trace=" + mode, "-o", path, "--", PROGRAM_spin,
-                         std::to_string(kCalls)},
-                        dir);
+  RunResult r = Hotline(
+      {"record", "-q", "--trace=" + mode, "-o", path, "--", PROGRAM_spin, std::to_string(kCalls)},
+      dir);
   EXPECT_EQ(r.exit_code, 0) << r.err;
   symbolize::Symbolizer symbolizer;
   model::SymbolizerResolver resolver(symbolizer);
@@ -79,6 +81,37 @@ TEST(TraceCounts, CountsModeHasExactCallsAndNoTracedTimes) {
   EXPECT_FALSE(spin->timed);
   // main → outer → spin: depth 3 with main instrumented too.
   EXPECT_EQ(p.summary.max_call_depth, 3u);
+}
+
+// -P's per-call times are elapsed time, every other table's sampled CPU time: the titles say
+// which, and --sampled-times gives -P the CPU time. A function that sleeps as long as another
+// spins has as much elapsed time and no CPU time.
+double TotalNs(const std::string& table, const std::string& function) {
+  std::istringstream rows(table);
+  for (std::string row; std::getline(rows, row);) {
+    std::vector<std::string> cells;
+    std::istringstream fields(row);
+    for (std::string cell; std::getline(fields, cell, '\t');) cells.push_back(cell);
+    if (cells.size() == 9 && cells[1] == function) return std::stod(cells[3]);
+  }
+  return -1;
+}
+
+TEST(TraceTimed, ProceduresSayWhichClockAndOfferTheOther) {
+  std::string dir = ScratchDir("nap");
+  std::string path = dir + "/nap.hotline";
+  RunResult r = Hotline({"record", "-q", "--trace=timed", "-o", path, "--", PROGRAM_nap}, dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  RunResult elapsed = Hotline({"report", "-P", "-m", path}, dir);
+  EXPECT_NEAR(TotalNs(elapsed.out, "napper") / TotalNs(elapsed.out, "spinner"), 1.0, 0.3)
+      << elapsed.out;
+  RunResult cpu = Hotline({"report", "-P", "-m", "--sampled-times", path}, dir);
+  EXPECT_LT(TotalNs(cpu.out, "napper"), 0.1 * TotalNs(cpu.out, "spinner")) << cpu.out;
+  RunResult titles = Hotline({"report", "-P", "-C", "-N", path}, dir);
+  EXPECT_NE(titles.out.find("Procedures (elapsed time of every call"), std::string::npos)
+      << titles.out;
+  EXPECT_NE(titles.out.find("Functions by self time (CPU time, sampled)"), std::string::npos)
+      << titles.out;
 }
 
 }  // namespace

@@ -1,0 +1,21 @@
+/* Two traced functions of equal elapsed time: one spins on the CPU, one sleeps. */
+#include <time.h>
+
+__attribute__((noinline)) void spinner(void) {
+  struct timespec start, now;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &start);
+  do {
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
+  } while ((now.tv_sec - start.tv_sec) * 1000000000L + (now.tv_nsec - start.tv_nsec) < 150000000L);
+}
+
+__attribute__((noinline)) void napper(void) {
+  struct timespec nap = {0, 150000000L};
+  nanosleep(&nap, 0);
+}
+
+int main(void) {
+  spinner();
+  napper();
+  return 0;
+}
