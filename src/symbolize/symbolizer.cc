@@ -98,6 +98,11 @@ struct CompileUnit {
   RangeIndex top;  // scopes not nested in another scope with code
 };
 
+bool isCxx(int language) {
+  return language == DW_LANG_C_plus_plus || language == DW_LANG_C_plus_plus_03 ||
+         language == DW_LANG_C_plus_plus_11 || language == DW_LANG_C_plus_plus_14;
+}
+
 // Languages whose DW_AT_name is the name a programmer wrote and whose linkage names are an
 // implementation detail (`__mod_MOD_f`, `P$PROG_$$_F$LONGINT`), so the DWARF name wins.
 bool prefersSourceName(int language) {
@@ -598,6 +603,7 @@ struct Symbolizer::Impl {
         if (scope.decl_line == 0) scope.decl_line = entry_line;
       }
     }
+    if (linkage == nullptr && isCxx(language)) nameWithoutLinkage(m, scope, *decl_dir);
     if (scope.name.empty()) {
       // Nameless DWARF (rare): the symbol table may still know the function.
       Dwarf_Addr entry = 0;
@@ -605,6 +611,58 @@ struct Symbolizer::Impl {
         scope.name = symbolName(m, entry + m.dwarf_bias, nullptr);
       }
     }
+  }
+
+  // C++ functions without a linkage name are those of local types: lambdas, and templates
+  // instantiated over them. Their DWARF names are the same for every such function (every
+  // lambda's call operator is `operator()`, `run<main()::<lambda(int)> >` stands for each
+  // lambda's instantiation), so two of them would be one row. What tells them apart is the
+  // symbol at an out-of-line function's entry (`run<main::{lambda(int)#2}>`), and, for a lambda,
+  // where it is written.
+  void nameWithoutLinkage(Module& m, Scope& scope, const std::string& comp_dir) {
+    Dwarf_Die origin = scope.die;
+    for (int hops = 0; hops < 8; ++hops) {  // to the declaration, through inlining and clones
+      Dwarf_Attribute ref;
+      if (dwarf_attr(&origin, DW_AT_abstract_origin, &ref) == nullptr &&
+          dwarf_attr(&origin, DW_AT_specification, &ref) == nullptr)
+        break;
+      if (dwarf_formref_die(&ref, &origin) == nullptr) break;
+    }
+    Dwarf_Die* chain = nullptr;
+    int depth = dwarf_getscopes_die(&origin, &chain);
+    bool lambda = depth >= 2 && scope.name == "operator()" &&
+                  (dwarf_tag(&chain[1]) == DW_TAG_class_type ||
+                   dwarf_tag(&chain[1]) == DW_TAG_structure_type) &&
+                  dwarf_diename(&chain[1]) == nullptr;
+    if (lambda) {
+      // `main::{lambda at app.cc:11:16}`: the enclosing function, and the lambda's place, which
+      // is the closure type's (the call operator itself is artificial and has none).
+      std::string enclosing;
+      for (int i = 2; i < depth && enclosing.empty(); ++i)
+        if (dwarf_tag(&chain[i]) == DW_TAG_subprogram && dwarf_diename(&chain[i]) != nullptr)
+          enclosing = dwarf_diename(&chain[i]);
+      Dwarf_Die* closure = &chain[1];
+      int line = 0, column = 0;
+      if (scope.decl_file.empty())
+        scope.decl_file = filePath(m, dwarf_decl_file(closure), comp_dir);
+      if (scope.decl_line == 0 && dwarf_decl_line(closure, &line) == 0 && line > 0)
+        scope.decl_line = static_cast<uint32_t>(line);
+      dwarf_decl_column(closure, &column);
+      const std::string& file = scope.decl_file;
+      std::string place = file.substr(file.rfind('/') + 1) + ":" + std::to_string(scope.decl_line);
+      if (column > 0) place += ":" + std::to_string(column);
+      scope.name = (enclosing.empty() ? "" : enclosing + "::") + "{lambda at " + place + "}";
+    } else if (!scope.inlined) {
+      Dwarf_Addr entry = 0;
+      if (dwarf_entrypc(&scope.die, &entry) == 0) {
+        std::string symbol = symbolName(m, entry + m.dwarf_bias, nullptr);
+        // GCC's clones keep their function's name: `f(int) [clone .constprop.0]` is f.
+        size_t clone = symbol.find(" [clone ");
+        if (clone != std::string::npos) symbol.resize(clone);
+        if (!symbol.empty()) scope.name = symbol;
+      }
+    }
+    free(chain);
   }
 
   // The symbol-table name at a Dwfl address, demangled; "" when there is none.

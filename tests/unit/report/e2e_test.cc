@@ -3,8 +3,10 @@
 // put through the model's invariant checker.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <sstream>
+#include <vector>
 
 #include "model/build.h"
 #include "model/invariants.h"
@@ -115,6 +117,37 @@ TEST(ReportEndToEnd, DeepRecursionStaysAtMostHundredPercent) {
     saw_section = true;
   }
   EXPECT_TRUE(saw_section) << graph.out;
+  ExpectInvariants(profile);
+}
+
+// Two lambdas on one line and run<> over each: functions are told apart by what tells them
+// apart in the binary (the symbol at an out-of-line entry, the lambda's own place), and named
+// so a reader can too. perf shows run<main::{lambda(int)#1}> and #2 at 20% and 80%.
+TEST(ReportEndToEnd, LambdasAndTheirInstantiationsAreFunctionsOfTheirOwn) {
+  std::string profile = Record("lambdas", HOTLINE_PROGRAM_lambdas, "20000000");
+  uint64_t total = 0;
+  auto rows = Flat(profile, &total);
+  ASSERT_GT(total, 0u);
+  std::vector<std::pair<std::string, FlatRow>> lambdas, runs;
+  for (const auto& [name, row] : rows) {
+    if (name.find("{lambda at lambdas.cc:") != std::string::npos) lambdas.emplace_back(name, row);
+    if (name.starts_with("void run<main::{lambda(int)#")) runs.emplace_back(name, row);
+  }
+  ASSERT_EQ(lambdas.size(), 2u) << "lambdas merged or unnamed";
+  ASSERT_EQ(runs.size(), 2u) << "instantiations merged";
+  auto share = [&](const FlatRow& row) {
+    return 100.0 * static_cast<double>(row.inclusive_ns) / static_cast<double>(total);
+  };
+  double a = share(lambdas[0].second), b = share(lambdas[1].second);
+  EXPECT_NEAR(std::min(a, b), 20.0, 5.0) << lambdas[0].first << " " << lambdas[1].first;
+  EXPECT_NEAR(std::max(a, b), 80.0, 5.0);
+  // #1 is the first lambda (the light one), #2 the second.
+  const FlatRow& first =
+      runs[0].first.find("#1") != std::string::npos ? runs[0].second : runs[1].second;
+  const FlatRow& second =
+      runs[0].first.find("#2") != std::string::npos ? runs[0].second : runs[1].second;
+  EXPECT_NEAR(share(first), 20.0, 5.0);
+  EXPECT_NEAR(share(second), 80.0, 5.0);
   ExpectInvariants(profile);
 }
 
