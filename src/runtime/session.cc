@@ -365,12 +365,11 @@ void StartSession() {
   ReadConfig(&s.config);
   if (!s.config.active) return;
   s.pid = getpid();
-  bool root_image = s.config.root_pid == uint64_t(s.pid) && !s.config.later_image;
   PrepareEnvironmentForChildren(s.config);
-  UseProfileDescriptor(OpenProfileFile(s.config, root_image, s.path, sizeof s.path));
+  UseProfileDescriptor(OpenProfileFile(s.config, s.rootImage(), s.path, sizeof s.path));
   if (s.fd < 0) return;  // nowhere to write, not even why: stay off
   InitSync();
-  if (root_image) {
+  if (s.rootImage()) {
     void* page = mmap(nullptr, sizeof(SharedCounters), PROT_READ | PROT_WRITE,
                       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (page != MAP_FAILED) s.shared = new (page) SharedCounters();
@@ -500,8 +499,7 @@ void FinishSession(format::EndHow how, uint64_t code, bool bounded) {
   uint64_t end_code = code;
   if (how == format::EndHow::kExit && !s.exit_code_known) end_code = 0;
   stat("profile_reopened", s.profile_reopened);
-  bool root_image = s.config.root_pid == uint64_t(s.pid) && !s.config.later_image;
-  if (root_image && s.shared) {
+  if (s.rootImage() && s.shared) {
     stat("children_without_profile", s.shared->children_without_profile.load());
     stat("children_without_profile_cpu_ns", s.shared->children_without_profile_cpu_ns.load());
   }

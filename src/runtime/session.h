@@ -55,6 +55,10 @@ struct Session {
   std::atomic<int> live_threads{0};
   uint64_t exit_code = 0;
   bool exit_code_known = false;
+
+  // The process `hotline record` started, in its first image: it writes the configured output
+  // and reports for the whole run.
+  bool rootImage() const { return config.root_pid == uint64_t(pid) && !config.later_image; }
 };
 
 // One page shared by every process of the run (MAP_SHARED, inherited through fork): what the
