@@ -16,6 +16,7 @@
 #include <cstring>
 #include <new>
 
+#include "runtime/modules.h"
 #include "runtime/session.h"
 #include "runtime/signals.h"
 #include "runtime/threads.h"
@@ -131,45 +132,6 @@ std::atomic<bool> g_heap_on{false};
 __thread HeapRing* t_ring __attribute__((tls_model("initial-exec"))) = nullptr;
 __thread int t_busy __attribute__((tls_model("initial-exec"))) = 0;  // inside a shim already
 
-// The code whose allocations are the runtime's, never the program's: this library, and
-// libunwind, which maps a trace cache per thread and unmaps it when the thread ends.
-// Plain data, zero-initialized before any constructor runs: member initializers would make it
-// dynamically initialized, after the runtime's own early constructor has filled it in.
-struct Image {
-  uint64_t anchor, low, high;
-};
-Image g_runtime_images[2];
-
-int FindRuntimeImages(dl_phdr_info* info, size_t, void*) {
-  uint64_t low = UINT64_MAX, high = 0;
-  for (int i = 0; i < info->dlpi_phnum; ++i) {
-    const ElfW(Phdr)& ph = info->dlpi_phdr[i];
-    if (ph.p_type != PT_LOAD) continue;
-    low = std::min<uint64_t>(low, info->dlpi_addr + ph.p_vaddr);
-    high = std::max<uint64_t>(high, info->dlpi_addr + ph.p_vaddr + ph.p_memsz);
-  }
-  for (Image& image : g_runtime_images) {
-    if (image.anchor >= low && image.anchor < high) {
-      image.low = low;
-      image.high = high;
-    }
-  }
-  return 0;
-}
-
-void LocateRuntimeImages() {
-  g_runtime_images[0].anchor = uint64_t(&FindRuntimeImages);
-  g_runtime_images[1].anchor = uint64_t(&unw_backtrace);
-  dl_iterate_phdr(FindRuntimeImages, nullptr);
-}
-
-bool FromRuntime(const void* return_address) {
-  auto a = uint64_t(return_address);
-  for (const Image& image : g_runtime_images)
-    if (a >= image.low && a < image.high) return true;
-  return false;
-}
-
 HeapRing* ClaimRing() {
   for (int i = 0; i < g_ring_count.load() && i < kMaxRings; ++i) {
     int expected = 0;
@@ -269,7 +231,7 @@ uint64_t CaptureStack(HeapRing* ring) {
   void* raw[kMaxHeapFrames + 8];
   int depth = unw_backtrace(raw, kMaxHeapFrames + 8);
   int skip = 0;
-  while (skip < depth && FromRuntime(raw[skip])) ++skip;
+  while (skip < depth && IsRuntimeCode(raw[skip])) ++skip;
   void** frames = raw + skip;
   depth -= skip;
   if (depth > kMaxHeapFrames) depth = kMaxHeapFrames;
@@ -391,7 +353,7 @@ struct Busy {
 // Whether this call, made from `caller`, is the program's own to record.
 inline bool Recording(const void* caller) {
   return g_heap_on.load(std::memory_order_relaxed) && t_busy == 0 && !InRuntimeNow() &&
-         !FromRuntime(caller);
+         !IsRuntimeCode(caller);
 }
 
 inline bool Ready() { return g_resolved.load(std::memory_order_acquire) == 2 || Resolve(); }
@@ -401,7 +363,6 @@ inline bool Ready() { return g_resolved.load(std::memory_order_acquire) == 2 || 
 bool HeapOn() { return g_heap_on.load(); }
 
 void StartHeap(format::Writer& writer, uint64_t now) {
-  LocateRuntimeImages();
   Resolve();
   CalibrateTicks();
   // What the bootstrap arena served before the real allocator was found still counts.

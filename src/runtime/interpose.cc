@@ -16,6 +16,7 @@
 #include <cstdlib>
 
 #include "runtime/descriptors.h"
+#include "runtime/modules.h"
 #include "runtime/session.h"
 #include "runtime/signals.h"
 #include "runtime/threads.h"
@@ -330,8 +331,28 @@ HOTLINE_EXPORT int select(int nfds, fd_set* readfds, fd_set* writefds, fd_set* e
 HOTLINE_EXPORT int close(int fd) {
   using Fn = int (*)(int);
   static Fn real = Real<Fn>("close");
-  if (IsOwnDescriptor(fd)) return 0;
+  if (IsOwnDescriptor(fd)) {
+    // The runtime's own code (libunwind renewing its pipe) closes its descriptors for real.
+    if (IsRuntimeCode(__builtin_return_address(0))) CloseOwnDescriptor(fd);
+    return 0;
+  }
   return real(fd);
+}
+
+// libunwind validates every stack address it reads by writing a byte of it into a pipe of its
+// own, opened at its first use and kept in a static array. A program that closes every
+// descriptor would close that pipe and reuse its numbers for its own files, which libunwind
+// would then read from and close. Its pipe is made the runtime's: moved high, out of the
+// program's way, like the runtime's other descriptors.
+HOTLINE_EXPORT int pipe2(int fds[2], int flags) {
+  using Fn = int (*)(int[2], int);
+  static Fn real = Real<Fn>("pipe2");
+  int result = real(fds, flags);
+  if (result == 0 && IsRuntimeCode(__builtin_return_address(0))) {
+    fds[0] = AdoptDescriptor(fds[0], nullptr);
+    fds[1] = AdoptDescriptor(fds[1], nullptr);
+  }
+  return result;
 }
 
 HOTLINE_EXPORT int close_range(unsigned first, unsigned last, int flags) {

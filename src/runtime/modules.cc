@@ -5,6 +5,10 @@
 #include <unistd.h>
 
 #include <cstdlib>
+
+#define UNW_LOCAL_ONLY
+#include <libunwind.h>
+
 #include <cstring>
 
 #include "runtime/debug_frame.h"
@@ -116,6 +120,50 @@ void EmitLoad(format::Writer& writer, const Module& m, uint64_t now) {
 }
 
 }  // namespace
+
+namespace {
+
+// The code that is the runtime's, never the program's: this library, and libunwind (its caches,
+// its memory-validation pipe). Plain data, zero before any constructor runs: member
+// initializers would make it dynamically initialized, after the runtime's early constructor
+// has filled it in.
+struct Image {
+  uint64_t anchor, low, high;
+};
+Image g_runtime_images[2];
+
+int FindRuntimeImages(dl_phdr_info* info, size_t, void*) {
+  uint64_t low = UINT64_MAX, high = 0;
+  for (int i = 0; i < info->dlpi_phnum; ++i) {
+    const ElfW(Phdr)& ph = info->dlpi_phdr[i];
+    if (ph.p_type != PT_LOAD) continue;
+    if (info->dlpi_addr + ph.p_vaddr < low) low = info->dlpi_addr + ph.p_vaddr;
+    if (info->dlpi_addr + ph.p_vaddr + ph.p_memsz > high)
+      high = info->dlpi_addr + ph.p_vaddr + ph.p_memsz;
+  }
+  for (Image& image : g_runtime_images) {
+    if (image.anchor >= low && image.anchor < high) {
+      image.low = low;
+      image.high = high;
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+
+void LocateRuntimeImages() {
+  g_runtime_images[0].anchor = uint64_t(&FindRuntimeImages);
+  g_runtime_images[1].anchor = uint64_t(&unw_backtrace);
+  dl_iterate_phdr(FindRuntimeImages, nullptr);
+}
+
+bool IsRuntimeCode(const void* address) {
+  auto a = uint64_t(address);
+  for (const Image& image : g_runtime_images)
+    if (a >= image.low && a < image.high) return true;
+  return false;
+}
 
 const char* ExecutablePath() {
   static char path[4096];

@@ -16,4 +16,11 @@ void ReemitModules(format::Writer& writer, uint64_t now);
 // This image's executable, read from /proc once (a forked child has the same one).
 const char* ExecutablePath();
 
+// Finds where the runtime's own code lies (this library and libunwind). Call once at start-up,
+// before anything asks IsRuntimeCode.
+void LocateRuntimeImages();
+// Whether `address` (a return address) is in the runtime's own code: what such code allocates,
+// opens or closes is never the program's. Async-signal-safe.
+bool IsRuntimeCode(const void* address);
+
 }  // namespace hotline::rt

@@ -377,7 +377,8 @@ void StartSession() {
   s.writer = new (g_writer_storage) format::Writer();
   InitTrace(s.config.trace);
   if (!W().begin(s.fd, Features())) return;
-  InitUnwinder();
+  LocateRuntimeImages();
+  InitUnwinder();  // libunwind opens its memory-validation pipe here: see pipe2 in interpose.cc
   s.sampler = !s.config.sampling()                         ? format::Sampler::kNone
               : s.config.clock == format::ClockMode::kWall ? format::Sampler::kPosixMonotonicTimer
                                                            : format::Sampler::kPerfTaskClock;

@@ -265,7 +265,7 @@ TEST(Safety, RuntimeExportsOnlyItsInterfaceAndShims) {
       // sleeps resumed after a sample
       "clock_nanosleep", "nanosleep", "sleep", "usleep", "poll", "epoll_wait", "select",
       // descriptors
-      "close", "close_range", "closefrom", "dup2", "dup3",
+      "close", "close_range", "closefrom", "dup2", "dup3", "pipe2",
       // the heap
       "malloc", "free", "calloc", "realloc", "posix_memalign", "aligned_alloc", "memalign",
       "valloc", "pvalloc", "mmap", "munmap"};
