@@ -1,4 +1,4 @@
-// Timed tracing through the model: a function that spins a known CPU time per call must show
+// Timed tracing through the model: a function that spins a known elapsed time per call must show
 // that time as its average (within 20%), its calls exactly, min ≤ avg ≤ max, and the profile
 // must satisfy every invariant (sampled and traced sums alike) in counts and timed mode.
 #include <gtest/gtest.h>
