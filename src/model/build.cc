@@ -543,7 +543,7 @@ void ProfileBuilder::accountUnsampled(const format::RawProfile& raw) {
   s.cpu_compared = true;
   FunctionId unsampled;
   struct Loss {
-    uint64_t ns, cpu_ns;
+    uint64_t ns;
     std::string text;
   };
   std::vector<Loss> losses;
@@ -571,8 +571,7 @@ void ProfileBuilder::accountUnsampled(const format::RawProfile& raw) {
     s.unsampled_ns += ns;
     std::string name = t.name.empty() ? "" : " (" + t.name + ")";
     losses.push_back(
-        Loss{ns, *t.cpu_ns,
-             std::to_string(t.tid) + name + " " + FormatMs(ns) + " of " + FormatMs(*t.cpu_ns)});
+        Loss{ns, std::to_string(t.tid) + name + " " + FormatMs(ns) + " of " + FormatMs(*t.cpu_ns)});
   }
   // Every thread loses a little (its last partial period, its start before the timer): say so
   // only when it adds up to more than 5% or 10 ms, and name the threads that lost most.
