@@ -414,17 +414,23 @@ void StartSession() {
   StartWriterThread();
 }
 
-// A forked child that ends having recorded nothing leaves no profile, only its count and CPU
-// time for the root process to report. Call with the lock held; stops the timers.
-void EndWithoutProfileLocked() {
+// Stops every live thread's timer, keeping its CPU time in end_cpu_ns (read first: a thread
+// that is gone has it only in its perf event). Returns the sum of the known ones.
+uint64_t StopThreadTimersLocked() {
   uint64_t cpu_ns = 0;
   for (ThreadSlot& slot : UsedSlots()) {
     if (slot.state.load() != int(SlotState::kActive)) continue;
-    uint64_t thread_ns = SlotCpuNs(slot);
-    if (thread_ns != format::kCpuUnknown) cpu_ns += thread_ns;
+    slot.end_cpu_ns = SlotCpuNs(slot);
+    if (slot.end_cpu_ns != format::kCpuUnknown) cpu_ns += slot.end_cpu_ns;
     StopTimer(&slot);
   }
-  CountChildWithoutProfileLocked(cpu_ns);
+  return cpu_ns;
+}
+
+// A forked child that ends having recorded nothing leaves no profile, only its count and CPU
+// time for the root process to report. Call with the lock held.
+void EndWithoutProfileLocked() {
+  CountChildWithoutProfileLocked(StopThreadTimersLocked());
   g_session.phase.store(int(Phase::kDone));
 }
 
@@ -465,14 +471,11 @@ void FinishSession(format::EndHow how, uint64_t code, bool bounded) {
   } else {
     LockSession();
   }
-  for (ThreadSlot& slot : UsedSlots()) {
-    if (slot.state.load() != int(SlotState::kActive)) continue;
-    slot.end_cpu_ns = SlotCpuNs(slot);
-    StopTimer(&slot);
-  }
+  uint64_t cpu_ns = StopThreadTimersLocked();
   DrainLocked();
   if (s.file_pending && !ChildHasDataLocked()) {
-    EndWithoutProfileLocked();
+    CountChildWithoutProfileLocked(cpu_ns);
+    s.phase.store(int(Phase::kDone));
     UnlockSession();
     return;
   }
@@ -520,14 +523,10 @@ void FlushBeforeExec() {
   if (!Running() || getpid() != g_session.pid) return;
   LockSession();
   uint64_t now = NowNs();
-  uint64_t exec_cpu_ns = 0;
-  for (ThreadSlot& slot : UsedSlots()) {
-    if (slot.state.load() != int(SlotState::kActive)) continue;
-    uint64_t cpu_ns = SlotCpuNs(slot);
-    if (cpu_ns != format::kCpuUnknown) exec_cpu_ns += cpu_ns;
-    StopTimer(&slot);
-    W().add(format::ThreadEndRecord{now, uint64_t(slot.tid), cpu_ns});
-  }
+  uint64_t exec_cpu_ns = StopThreadTimersLocked();
+  for (ThreadSlot& slot : UsedSlots())
+    if (slot.state.load() == int(SlotState::kActive))
+      W().add(format::ThreadEndRecord{now, uint64_t(slot.tid), slot.end_cpu_ns});
   // A sampling signal still queued would survive exec and kill the new image (its default
   // action): ignoring the signal discards what is pending.
   DiscardPendingSamples();

@@ -33,6 +33,14 @@ uint64_t Stat(const format::RawProfile& p, const std::string& key) {
   return 0;
 }
 
+// A Python script in a scratch directory of its own; "" when there is no /usr/bin/python3.
+std::string PythonScript(const std::string& name, const std::string& text) {
+  if (access("/usr/bin/python3", X_OK) != 0) return "";
+  std::string path = ScratchDir(name + "-src") + "/" + name + ".py";
+  std::ofstream(path) << text;
+  return path;
+}
+
 std::string ReadFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   std::stringstream text;
@@ -100,15 +108,15 @@ INSTANTIATE_TEST_SUITE_P(Closers, DescriptorSafety,
                          ::testing::Values("closefrom", "close_range", "close_loop"));
 
 TEST(Safety, PythonClosingEveryDescriptorKeepsItsFiles) {
-  if (access("/usr/bin/python3", X_OK) != 0) GTEST_SKIP() << "no /usr/bin/python3";
-  std::string script = ScratchDir("py-closer-src") + "/closer.py";
-  std::ofstream(script) << "import os\n"
-                           "os.closerange(3, 1024)\n"
-                           "for i in range(3):\n"
-                           "    with open(f'out{i}.txt', 'w') as f:\n"
-                           "        for j in range(20000):\n"
-                           "            f.write(f'line {j} of file {i}\\n')\n"
-                           "print('done')\n";
+  std::string script = PythonScript("closer",
+                                    "import os\n"
+                                    "os.closerange(3, 1024)\n"
+                                    "for i in range(3):\n"
+                                    "    with open(f'out{i}.txt', 'w') as f:\n"
+                                    "        for j in range(20000):\n"
+                                    "            f.write(f'line {j} of file {i}\\n')\n"
+                                    "print('done')\n");
+  if (script.empty()) GTEST_SKIP() << "no /usr/bin/python3";
   Recorded r = RecordAndCompare("py-closer", {"/usr/bin/python3", script});
   for (const char* name : {"out0.txt", "out1.txt", "out2.txt"}) {
     std::string plain = ReadFile(r.plain_dir + "/" + name);
@@ -294,16 +302,16 @@ TEST(Safety, HeapProfileHoldsNoRuntimeMemory) {
 // A thread that ends while the process finishes (Python's shutdown lets the main thread go
 // while a worker is still leaving) still has its CPU time, never 0.
 TEST(Safety, ThreadsEndingDuringShutdownKeepTheirCpuTime) {
-  if (access("/usr/bin/python3", X_OK) != 0) GTEST_SKIP() << "no /usr/bin/python3";
-  std::string script = ScratchDir("py-threads-src") + "/threads.py";
-  std::ofstream(script) << "import threading\n"
-                           "def work():\n"
-                           "    x = 0\n"
-                           "    for i in range(300000):\n"
-                           "        x += i\n"
-                           "ts = [threading.Thread(target=work) for _ in range(4)]\n"
-                           "for t in ts: t.start()\n"
-                           "for t in ts: t.join()\n";
+  std::string script = PythonScript("threads",
+                                    "import threading\n"
+                                    "def work():\n"
+                                    "    x = 0\n"
+                                    "    for i in range(300000):\n"
+                                    "        x += i\n"
+                                    "ts = [threading.Thread(target=work) for _ in range(4)]\n"
+                                    "for t in ts: t.start()\n"
+                                    "for t in ts: t.join()\n");
+  if (script.empty()) GTEST_SKIP() << "no /usr/bin/python3";
   for (int run = 0; run < 20; ++run) {  // the race showed in about 1 run of 8
     std::string dir = ScratchDir("py-threads");
     RunResult r = Execute(
