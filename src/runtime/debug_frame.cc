@@ -449,12 +449,6 @@ const Row* FindRow(uint64_t pc) {
   return nullptr;
 }
 
-bool ReadWord(uint64_t address, uint64_t low, uint64_t high, uint64_t* value) {
-  if (address < low || address > high || high - address < 8) return false;
-  *value = *reinterpret_cast<const uint64_t*>(address);
-  return true;
-}
-
 }  // namespace
 
 void AddDebugFrameModule(const char* path, uint64_t bias, uint64_t start, uint64_t size) {
@@ -500,8 +494,8 @@ void AddDebugFrameModule(const char* path, uint64_t bias, uint64_t start, uint64
   }
 }
 
-CfiStep StepDebugFrame(uint64_t lookup_pc, uint64_t* ip, uint64_t* sp, uint64_t* bp, uint64_t low,
-                       uint64_t high) {
+CfiStep StepDebugFrame(uint64_t lookup_pc, uint64_t* ip, uint64_t* sp, uint64_t* bp,
+                       const StackWindow& window) {
   const Row* row = FindRow(lookup_pc);
   if (!row) return CfiStep::kNotCovered;
   if (row->ra == kUndefined) return CfiStep::kOutermost;
@@ -510,9 +504,8 @@ CfiStep StepDebugFrame(uint64_t lookup_pc, uint64_t* ip, uint64_t* sp, uint64_t*
   // The caller's frame lies above this one; anything else is a bad row or a bad register.
   if (cfa <= *sp) return CfiStep::kFailed;
   uint64_t ret = 0, saved_bp = *bp;
-  if (!ReadWord(cfa + uint64_t(int64_t(row->ra_offset)), low, high, &ret)) return CfiStep::kFailed;
-  if (row->rbp == kAtCfa &&
-      !ReadWord(cfa + uint64_t(int64_t(row->rbp_offset)), low, high, &saved_bp))
+  if (!window.read(cfa + uint64_t(int64_t(row->ra_offset)), &ret)) return CfiStep::kFailed;
+  if (row->rbp == kAtCfa && !window.read(cfa + uint64_t(int64_t(row->rbp_offset)), &saved_bp))
     return CfiStep::kFailed;
   if (row->rbp == kUndefined || row->rbp == kUnknown) saved_bp = 0;
   if (ret == 0) return CfiStep::kOutermost;

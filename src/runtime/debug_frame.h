@@ -9,6 +9,8 @@
 
 #include <cstdint>
 
+#include "runtime/unwind.h"
+
 namespace hotline::rt {
 
 // Decodes the .debug_frame of the ELF file at `path`, loaded with `bias` over [start,
@@ -26,9 +28,9 @@ enum class CfiStep {
 };
 
 // One step from the frame (ip, sp, bp), looking up `lookup_pc` (ip, or ip - 1 for a return
-// address). Reads only 8-byte words inside [low, high). Async-signal-safe.
-CfiStep StepDebugFrame(uint64_t lookup_pc, uint64_t* ip, uint64_t* sp, uint64_t* bp, uint64_t low,
-                       uint64_t high);
+// address). Reads the stack only through `window`. Async-signal-safe.
+CfiStep StepDebugFrame(uint64_t lookup_pc, uint64_t* ip, uint64_t* sp, uint64_t* bp,
+                       const StackWindow& window);
 
 // True when `pc` lies in the function that holds the program's entry point (_start): a walk
 // that reaches it is complete, whatever unwind information _start carries (fpc's describes

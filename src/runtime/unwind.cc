@@ -1,6 +1,9 @@
 #include "runtime/unwind.h"
 
+#include <sys/syscall.h>
+#include <sys/uio.h>
 #include <ucontext.h>
+#include <unistd.h>
 
 #define UNW_LOCAL_ONLY
 #include <libunwind.h>
@@ -15,27 +18,40 @@ namespace hotline::rt {
 
 void InitUnwinder() { unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD); }
 
+StackWindow::StackWindow(const StackBounds& bounds, uint64_t sp)
+    : low(bounds.low ? bounds.low : sp),
+      high(bounds.high ? bounds.high : sp + (8u << 20)),
+      known(bounds.low != 0 && bounds.high != 0) {}
+
+bool StackWindow::read(uint64_t address, uint64_t* value) const {
+  if (address < low || address > high || high - address < 8 || (address & 7)) return false;
+  if (known) {
+    *value = *reinterpret_cast<const uint64_t*>(address);
+    return true;
+  }
+  iovec local{value, 8}, remote{reinterpret_cast<void*>(address), 8};
+  return syscall(SYS_process_vm_readv, getpid(), &local, 1, &remote, 1, 0) == 8;
+}
+
 uint32_t UnwindFramePointers(void* ucontext, const StackBounds& bounds, uint64_t* frames,
                              uint32_t max, uint32_t* flags) {
   const auto* uc = static_cast<const ucontext_t*>(ucontext);
   uint64_t pc = uint64_t(uc->uc_mcontext.gregs[REG_RIP]);
   uint64_t fp = uint64_t(uc->uc_mcontext.gregs[REG_RBP]);
   uint64_t sp = uint64_t(uc->uc_mcontext.gregs[REG_RSP]);
-  // Without known bounds, trust only what lies between the stack pointer and 8 MiB above it.
-  uint64_t low = bounds.low ? bounds.low : sp;
-  uint64_t high = bounds.high ? bounds.high : sp + (8u << 20);
+  // The frame pointer is whatever the code left in rbp (a general register where frame pointers
+  // are omitted): every word is read through the window, so a garbage one cannot fault.
+  const StackWindow window(bounds, sp);
   uint32_t n = 0;
   if (max == 0) return 0;
   frames[n++] = pc;
   while (n < max) {
-    if (fp < low || fp < sp || fp + 16 > high || (fp & 7)) {
+    uint64_t next_fp = 0, ret = 0;
+    if (fp < sp || !window.read(fp, &next_fp) || !window.read(fp + 8, &ret)) {
       // fp == 0 is how the outermost frame ends the chain; anything else is a broken walk.
       if (fp != 0) *flags |= format::kSampleBroken;
       return n;
     }
-    const auto* frame = reinterpret_cast<const uint64_t*>(fp);
-    uint64_t next_fp = frame[0];
-    uint64_t ret = frame[1];
     if (ret == 0) return n;
     frames[n++] = ret;
     if (next_fp != 0 && next_fp <= fp) {
@@ -70,12 +86,10 @@ uint32_t UnwindDwarf(void* ucontext, uint64_t* frames, uint32_t max, uint32_t* f
     *flags |= format::kSampleBroken;
     return 1;
   }
-  // Stack reads of the .debug_frame steps stay inside the thread's stack (as the frame-pointer
-  // walk's do; without known bounds, within 8 MiB above the stack pointer).
+  // Stack reads of the .debug_frame steps go through the window, as the frame-pointer walk's do.
   uint64_t sp = uint64_t(uc->uc_mcontext.gregs[REG_RSP]);
   const ThreadSlot* slot = CurrentSlot();
-  uint64_t low = slot && slot->bounds.low ? slot->bounds.low : sp;
-  uint64_t high = slot && slot->bounds.high ? slot->bounds.high : sp + (8u << 20);
+  const StackWindow window(slot ? slot->bounds : StackBounds{}, sp);
   // After steps of its own the walk hands the registers back to libunwind through this context.
   ucontext_t resume;
   bool in_cursor = true;
@@ -103,7 +117,7 @@ uint32_t UnwindDwarf(void* ucontext, uint64_t* frames, uint32_t max, uint32_t* f
     // Every frame but the interrupted one holds a return address, which may lie just past its
     // call's function.
     uint64_t lookup = n == 1 ? ip : ip - 1;
-    CfiStep own = StepDebugFrame(lookup, &ip, &sp, &bp, low, high);
+    CfiStep own = StepDebugFrame(lookup, &ip, &sp, &bp, window);
     if (own == CfiStep::kStepped) {
       in_cursor = false;
       continue;

@@ -244,6 +244,22 @@ TEST(Safety, ShortThreadsTimeIsAccountedAsUnsampled) {
   EXPECT_EQ(unsampled, cpu_ns - sampled_ns);
 }
 
+// A frame-pointer walk follows whatever rbp holds. In a thread that existed before the runtime
+// (its stack bounds unknown) rbp pointing at an unreadable page killed the program (139).
+TEST(Safety, GarbageFramePointerNeverFaults) {
+  for (const char* unwinder : {"fp", "dwarf"}) {
+    for (int run = 0; run < 3; ++run) {
+      Recorded r = RecordAndCompare(std::string("bad-rbp-") + unwinder, {PROGRAM_early_bad_rbp},
+                                    {"--unwind", unwinder});
+      EXPECT_EQ(r.profiled.exit_code, 0) << unwinder << " run " << run;
+      format::RawProfile p = Load(r.profile);
+      ASSERT_EQ(p.threads.size(), 2u);
+      EXPECT_TRUE(p.threads[1].flags & format::kThreadPreexisting);
+      EXPECT_GT(p.samplesPerThread()[p.threads[1].tid], 100u) << unwinder;
+    }
+  }
+}
+
 TEST(Safety, ToggleSignalMustBeOneThatCanToggle) {
   std::string dir = ScratchDir("toggle");
   for (const char* sig : {"SEGV", "SIGBUS", "ILL", "FPE", "KILL", "STOP", "0", "11", "INT", "IO"}) {
