@@ -1,0 +1,302 @@
+#include "sampler/perf_recorder.h"
+
+#include <linux/perf_event.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <ctime>
+
+namespace hotline::sampler {
+namespace {
+
+// The x86-64 user registers a sample carries (PERF_REG_X86_*): the general ones and ip; not
+// flags or the segment registers, which no unwinder needs.
+constexpr int kRegAx = 0, kRegBx = 1, kRegCx = 2, kRegDx = 3, kRegSi = 4, kRegDi = 5, kRegBp = 6,
+              kRegSp = 7, kRegIp = 8, kRegR8 = 16;
+constexpr uint64_t kRegsMask = ((uint64_t{1} << 9) - 1) | (uint64_t{0xff} << 16);
+
+// Fields after the record's own, present on every non-sample record (sample_id_all), for our
+// sample_type: pid and tid, time, cpu and a reserved word.
+constexpr size_t kSampleIdBytes = 8 + 8 + 8;
+
+int PerfEventOpen(perf_event_attr* attr, pid_t pid, int cpu) {
+  return int(syscall(SYS_perf_event_open, attr, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC));
+}
+
+// A bounds-checked reader over one record: every field read past the end fails, never reads.
+class Fields {
+ public:
+  Fields(const uint8_t* data, size_t size) : data_(data), size_(size) {}
+  bool u32(uint32_t* v) { return take(v, 4); }
+  bool u64(uint64_t* v) { return take(v, 8); }
+  const uint8_t* bytes(size_t n) {
+    if (n > size_ - used_) return nullptr;
+    const uint8_t* p = data_ + used_;
+    used_ += n;
+    return p;
+  }
+  size_t left() const { return size_ - used_; }
+
+ private:
+  bool take(void* v, size_t n) {
+    const uint8_t* p = bytes(n);
+    if (!p) return false;
+    std::memcpy(v, p, n);
+    return true;
+  }
+  const uint8_t* data_;
+  size_t size_;
+  size_t used_ = 0;
+};
+
+// A NUL-terminated name in the first `size` bytes (perf pads names to 8 bytes).
+std::string Name(const uint8_t* p, size_t size) {
+  const void* nul = std::memchr(p, 0, size);
+  return std::string(reinterpret_cast<const char*>(p),
+                     nul ? size_t(static_cast<const uint8_t*>(nul) - p) : size);
+}
+
+void SetReg(UserRegs& r, int bit, uint64_t v) {
+  switch (bit) {
+    case kRegAx:
+      r.ax = v;
+      break;
+    case kRegBx:
+      r.bx = v;
+      break;
+    case kRegCx:
+      r.cx = v;
+      break;
+    case kRegDx:
+      r.dx = v;
+      break;
+    case kRegSi:
+      r.si = v;
+      break;
+    case kRegDi:
+      r.di = v;
+      break;
+    case kRegBp:
+      r.bp = v;
+      break;
+    case kRegSp:
+      r.sp = v;
+      break;
+    case kRegIp:
+      r.ip = v;
+      break;
+    default: {
+      uint64_t* high[] = {&r.r8, &r.r9, &r.r10, &r.r11, &r.r12, &r.r13, &r.r14, &r.r15};
+      if (bit >= kRegR8 && bit < kRegR8 + 8) *high[bit - kRegR8] = v;
+    }
+  }
+}
+
+}  // namespace
+
+PerfRecorder::~PerfRecorder() { close(); }
+
+Status PerfRecorder::open(pid_t pid, const PerfOptions& options) {
+  close();
+  if (options.freq_hz == 0 || options.ring_pages == 0 ||
+      (options.ring_pages & (options.ring_pages - 1)) != 0 || options.stack_bytes % 8 != 0)
+    return Status::Error(
+        "perf sampling: a rate above 0, a power-of-two ring and a stack size "
+        "that is a multiple of 8 are needed");
+  perf_event_attr attr;
+  std::memset(&attr, 0, sizeof attr);
+  attr.size = sizeof attr;
+  attr.type = PERF_TYPE_SOFTWARE;
+  attr.config = PERF_COUNT_SW_TASK_CLOCK;
+  attr.sample_period = 1'000'000'000u / options.freq_hz;
+  attr.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU |
+                     PERF_SAMPLE_PERIOD | PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+  attr.sample_regs_user = kRegsMask;
+  attr.sample_stack_user = options.stack_bytes;
+  attr.mmap = 1;
+  attr.mmap2 = 1;
+  attr.comm = 1;
+  attr.comm_exec = 1;
+  attr.task = 1;
+  attr.inherit = 1;
+  attr.sample_id_all = 1;
+  attr.use_clockid = 1;
+  attr.clockid = CLOCK_MONOTONIC;
+  attr.exclude_hv = 1;
+  attr.disabled = options.enable_on_exec ? 1 : 0;
+  attr.enable_on_exec = options.enable_on_exec ? 1 : 0;
+  long page = sysconf(_SC_PAGESIZE);
+  size_t mapped = size_t(page) * (1 + options.ring_pages);
+  // Woken (poll) when a quarter of a ring is full.
+  attr.watermark = 1;
+  attr.wakeup_watermark = uint32_t(size_t(page) * options.ring_pages / 4);
+  regs_mask_ = kRegsMask;
+  // The kernel refuses to map the ring of an inherited event that follows a task on every CPU
+  // (cpu = -1): one event per CPU, each with its ring.
+  long cpus = sysconf(_SC_NPROCESSORS_CONF);
+  for (int cpu = 0; cpu < cpus; ++cpu) {
+    int fd = PerfEventOpen(&attr, pid, cpu);
+    if (fd < 0 && (errno == EACCES || errno == EPERM) && !attr.exclude_kernel) {
+      attr.exclude_kernel = 1;  // not allowed to see kernel time: user time alone
+      fd = PerfEventOpen(&attr, pid, cpu);
+    }
+    if (fd < 0 && (errno == ENODEV || errno == EINVAL) && cpu > 0) continue;  // CPU offline
+    if (fd < 0) {
+      int err = errno;
+      close();
+      return Status::Error("perf sampling of process " + std::to_string(pid) +
+                           " refused: " + std::strerror(err));
+    }
+    void* base = mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (base == MAP_FAILED) {
+      int err = errno;
+      ::close(fd);
+      close();
+      return Status::Error(std::string("perf sampling: cannot map a ring: ") + std::strerror(err));
+    }
+    fds_.push_back(fd);
+    rings_.push_back(Ring{base, mapped});
+  }
+  return Status();
+}
+
+void PerfRecorder::close() {
+  for (Ring& ring : rings_) munmap(ring.base, ring.mapped);
+  for (int fd : fds_) ::close(fd);
+  rings_.clear();
+  fds_.clear();
+}
+
+void PerfRecorder::drain(PerfHandler& handler) {
+  for (Ring& ring : rings_) drainRing(ring, handler);
+}
+
+void PerfRecorder::drainRing(Ring& ring, PerfHandler& handler) {
+  auto* meta = static_cast<perf_event_mmap_page*>(ring.base);
+  long page = sysconf(_SC_PAGESIZE);
+  uint64_t data_offset = meta->data_offset ? meta->data_offset : uint64_t(page);
+  uint64_t data_size = meta->data_size ? meta->data_size : ring.mapped - size_t(page);
+  const auto* data = static_cast<const uint8_t*>(ring.base) + data_offset;
+  // The kernel writes records before it publishes data_head (acquire), and reuses the space
+  // only after it sees data_tail (release).
+  uint64_t head = __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE);
+  uint64_t tail = meta->data_tail;
+  while (head - tail >= sizeof(perf_event_header)) {
+    perf_event_header header;
+    uint64_t at = tail % data_size;
+    // Records are 8-byte aligned and the ring's size a multiple of 8: a header never wraps.
+    std::memcpy(&header, data + at, sizeof header);
+    if (header.size < sizeof header || header.size > head - tail) {
+      ++malformed_;
+      tail = head;
+      break;
+    }
+    const uint8_t* record = data + at;
+    if (at + header.size > data_size) {  // wraps around the ring's end: make it whole
+      scratch_.resize(header.size);
+      size_t first = size_t(data_size - at);
+      std::memcpy(scratch_.data(), data + at, first);
+      std::memcpy(scratch_.data() + first, data, header.size - first);
+      record = scratch_.data();
+    }
+    parse(record, header.size, handler);
+    tail += header.size;
+  }
+  __atomic_store_n(&meta->data_tail, tail, __ATOMIC_RELEASE);
+}
+
+void PerfRecorder::parse(const uint8_t* record, size_t size, PerfHandler& handler) {
+  perf_event_header header;
+  std::memcpy(&header, record, sizeof header);
+  Fields f(record + sizeof header, size - sizeof header);
+  switch (header.type) {
+    case PERF_RECORD_SAMPLE: {
+      PerfSample s;
+      uint32_t reserved = 0;
+      uint64_t abi = 0, stack_size = 0;
+      if (!f.u64(&s.ip) || !f.u32(&s.pid) || !f.u32(&s.tid) || !f.u64(&s.time) || !f.u32(&s.cpu) ||
+          !f.u32(&reserved) || !f.u64(&s.period) || !f.u64(&abi)) {
+        ++malformed_;
+        return;
+      }
+      if (abi != PERF_SAMPLE_REGS_ABI_NONE) {
+        s.regs.valid = true;
+        for (int bit = 0; bit < 64; ++bit) {
+          if (!(regs_mask_ & (uint64_t{1} << bit))) continue;
+          uint64_t value = 0;
+          if (!f.u64(&value)) {
+            ++malformed_;
+            return;
+          }
+          SetReg(s.regs, bit, value);
+        }
+      }
+      if (!f.u64(&stack_size)) {
+        ++malformed_;
+        return;
+      }
+      if (stack_size > 0) {
+        const uint8_t* stack = f.bytes(stack_size);
+        uint64_t dynamic = 0;
+        if (!stack || !f.u64(&dynamic)) {
+          ++malformed_;
+          return;
+        }
+        s.stack =
+            std::span<const uint8_t>(stack, size_t(dynamic < stack_size ? dynamic : stack_size));
+      }
+      handler.onSample(s);
+      return;
+    }
+    case PERF_RECORD_MMAP2: {
+      PerfMapping m;
+      uint32_t flags = 0;
+      if (!f.u32(&m.pid) || !f.u32(&m.tid) || !f.u64(&m.address) || !f.u64(&m.length) ||
+          !f.u64(&m.file_offset) || !f.bytes(24) || !f.u32(&m.prot) || !f.u32(&flags) ||
+          f.left() < kSampleIdBytes) {
+        ++malformed_;
+        return;
+      }
+      size_t name_bytes = f.left() - kSampleIdBytes;
+      m.path = Name(f.bytes(name_bytes), name_bytes);
+      handler.onMapping(m);
+      return;
+    }
+    case PERF_RECORD_COMM: {
+      PerfComm c;
+      if (!f.u32(&c.pid) || !f.u32(&c.tid) || f.left() < kSampleIdBytes) {
+        ++malformed_;
+        return;
+      }
+      size_t name_bytes = f.left() - kSampleIdBytes;
+      c.name = Name(f.bytes(name_bytes), name_bytes);
+      c.exec = (header.misc & PERF_RECORD_MISC_COMM_EXEC) != 0;
+      handler.onComm(c);
+      return;
+    }
+    case PERF_RECORD_FORK:
+    case PERF_RECORD_EXIT: {
+      PerfTask t;
+      t.exit = header.type == PERF_RECORD_EXIT;
+      if (!f.u32(&t.pid) || !f.u32(&t.ppid) || !f.u32(&t.tid) || !f.u32(&t.ptid) ||
+          !f.u64(&t.time)) {
+        ++malformed_;
+        return;
+      }
+      handler.onTask(t);
+      return;
+    }
+    case PERF_RECORD_LOST: {
+      uint64_t id = 0, count = 0;
+      if (f.u64(&id) && f.u64(&count)) lost_ += count;
+      return;
+    }
+    default:
+      return;  // throttling and the like: nothing to record
+  }
+}
+
+}  // namespace hotline::sampler

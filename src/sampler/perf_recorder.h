@@ -1,0 +1,112 @@
+// Sampling a process from outside it, through the kernel's perf_event ring buffers: the core of
+// the kernel sampler (DESIGN.md, "Pipeline"). Nothing enters the sampled program: no signal, no
+// timer, no descriptor; threads that block every signal are sampled like the others, static
+// binaries too.
+//
+// PerfRecorder opens, on each online CPU, a task-clock sampling event that follows the process,
+// its threads and its children (inherit), carrying the time (CLOCK_MONOTONIC, so samples
+// interleave with the runtime's records), the pid and tid, the user-space registers and a copy
+// of the top of the user stack, and reports the process's executable mappings (MMAP2), thread
+// and process starts and ends (FORK, EXIT) and names (COMM). Drain() reads every ring and hands
+// each record to a Handler. Not thread-safe: one thread opens, drains and closes.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+
+namespace hotline::sampler {
+
+struct PerfOptions {
+  uint32_t freq_hz = 1000;      // samples per second of each thread's CPU time
+  uint32_t stack_bytes = 8192;  // user stack copied with each sample (multiple of 8)
+  uint32_t ring_pages = 64;     // data pages per CPU ring (a power of two)
+  // The event starts when the process next calls exec (set for a child that is about to exec
+  // the program, so its start-up in the recorder's image is not sampled).
+  bool enable_on_exec = false;
+};
+
+// The user-space registers of a sample, in the kernel's x86-64 order (PERF_REG_X86_*).
+struct UserRegs {
+  bool valid = false;  // false when the sample interrupted a kernel thread
+  uint64_t ax = 0, bx = 0, cx = 0, dx = 0, si = 0, di = 0, bp = 0, sp = 0, ip = 0;
+  uint64_t r8 = 0, r9 = 0, r10 = 0, r11 = 0, r12 = 0, r13 = 0, r14 = 0, r15 = 0;
+};
+
+struct PerfSample {
+  uint32_t pid = 0, tid = 0, cpu = 0;
+  uint64_t time = 0;    // CLOCK_MONOTONIC ns
+  uint64_t period = 0;  // ns of task clock this sample stands for
+  uint64_t ip = 0;      // where the sample was taken (a kernel address when in the kernel)
+  UserRegs regs;
+  // The copy of the user stack from regs.sp up; valid only during the Handler call.
+  std::span<const uint8_t> stack;
+};
+
+struct PerfMapping {
+  uint32_t pid = 0, tid = 0;
+  uint64_t address = 0, length = 0, file_offset = 0;
+  uint32_t prot = 0;
+  std::string path;
+};
+
+struct PerfTask {
+  uint32_t pid = 0, ppid = 0, tid = 0, ptid = 0;
+  uint64_t time = 0;
+  bool exit = false;  // false: a FORK (a thread or a process started)
+};
+
+struct PerfComm {
+  uint32_t pid = 0, tid = 0;
+  std::string name;
+  bool exec = false;  // the process executed a new program
+};
+
+class PerfHandler {
+ public:
+  virtual ~PerfHandler() = default;
+  virtual void onSample(const PerfSample&) {}
+  virtual void onMapping(const PerfMapping&) {}
+  virtual void onTask(const PerfTask&) {}
+  virtual void onComm(const PerfComm&) {}
+};
+
+class PerfRecorder {
+ public:
+  PerfRecorder() = default;
+  ~PerfRecorder();
+  PerfRecorder(const PerfRecorder&) = delete;
+  PerfRecorder& operator=(const PerfRecorder&) = delete;
+
+  // Starts sampling `pid` (a process of the same user, or any with the right privileges).
+  Status open(pid_t pid, const PerfOptions& options);
+  // Reads every ring to its end, handing each record to `handler`.
+  void drain(PerfHandler& handler);
+  // The descriptors to poll for data (readable when a ring has some).
+  const std::vector<int>& descriptors() const { return fds_; }
+  // Records the kernel dropped because a ring was full, and records too short to parse.
+  uint64_t lost() const { return lost_; }
+  uint64_t malformed() const { return malformed_; }
+  void close();
+
+ private:
+  struct Ring {
+    void* base = nullptr;
+    size_t mapped = 0;
+  };
+  void drainRing(Ring& ring, PerfHandler& handler);
+  void parse(const uint8_t* record, size_t size, PerfHandler& handler);
+
+  std::vector<int> fds_;
+  std::vector<Ring> rings_;
+  std::vector<uint8_t> scratch_;  // a record that wraps around the ring's end, made whole
+  uint64_t regs_mask_ = 0;
+  uint64_t lost_ = 0, malformed_ = 0;
+};
+
+}  // namespace hotline::sampler
