@@ -3,22 +3,29 @@
 // static binary is sampled and its mapping reported; a forked child's samples carry its pid;
 // samples carry the user registers and a copy of the stack.
 #include <fcntl.h>
+#include <gelf.h>
 #include <gtest/gtest.h>
 #include <poll.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <map>
 #include <string>
 #include <vector>
 
 #include "sampler/perf_recorder.h"
+#include "sampler/stack_unwinder.h"
+#include "symbolize/symbolizer.h"
 
 namespace hotline {
 namespace {
 
 struct Collected : sampler::PerfHandler {
+  // Unwinds each sample as it comes, as the recorder will (mappings arrive before samples).
+  sampler::StackUnwinder unwinder;
+  std::vector<sampler::UnwoundStack> stacks;
   std::map<uint32_t, uint64_t> samples_per_tid;
   std::map<uint32_t, uint64_t> samples_per_pid;
   std::vector<sampler::PerfMapping> mappings;
@@ -35,8 +42,14 @@ struct Collected : sampler::PerfHandler {
       user_ips.push_back(s.regs.ip);
     }
     if (!s.stack.empty()) ++with_stack;
+    if (s.regs.valid) stacks.push_back(unwinder.unwind(s, 128));
   }
-  void onMapping(const sampler::PerfMapping& m) override { mappings.push_back(m); }
+  void onMapping(const sampler::PerfMapping& m) override {
+    mappings.push_back(m);
+    unwinder.onMapping(m);
+  }
+  void onTask(const sampler::PerfTask& t) override { unwinder.onTask(t); }
+  void onComm(const sampler::PerfComm& c) override { unwinder.onComm(c); }
 };
 
 struct SampledRun {
@@ -125,6 +138,75 @@ TEST(KernelSampler, ForkedChildrenAreSampledToo) {
   for (const auto& [pid, n] : c.samples_per_pid)
     if (pid != run.pid) in_children += n;
   EXPECT_GT(in_children, 200u) << c.samples << " samples";
+}
+
+// Runtime address − ELF virtual address for the file of an executable mapping, from the
+// segment the mapping's file offset falls in.
+uint64_t LoadBias(const sampler::PerfMapping& m) {
+  elf_version(EV_CURRENT);
+  int fd = open(m.path.c_str(), O_RDONLY);
+  Elf* elf = elf_begin(fd, ELF_C_READ, nullptr);
+  uint64_t bias = m.address - m.file_offset;
+  size_t count = 0;
+  elf_getphdrnum(elf, &count);
+  for (size_t i = 0; i < count; ++i) {
+    GElf_Phdr ph;
+    if (gelf_getphdr(elf, int(i), &ph) && ph.p_type == PT_LOAD && ph.p_offset <= m.file_offset &&
+        m.file_offset < ph.p_offset + ph.p_filesz)
+      bias = m.address - m.file_offset - (ph.p_vaddr - ph.p_offset);
+  }
+  elf_end(elf);
+  ::close(fd);
+  return bias;
+}
+
+// The function names of each unwound stack that passes through `function` (innermost first).
+std::vector<std::vector<std::string>> StacksThrough(const Collected& c,
+                                                    const std::string& function) {
+  symbolize::Symbolizer symbolizer;
+  std::vector<std::vector<std::string>> result;
+  for (const sampler::UnwoundStack& stack : c.stacks) {
+    std::vector<std::string> names;
+    for (size_t i = 0; i < stack.frames.size(); ++i) {
+      uint64_t address = stack.frames[i];
+      std::string name = "?";
+      for (const sampler::PerfMapping& m : c.mappings) {
+        if (address < m.address || address >= m.address + m.length || !(m.prot & 4)) continue;
+        const symbolize::ResolvedAddress& r =
+            symbolizer.resolve({m.path, "", LoadBias(m)}, address, i > 0);
+        if (!r.frames.empty()) name = r.frames.back().function;
+      }
+      names.push_back(name);
+    }
+    if (std::find(names.begin(), names.end(), function) != names.end()) result.push_back(names);
+  }
+  return result;
+}
+
+bool Contains(const std::vector<std::string>& names, const std::string& name) {
+  return std::find(names.begin(), names.end(), name) != names.end();
+}
+
+// Built without frame pointers: only the CFI gets from the leaf of a 30-deep recursion to main.
+TEST(KernelSampler, StacksUnwoundWithCfiReachMain) {
+  Collected c;
+  SampledRun run = SampleProgram(PROGRAM_deep_stack, c);
+  ASSERT_TRUE(WIFEXITED(run.status) && WEXITSTATUS(run.status) == 0);
+  auto stacks = StacksThrough(c, "leaf");
+  ASSERT_GT(stacks.size(), 200u);
+  size_t complete = 0;
+  for (const auto& names : stacks)
+    complete += Contains(names, "main") && names.size() >= 33;  // leaf, 31 descend, main
+  EXPECT_GT(complete, stacks.size() * 9 / 10) << complete << " of " << stacks.size();
+}
+
+TEST(KernelSampler, StaticBinaryStacksReachMain) {
+  Collected c;
+  SampledRun run = SampleProgram(PROGRAM_static_burn, c);
+  ASSERT_TRUE(WIFEXITED(run.status) && WEXITSTATUS(run.status) == 0);
+  auto stacks = StacksThrough(c, "main");
+  // burn_cpu is inlined into main; its samples outside the vDSO must all reach main.
+  EXPECT_GT(stacks.size(), c.stacks.size() * 8 / 10) << stacks.size() << " of " << c.stacks.size();
 }
 
 TEST(KernelSampler, AProcessThatDoesNotExistIsRefusedWithAMessage) {

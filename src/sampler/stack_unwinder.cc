@@ -1,0 +1,166 @@
+#include "sampler/stack_unwinder.h"
+
+#include <dwarf.h>
+#include <elfutils/libdwfl.h>
+
+#include <cstring>
+
+namespace hotline::sampler {
+namespace {
+
+// What the callbacks need while one sample is unwound.
+struct Current {
+  const PerfSample* sample = nullptr;
+};
+
+pid_t NextThread(Dwfl*, void* arg, void** thread_arg) {
+  // Only the sample's thread is ever unwound, and only through dwfl_getthread_frames.
+  *thread_arg = arg;
+  return 0;
+}
+
+bool GetThread(Dwfl*, pid_t tid, void* arg, void** thread_arg) {
+  auto* current = static_cast<Current*>(arg);
+  *thread_arg = arg;
+  return current->sample && current->sample->tid == uint32_t(tid);
+}
+
+// Memory is the sample's copy of the stack, and nothing else.
+bool MemoryRead(Dwfl*, Dwarf_Addr address, Dwarf_Word* result, void* arg) {
+  const PerfSample* s = static_cast<Current*>(arg)->sample;
+  uint64_t sp = s->regs.sp;
+  if (address < sp || address - sp > s->stack.size() || s->stack.size() - (address - sp) < 8)
+    return false;
+  std::memcpy(result, s->stack.data() + (address - sp), 8);
+  return true;
+}
+
+bool SetInitialRegisters(Dwfl_Thread* thread, void* arg) {
+  const UserRegs& r = static_cast<Current*>(arg)->sample->regs;
+  // DWARF's x86-64 numbering: rax, rdx, rcx, rbx, rsi, rdi, rbp, rsp, r8-r15, return address.
+  const Dwarf_Word regs[17] = {r.ax, r.dx,  r.cx,  r.bx,  r.si,  r.di,  r.bp,  r.sp, r.r8,
+                               r.r9, r.r10, r.r11, r.r12, r.r13, r.r14, r.r15, r.ip};
+  if (!dwfl_thread_state_registers(thread, 0, 17, regs)) return false;
+  dwfl_thread_state_register_pc(thread, r.ip);
+  return true;
+}
+
+const Dwfl_Thread_Callbacks kThreadCallbacks = {NextThread,          GetThread, MemoryRead,
+                                                SetInitialRegisters, nullptr,   nullptr};
+
+char* g_debuginfo_path = nullptr;
+const Dwfl_Callbacks kCallbacks = {dwfl_linux_proc_find_elf, dwfl_standard_find_debuginfo, nullptr,
+                                   &g_debuginfo_path};
+
+struct FrameWalk {
+  UnwoundStack* out;
+  uint32_t max;
+};
+
+int OnFrame(Dwfl_Frame* frame, void* arg) {
+  auto* walk = static_cast<FrameWalk*>(arg);
+  Dwarf_Addr pc = 0;
+  if (!dwfl_frame_pc(frame, &pc, nullptr)) return DWARF_CB_ABORT;
+  if (walk->out->frames.size() == walk->max) {
+    walk->out->truncated = true;
+    return DWARF_CB_ABORT;
+  }
+  walk->out->frames.push_back(pc);
+  return DWARF_CB_OK;
+}
+
+}  // namespace
+
+struct StackUnwinder::Process {
+  std::vector<PerfMapping> mappings;  // executable file mappings, in the order reported
+  Dwfl* dwfl = nullptr;
+  bool attached = false;
+  Current current;
+
+  ~Process() { reset(); }
+  void reset() {
+    if (dwfl) dwfl_end(dwfl);
+    dwfl = nullptr;
+    attached = false;
+  }
+  void report(const PerfMapping& m) {
+    if (!dwfl) dwfl = dwfl_begin(&kCallbacks);
+    if (!dwfl) return;
+    dwfl_report_begin_add(dwfl);
+    // The file's load address, as perf computes it: where its offset 0 would be mapped.
+    const char* name = std::strrchr(m.path.c_str(), '/');
+    dwfl_report_elf(dwfl, name ? name + 1 : m.path.c_str(), m.path.c_str(), -1,
+                    m.address - m.file_offset, false);
+    dwfl_report_end(dwfl, nullptr, nullptr);
+  }
+};
+
+StackUnwinder::StackUnwinder() = default;
+StackUnwinder::~StackUnwinder() = default;
+
+StackUnwinder::Process* StackUnwinder::process(uint32_t pid) {
+  std::unique_ptr<Process>& p = processes_[pid];
+  if (!p) p = std::make_unique<Process>();
+  return p.get();
+}
+
+void StackUnwinder::onMapping(const PerfMapping& m) {
+  if (!(m.prot & 4) || m.path.empty() || m.path[0] != '/') return;  // executable files only
+  Process* p = process(m.pid);
+  p->mappings.push_back(m);
+  p->report(m);
+}
+
+void StackUnwinder::onTask(const PerfTask& task) {
+  if (task.exit || task.pid == task.ppid) return;  // a thread: same address space
+  // A forked child starts with a copy of its parent's address space.
+  Process* child = process(task.pid);
+  child->reset();
+  child->mappings = process(task.ppid)->mappings;
+  for (const PerfMapping& m : child->mappings) child->report(m);
+}
+
+void StackUnwinder::onComm(const PerfComm& comm) {
+  if (!comm.exec) return;
+  Process* p = process(comm.pid);  // a new program: its mappings follow this record
+  p->reset();
+  p->mappings.clear();
+}
+
+UnwoundStack StackUnwinder::unwind(const PerfSample& sample, uint32_t max_depth) {
+  UnwoundStack out;
+  if (!sample.regs.valid || max_depth == 0) {
+    out.incomplete = true;
+    out.why = "no user registers";
+    return out;
+  }
+  Process* p = process(sample.pid);
+  if (!p->dwfl) {
+    out.frames.push_back(sample.regs.ip);
+    out.incomplete = true;
+    out.why = "no mapping known for the process";
+    return out;
+  }
+  if (!p->attached) {
+    p->attached =
+        dwfl_attach_state(p->dwfl, nullptr, pid_t(sample.pid), &kThreadCallbacks, &p->current);
+    if (!p->attached) {
+      out.frames.push_back(sample.regs.ip);
+      out.incomplete = true;
+      out.why = dwfl_errmsg(-1);
+      return out;
+    }
+  }
+  p->current.sample = &sample;
+  FrameWalk walk{&out, max_depth};
+  int result = dwfl_getthread_frames(p->dwfl, pid_t(sample.tid), OnFrame, &walk);
+  p->current.sample = nullptr;
+  if (out.frames.empty()) out.frames.push_back(sample.regs.ip);
+  if (result == -1) {
+    out.incomplete = true;
+    out.why = dwfl_errmsg(-1);
+  }
+  return out;
+}
+
+}  // namespace hotline::sampler
