@@ -77,7 +77,7 @@ void InspectElf(ProgramInfo* info) {
 
 }  // namespace
 
-Expected<ProgramInfo> InspectProgram(const std::string& name, int* exit_code) {
+Expected<ProgramInfo> InspectProgram(const std::string& name, int* exit_code, bool static_ok) {
   ProgramInfo info;
   if (name.find('/') != std::string::npos) {
     info.path = name;
@@ -98,11 +98,11 @@ Expected<ProgramInfo> InspectProgram(const std::string& name, int* exit_code) {
     return Status::Error(name + ": not executable");
   }
   InspectElf(&info);
-  if (info.is_static) {
+  if (info.is_static && !static_ok) {
     *exit_code = 1;
     return Status::Error(name +
                          " is statically linked; LD_PRELOAD cannot profile it "
-                         "(link it dynamically to profile it)");
+                         "(--sampler kernel samples it from outside, or link it dynamically)");
   }
   return info;
 }

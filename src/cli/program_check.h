@@ -19,6 +19,8 @@ struct ProgramInfo {
 // Finds `name` as execvp would (PATH unless it contains a slash) and inspects it. Errors say
 // "NAME: no such program" or "NAME: not executable" and carry the exit code a shell uses
 // (127, 126) through *exit_code.
-Expected<ProgramInfo> InspectProgram(const std::string& name, int* exit_code);
+// A static program is refused unless `static_ok` (it is sampled from outside, which needs no
+// preloaded runtime).
+Expected<ProgramInfo> InspectProgram(const std::string& name, int* exit_code, bool static_ok);
 
 }  // namespace hotline::cli

@@ -11,12 +11,14 @@
 #include <climits>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "base/signals.h"
 #include "cli/commands.h"
+#include "cli/kernel_sampling.h"
 #include "cli/program_check.h"
 #include "coverage/coverage.h"
 #include "format/raw_profile.h"
@@ -35,6 +37,7 @@ struct RecordOptions {
   std::string toggle_signal = "USR2";
   bool follow_exec = false;
   std::string trace = "auto";
+  std::string sampler = "signal";
   bool no_trace = false;
   bool heap = false;
   bool counts_only = false;
@@ -62,6 +65,11 @@ struct RecordOptions {
                    "instrumented), counts, timed, none")
         ->check(CLI::IsMember({"auto", "counts", "timed", "none"}));
     cmd.add_flag("--no-trace", no_trace, "same as --trace=none");
+    cmd.add_option("--sampler", sampler,
+                   "signal: each thread samples itself (in the program); kernel: hotline reads "
+                   "the kernel's perf_event rings from outside (threads that block signals and "
+                   "static programs too; the program's own process only, for now)")
+        ->check(CLI::IsMember({"signal", "kernel"}));
     cmd.add_flag("--heap", heap,
                  "record every allocation and release (malloc family, new/delete, anonymous "
                  "mmap) with its stack; combine with -F 0 for the heap alone");
@@ -125,16 +133,18 @@ std::string RuntimeOptions(const RecordOptions& o, int toggle) {
   // without -finstrument-functions never does, so counts costs it nothing.
   if (trace == "auto") trace = "counts";
   return fmt::format(
-      "freq={},clock={},depth={},unwind={},paused={},toggle={},follow_exec={},trace={},heap={}",
+      "freq={},clock={},depth={},unwind={},paused={},toggle={},follow_exec={},trace={},heap={},"
+      "sampler={}",
       o.counts_only ? 0u : o.freq, o.clock, o.max_depth, o.unwind, o.start_paused ? 1 : 0, toggle,
-      o.follow_exec ? 1 : 0, trace, o.heap ? 1 : 0);
+      o.follow_exec ? 1 : 0, trace, o.heap ? 1 : 0, o.sampler);
 }
 
-// The child: environment, then exec. Reports an exec failure's errno through `error_fd`.
+// The child: environment, then exec. Reports an exec failure's errno through `error_fd`. With a
+// `gate_fd` it waits for a byte there first (the recorder opens its events on it meanwhile).
 [[noreturn]] void RunChild(const ProgramInfo& program, const std::vector<std::string>& args,
                            const std::string& runtime, const std::string& output,
                            const std::string& options, const coverage::CoveragePlan& counts,
-                           int error_fd) {
+                           int error_fd, int gate_fd) {
   for (const auto& [name, value] : counts.environment) setenv(name.c_str(), value.c_str(), 1);
   std::string preload = runtime;
   if (const char* old = getenv("LD_PRELOAD"); old && *old) preload += std::string(":") + old;
@@ -146,6 +156,8 @@ std::string RuntimeOptions(const RecordOptions& o, int toggle) {
   std::vector<char*> argv;
   for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
+  char go = 0;
+  if (gate_fd >= 0 && read(gate_fd, &go, 1) != 1) _exit(127);
   execv(program.path.c_str(), argv.data());
   int err = errno;
   (void)!write(error_fd, &err, sizeof err);
@@ -159,8 +171,9 @@ void ForwardSignal(int sig) {
 }
 
 // Waits for the child with the terminal's signals left to it, and forwards the ones sent to
-// hotline itself. Returns the raw wait status.
-int WaitForChild(pid_t child) {
+// hotline itself; `pump` (when given) runs meanwhile, each call waiting a little. Returns the raw
+// wait status.
+int WaitForChild(pid_t child, const std::function<void()>& pump) {
   g_child = child;
   struct sigaction ignore {
   }, forward{}, old_int{}, old_quit{};
@@ -170,7 +183,10 @@ int WaitForChild(pid_t child) {
   sigaction(SIGQUIT, &ignore, &old_quit);
   for (int sig : {SIGTERM, SIGHUP, SIGUSR1, SIGUSR2}) sigaction(sig, &forward, nullptr);
   int status = 0;
-  while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
+  for (;;) {
+    pid_t done = waitpid(child, &status, pump ? WNOHANG : 0);
+    if (done == child || (done < 0 && errno != EINTR)) break;
+    if (pump && done == 0) pump();
   }
   sigaction(SIGINT, &old_int, nullptr);
   sigaction(SIGQUIT, &old_quit, nullptr);
@@ -240,7 +256,8 @@ int RunRecord(const RecordOptions& o, const std::vector<std::string>& command) {
     return 2;
   }
   int exit_code = 1;
-  Expected<ProgramInfo> program = InspectProgram(command[0], &exit_code);
+  bool kernel = o.sampler == "kernel" && !o.counts_only && o.freq > 0;
+  Expected<ProgramInfo> program = InspectProgram(command[0], &exit_code, kernel);
   if (!program.ok()) {
     fmt::print(stderr, "hotline: {}\n", program.status().message());
     return exit_code;
@@ -281,6 +298,19 @@ int RunRecord(const RecordOptions& o, const std::vector<std::string>& command) {
     return 1;
   }
   std::string options = RuntimeOptions(o, toggle);
+  // The kernel sampler: the child waits at a gate until the events are open on it, and the
+  // samples go to an unlinked scratch file until they join the profile.
+  int gate[2] = {-1, -1};
+  int stream = -1;
+  if (kernel) {
+    std::string scratch = output + ".samples";
+    stream = open(scratch.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (stream < 0 || pipe2(gate, O_CLOEXEC) != 0) {
+      fmt::print(stderr, "hotline: cannot prepare kernel sampling: {}\n", strerror(errno));
+      return 1;
+    }
+    unlink(scratch.c_str());
+  }
   pid_t child = fork();
   if (child < 0) {
     fmt::print(stderr, "hotline: cannot start {}: {}\n", command[0], strerror(errno));
@@ -288,10 +318,31 @@ int RunRecord(const RecordOptions& o, const std::vector<std::string>& command) {
   }
   if (child == 0) {
     close(pipe_fds[0]);
-    RunChild(*program, command, *runtime, output, options, counts, pipe_fds[1]);
+    if (gate[1] >= 0) close(gate[1]);
+    RunChild(*program, command, *runtime, output, options, counts, pipe_fds[1], gate[0]);
   }
   close(pipe_fds[1]);
-  int status = WaitForChild(child);
+  sampler::Recording recording;
+  std::function<void()> pump;
+  if (kernel) {
+    close(gate[0]);
+    sampler::RecordingOptions sampling;
+    sampling.freq_hz = o.freq;
+    sampling.max_depth = o.max_depth;
+    sampling.write_threads = program->is_static;
+    Status opened = recording.start(child, sampling, stream);
+    if (!opened.ok()) {
+      fmt::print(stderr, "hotline: {}\n", opened.message());
+      kill(child, SIGKILL);
+      waitpid(child, nullptr, 0);
+      unlink(output.c_str());
+      return 1;
+    }
+    (void)!write(gate[1], "g", 1);
+    close(gate[1]);
+    pump = [&recording] { recording.pump(50); };
+  }
+  int status = WaitForChild(child, pump);
   int exec_errno = 0;
   bool exec_failed = read(pipe_fds[0], &exec_errno, sizeof exec_errno) == sizeof exec_errno;
   close(pipe_fds[0]);
@@ -300,6 +351,19 @@ int RunRecord(const RecordOptions& o, const std::vector<std::string>& command) {
     unlink(output.c_str());
     coverage::RemoveCoverageDirectory(counts);
     return exec_errno == ENOENT ? 127 : 126;
+  }
+  if (kernel) {
+    Status finished = recording.finish();
+    SampledProcess process{child, Absolute(program->path), command, 1'000'000'000u / o.freq,
+                           o.max_depth};
+    Status added = finished.ok() ? AddKernelSamples(output, stream, process, status) : finished;
+    close(stream);
+    if (!added.ok()) fmt::print(stderr, "hotline: warning: {}\n", added.message());
+    if (recording.childrens_samples() && !o.quiet)
+      fmt::print(stderr,
+                 "hotline: note: {} samples of forked children were not written (--sampler "
+                 "kernel profiles the program's own process only, for now)\n",
+                 recording.childrens_samples());
   }
   if (counts.enabled) {
     Expected<coverage::CoverageData> data = coverage::CollectCoverage(counts);

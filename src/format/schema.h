@@ -54,8 +54,12 @@ enum class Sampler : uint32_t {
   kNone = 0,
   kPerfTaskClock = 1,
   kPosixCpuTimer = 2,
-  kPosixMonotonicTimer = 3
+  kPosixMonotonicTimer = 3,
+  kKernelRecorder = 4,  // perf task-clock read by `hotline record`, outside the program
 };
+// The first id of a stream appended after another in one file (the recorder's after the
+// runtime's): ids of strings and stack nodes below it are the first stream's.
+inline constexpr uint64_t kAppendedIdBase = uint64_t{1} << 40;
 enum class Unwinder : uint32_t { kFramePointers = 0, kDwarf = 1 };
 enum class EndHow : uint32_t {
   kExit = 0,
@@ -71,7 +75,12 @@ enum ProcessFlags : uint32_t {
   kForkedChild = 1u << 1,
   kExecImage = 1u << 2
 };
-enum ThreadFlags : uint32_t { kThreadPreexisting = 1u << 0 };
+enum ThreadFlags : uint32_t {
+  kThreadPreexisting = 1u << 0,
+  // The runtime's own thread (its writer): only a sampler outside the program sees it, and its
+  // time is the profiler's.
+  kThreadRuntime = 1u << 1,
+};
 enum SampleFlags : uint32_t {
   kSampleTruncated = 1u << 0,
   kSampleBroken = 1u << 1,

@@ -50,8 +50,9 @@ Writer::~Writer() {
   std::free(nodes_);
 }
 
-bool Writer::beginAppend(int fd) {
+bool Writer::beginAppend(int fd, uint64_t id_base) {
   fd_ = fd;
+  id_base_ = id_base;
   return true;
 }
 
@@ -130,7 +131,7 @@ uint64_t Writer::internString(const char* text, size_t size) {
     fail("out of memory");
     return 0;
   }
-  uint64_t id = ++strings_count_;
+  uint64_t id = id_base_ + ++strings_count_;
   strings_[i] = StringSlot{hash, id, offset, size};
   addString(id, text, size);
   return id;
@@ -162,7 +163,7 @@ uint64_t Writer::internStackNode(uint64_t parent, uint64_t address) {
   for (; nodes_[i].id; i = (i + 1) & mask) {
     if (nodes_[i].parent == parent && nodes_[i].address == address) return nodes_[i].id;
   }
-  uint64_t id = ++nodes_count_;
+  uint64_t id = id_base_ + ++nodes_count_;
   nodes_[i] = NodeSlot{parent, address, id};
   addStackNode(id, parent, address);
   return id;

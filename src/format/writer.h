@@ -20,10 +20,11 @@ class Writer {
 
   // Starts a file on `fd` (which the caller keeps owning) and writes its header.
   bool begin(int fd, uint64_t features);
-  // Continues a file that another writer began (fd positioned at its end). Only records
-  // without string or stack ids may be added (LINE_COUNTS, FUNCTION_COUNT), since this
-  // writer's ids would collide with the first writer's.
-  bool beginAppend(int fd);
+  // Continues a file that another writer began (fd positioned at its end). With id_base 0 only
+  // records without string or stack ids may be added (LINE_COUNTS, FUNCTION_COUNT); a stream
+  // of its own (the recorder's samples) numbers its ids from kAppendedIdBase, above the first
+  // writer's.
+  bool beginAppend(int fd, uint64_t id_base = 0);
 
   // Returns the id of `text`, writing a STRING record the first time it is seen.
   uint64_t internString(const char* text, size_t size);
@@ -83,6 +84,7 @@ class Writer {
   }
 
   int fd_ = -1;
+  uint64_t id_base_ = 0;
   ByteBuffer chunk_;       // records of the chunk being built (raw payload)
   ByteBuffer record_;      // body of the record being built
   ByteBuffer compressed_;  // scratch for zstd

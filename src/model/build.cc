@@ -69,6 +69,9 @@ class ProfileBuilder {
                        uint64_t time);
   const Frames& stack(const format::RawProfile& raw, const format::SampleRecord& sample);
   ThreadCursor& thread(uint64_t tid);
+  // Whether `tid` is the runtime's own thread (sampled from outside): all its time is the
+  // profiler's.
+  bool runtimeThread(const format::RawProfile& raw, uint64_t tid);
   uint64_t period(const format::RawProfile& raw);
 
   AddressResolver& resolver_;
@@ -84,6 +87,7 @@ class ProfileBuilder {
   std::unordered_map<uint64_t, Frames> stacks_;                       // by node << 1 | broken
   std::optional<Frames> profiler_stack_;
   std::unordered_map<uint64_t, ThreadCursor> threads_;
+  std::unordered_map<uint64_t, bool> runtime_threads_;
   uint64_t period_ns_ = 0;
   std::vector<FunctionId> scratch_;
 };
@@ -233,9 +237,17 @@ const ProfileBuilder::Frames& ProfileBuilder::expand(const format::RawProfile& r
   return cache.emplace(address, frames).first->second;
 }
 
+bool ProfileBuilder::runtimeThread(const format::RawProfile& raw, uint64_t tid) {
+  auto [it, inserted] = runtime_threads_.try_emplace(tid, false);
+  if (inserted)
+    for (const format::RawThread& t : raw.threads)
+      if (t.tid == tid && (t.flags & format::kThreadRuntime)) it->second = true;
+  return it->second;
+}
+
 const ProfileBuilder::Frames& ProfileBuilder::stack(const format::RawProfile& raw,
                                                     const format::SampleRecord& sample) {
-  if (sample.flags & format::kSampleInRuntime) {
+  if ((sample.flags & format::kSampleInRuntime) || runtimeThread(raw, sample.tid)) {
     // Whatever the runtime was doing, the time is the profiler's, not the program's.
     if (!profiler_stack_) {
       profiler_stack_ = single(pseudoFunction(PseudoKind::kProfiler, "[profiler]",

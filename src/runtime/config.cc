@@ -53,6 +53,8 @@ void ApplyOption(Config* c, const char* key, size_t key_len, const char* val, si
     if (Is(val, val_len, "counts")) c->trace = format::TraceMode::kCounts;
     if (Is(val, val_len, "timed")) c->trace = format::TraceMode::kTimed;
     if (Is(val, val_len, "none")) c->trace = format::TraceMode::kNone;
+  } else if (Is(key, key_len, "sampler")) {
+    c->kernel_sampler = Is(val, val_len, "kernel");
   } else if (Is(key, key_len, "follow_exec")) {
     if (ok) c->follow_exec = num != 0;
   }

@@ -21,6 +21,9 @@ struct Config {
   bool follow_exec = false;
   format::TraceMode trace = format::TraceMode::kNone;
   bool heap = false;
+  // `hotline record` samples the process from outside (perf_event rings): the runtime arms no
+  // timer and only says so, with the period, in the PROCESS record.
+  bool kernel_sampler = false;
 
   bool sampling() const { return freq_hz != 0; }  // freq=0: counts only, no timers
   uint64_t periodNs() const { return freq_hz ? 1000000000ull / freq_hz : 0; }

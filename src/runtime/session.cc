@@ -240,6 +240,11 @@ void* WriterMain(void*) {
   // which ends at once never has to wait for it.
   EnterRuntime();
   pthread_mutex_lock(&g_session.lock);
+  // Sampled from outside, the writer is sampled too: its time must show as the profiler's.
+  if (g_session.config.kernel_sampler && !g_session.file_pending)
+    W().add(format::ThreadStartRecord{NowNs(), uint64_t(g_writer_tid),
+                                      W().internString("hotline writer"),
+                                      uint64_t(format::kThreadRuntime)});
   while (!g_session.writer_stop.load() && Running()) {
     timespec until;
     clock_gettime(CLOCK_MONOTONIC, &until);
@@ -380,6 +385,7 @@ void StartSession() {
   LocateRuntimeImages();
   InitUnwinder();  // libunwind opens its memory-validation pipe here: see pipe2 in interpose.cc
   s.sampler = !s.config.sampling()                         ? format::Sampler::kNone
+              : s.config.kernel_sampler                    ? format::Sampler::kKernelRecorder
               : s.config.clock == format::ClockMode::kWall ? format::Sampler::kPosixMonotonicTimer
                                                            : format::Sampler::kPerfTaskClock;
   s.enabled.store(!s.config.start_paused);
@@ -489,6 +495,8 @@ void FinishSession(format::EndHow how, uint64_t code, bool bounded) {
   FinishTraceLocked(W(), now);
   DrainHeapLocked(W());
   uint64_t writer_cpu = s.writer_running ? ThreadCpuNs(g_writer_tid) : g_writer_cpu_ns;
+  if (s.config.kernel_sampler && g_writer_tid)
+    W().add(format::ThreadEndRecord{now, uint64_t(g_writer_tid), writer_cpu});
   auto stat = [&](const char* key, uint64_t value) {
     W().add(format::StatsRecord{now, W().internString(key), value});
   };

@@ -194,7 +194,7 @@ ThreadSlot* CurrentSlot() {
 }
 
 bool StartTimer(ThreadSlot* slot) {
-  if (!g_session.config.sampling()) return true;
+  if (!g_session.config.sampling() || g_session.config.kernel_sampler) return true;
   if (g_session.config.clock == format::ClockMode::kWall)
     return ArmPosixTimer(slot, CLOCK_MONOTONIC);
   if (g_session.sampler != format::Sampler::kPosixCpuTimer && ArmPerf(slot)) return true;

@@ -1,0 +1,106 @@
+// `hotline record --sampler kernel` end to end: the program is sampled from outside through the
+// kernel's perf_event rings, and the samples join its profile.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "format/raw_profile.h"
+#include "harness.h"
+
+namespace hotline {
+namespace {
+
+using testing::Execute;
+using testing::Hotline;
+using testing::Load;
+using testing::RecordAndCompare;
+using testing::Recorded;
+using testing::RunResult;
+using testing::ScratchDir;
+
+// `hotline report -C -m`: inclusive time by function name, and the total.
+std::map<std::string, uint64_t> Inclusive(const std::string& profile, uint64_t* total) {
+  RunResult r = Hotline({"report", "-C", "-m", profile}, ScratchDir("kernel-report"));
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  std::map<std::string, uint64_t> rows;
+  *total = 0;
+  std::istringstream lines(r.out);
+  for (std::string line; std::getline(lines, line);) {
+    std::vector<std::string> cells;
+    std::istringstream fields(line);
+    for (std::string cell; std::getline(fields, cell, '\t');) cells.push_back(cell);
+    if (cells.size() < 6) continue;
+    *total += std::stoull(cells[1]);
+    rows[cells.back()] = std::stoull(cells[2]);
+  }
+  return rows;
+}
+
+// A static program: no runtime can enter it, and every stack reaches main and _start.
+TEST(KernelRecord, StaticProgramIsProfiledWithWholeStacks) {
+  Recorded r = RecordAndCompare("kernel-static", {PROGRAM_static_burn}, {"--sampler", "kernel"});
+  format::RawProfile p = Load(r.profile);
+  ASSERT_TRUE(p.process.has_value());
+  EXPECT_EQ(p.process->sampler, format::Sampler::kKernelRecorder);
+  ASSERT_TRUE(p.end.has_value());
+  EXPECT_EQ(p.end->how, format::EndHow::kExit);
+  EXPECT_GT(p.samples.size(), 300u);
+  uint64_t total = 0;
+  auto rows = Inclusive(r.profile, &total);
+  ASSERT_GT(total, 0u);
+  EXPECT_GT(rows["main"], total * 9 / 10);
+  EXPECT_GT(rows["_start"], total * 9 / 10);
+}
+
+// Built without frame pointers: CFI unwinding by the recorder reaches main.
+TEST(KernelRecord, StacksWithoutFramePointersReachMain) {
+  Recorded r = RecordAndCompare("kernel-deep", {PROGRAM_deep_stack}, {"--sampler", "kernel"});
+  uint64_t total = 0;
+  auto rows = Inclusive(r.profile, &total);
+  ASSERT_GT(total, 0u);
+  EXPECT_GT(rows["main"], total * 9 / 10);
+  EXPECT_GT(rows["leaf"], total * 8 / 10);
+}
+
+// A thread that blocks every signal is sampled like the others, with no signal queued in the
+// program (a queue of 64 would fill otherwise).
+TEST(KernelRecord, ThreadBlockingSignalsIsSampledForItsCpuTime) {
+  std::string dir = ScratchDir("kernel-blocker");
+  RunResult r =
+      Execute({"/usr/bin/prlimit", "--sigpending=64:64", HOTLINE_BIN, "record", "-q", "--sampler",
+               "kernel", "-o", dir + "/p.hotline", "--", PROGRAM_signal_blocker, "raw"},
+              dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  format::RawProfile p = Load(dir + "/p.hotline");
+  auto per_thread = p.samplesPerThread();
+  int checked = 0;
+  for (const format::RawThread& t : p.threads) {
+    if (!t.cpu_ns || *t.cpu_ns < 200'000'000 || (t.flags & format::kThreadRuntime)) continue;
+    double sampled = double(per_thread[t.tid]) * double(p.process->period_ns);
+    EXPECT_NEAR(sampled / double(*t.cpu_ns), 1.0, 0.15) << "thread " << t.tid;
+    ++checked;
+  }
+  EXPECT_EQ(checked, 2);
+}
+
+// The recorder outlives the program: killed by SIGKILL, it still gets its END record and every
+// sample up to its death.
+TEST(KernelRecord, KilledProgramStillEndsItsProfile) {
+  std::string dir = ScratchDir("kernel-killed");
+  RunResult r = Hotline(
+      {"record", "-q", "--sampler", "kernel", "-o", dir + "/p.hotline", "--", PROGRAM_self_kill},
+      dir);
+  EXPECT_EQ(r.exit_code, 128 + SIGKILL);
+  format::RawProfile p = Load(dir + "/p.hotline");
+  ASSERT_TRUE(p.end.has_value());
+  EXPECT_EQ(p.end->how, format::EndHow::kSignal);
+  EXPECT_EQ(p.end->code, uint64_t(SIGKILL));
+  EXPECT_GT(p.samples.size(), 250u);  // about 0.3 s burnt before the kill
+}
+
+}  // namespace
+}  // namespace hotline
