@@ -3,7 +3,6 @@
 // static binary is sampled and its mapping reported; a forked child's samples carry its pid;
 // samples carry the user registers and a copy of the stack.
 #include <fcntl.h>
-#include <gelf.h>
 #include <gtest/gtest.h>
 #include <poll.h>
 #include <sys/resource.h>
@@ -16,6 +15,7 @@
 #include <vector>
 
 #include "sampler/perf_recorder.h"
+#include "sampler/recording.h"
 #include "sampler/stack_unwinder.h"
 #include "symbolize/symbolizer.h"
 
@@ -140,26 +140,6 @@ TEST(KernelSampler, ForkedChildrenAreSampledToo) {
   EXPECT_GT(in_children, 200u) << c.samples << " samples";
 }
 
-// Runtime address − ELF virtual address for the file of an executable mapping, from the
-// segment the mapping's file offset falls in.
-uint64_t LoadBias(const sampler::PerfMapping& m) {
-  elf_version(EV_CURRENT);
-  int fd = open(m.path.c_str(), O_RDONLY);
-  Elf* elf = elf_begin(fd, ELF_C_READ, nullptr);
-  uint64_t bias = m.address - m.file_offset;
-  size_t count = 0;
-  elf_getphdrnum(elf, &count);
-  for (size_t i = 0; i < count; ++i) {
-    GElf_Phdr ph;
-    if (gelf_getphdr(elf, int(i), &ph) && ph.p_type == PT_LOAD && ph.p_offset <= m.file_offset &&
-        m.file_offset < ph.p_offset + ph.p_filesz)
-      bias = m.address - m.file_offset - (ph.p_vaddr - ph.p_offset);
-  }
-  elf_end(elf);
-  ::close(fd);
-  return bias;
-}
-
 // The function names of each unwound stack that passes through `function` (innermost first).
 std::vector<std::vector<std::string>> StacksThrough(const Collected& c,
                                                     const std::string& function) {
@@ -173,7 +153,7 @@ std::vector<std::vector<std::string>> StacksThrough(const Collected& c,
       for (const sampler::PerfMapping& m : c.mappings) {
         if (address < m.address || address >= m.address + m.length || !(m.prot & 4)) continue;
         const symbolize::ResolvedAddress& r =
-            symbolizer.resolve({m.path, "", LoadBias(m)}, address, i > 0);
+            symbolizer.resolve({m.path, "", sampler::LoadBias(m)}, address, i > 0);
         if (!r.frames.empty()) name = r.frames.back().function;
       }
       names.push_back(name);
