@@ -7,7 +7,10 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <algorithm>
 #include <cstring>
+#include <filesystem>
+#include <vector>
 
 #include "format/raw_profile.h"
 #include "format/writer.h"
@@ -52,48 +55,132 @@ Status CopyStream(int from, int to) {
   }
 }
 
-}  // namespace
+// BASE.PID[.N].hotline files beside `output` whose process is `pid`, with their process records.
+struct Candidate {
+  std::string path;
+  format::RawProcess process;
+};
 
-Status AddKernelSamples(const std::string& output, int stream_fd, const SampledProcess& process,
-                        int status) {
-  int fd = open(output.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
-  if (fd < 0) return Status::Error("cannot write the profile " + output + ": " + strerror(errno));
+std::vector<Candidate> ProfilesOf(const std::string& output, uint32_t pid) {
+  std::string base = output;
+  if (base.size() > 8 && base.compare(base.size() - 8, 8, ".hotline") == 0)
+    base.resize(base.size() - 8);
+  std::vector<Candidate> found;
+  std::string prefix = base + "." + std::to_string(pid) + ".";
+  std::filesystem::path dir = std::filesystem::path(output).parent_path();
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    std::string path = entry.path().string();
+    if (path.rfind(prefix, 0) != 0 || path.size() < 8 ||
+        path.compare(path.size() - 8, 8, ".hotline") != 0)
+      continue;
+    Expected<format::RawProfile> profile = format::LoadRawProfile(path, nullptr);
+    if (profile.ok() && profile->process && profile->process->pid == pid)
+      found.push_back(Candidate{path, *profile->process});
+  }
+  std::sort(found.begin(), found.end(),
+            [](const Candidate& a, const Candidate& b) { return a.process.time < b.process.time; });
+  return found;
+}
+
+// The profile the runtime wrote for `image`, or a free name for one of the recorder's own.
+std::string ProfileFor(const std::string& output, const sampler::SampledImage& image,
+                       uint32_t root_pid, bool* exists) {
+  *exists = true;
+  if (image.pid == root_pid && image.execs == 0) return output;
+  std::vector<Candidate> candidates = ProfilesOf(output, image.pid);
+  uint32_t execs_seen = 0;
+  for (const Candidate& c : candidates) {
+    bool exec_image = c.process.flags & format::kExecImage;
+    if (!exec_image && image.execs == 0) return c.path;
+    if (exec_image && ++execs_seen == image.execs) return c.path;
+  }
+  *exists = false;
+  std::string base = output.substr(0, output.size() - (output.size() > 8 ? 8 : 0));
+  for (int n = 0;; ++n) {
+    std::string path = base + "." + std::to_string(image.pid) +
+                       (n ? "." + std::to_string(n) : std::string()) + ".hotline";
+    if (access(path.c_str(), F_OK) != 0) return path;
+  }
+}
+
+Status AddImage(const std::string& path, bool runtime_wrote, const sampler::SampledImage& image,
+                const KernelSettings& settings, const format::EndRecord* end) {
+  int fd = open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) return Status::Error("cannot write the profile " + path + ": " + strerror(errno));
   struct stat st;
-  bool runtime_wrote = fstat(fd, &st) == 0 && st.st_size > 0;
   bool has_end = false;
-  if (runtime_wrote) {
-    format::ReadStats stats;
-    Expected<format::RawProfile> profile = format::LoadRawProfile(output, &stats);
+  if (runtime_wrote && fstat(fd, &st) == 0 && st.st_size > 0) {
+    Expected<format::RawProfile> profile = format::LoadRawProfile(path, nullptr);
     has_end = profile.ok() && profile->end.has_value();
   } else {
-    // No runtime in the program (statically linked): the file is the recorder's from the start.
+    // No runtime wrote this image's profile: the file is the recorder's from the start.
     format::Writer head;
     head.begin(fd, format::kFeatureSamples);
     std::vector<uint64_t> argv;
-    for (const std::string& a : process.argv) argv.push_back(head.internString(a.c_str()));
+    for (const std::string& a : image.argv) argv.push_back(head.internString(a.c_str()));
     format::ProcessRecord r;
-    r.pid = uint64_t(process.pid);
-    r.ppid = uint64_t(getpid());
+    r.pid = image.pid;
+    r.ppid = image.ppid;
     r.realtime_ns = Now(CLOCK_REALTIME);
-    r.time = Now(CLOCK_MONOTONIC);
-    r.exe = head.internString(process.exe.c_str());
+    r.time = image.start_time ? image.start_time : Now(CLOCK_MONOTONIC);
+    r.exe = head.internString(image.exe.c_str());
     r.argc = argv.size();
     r.argv = argv.data();
+    r.clock = settings.clock;
     r.sampler = format::Sampler::kKernelRecorder;
-    r.period_ns = process.period_ns;
-    r.max_depth = process.max_depth;
+    r.period_ns = settings.period_ns;
+    r.max_depth = settings.max_depth;
+    r.flags = (image.forked ? format::kForkedChild : 0) | (image.execs ? format::kExecImage : 0);
     head.add(r);
     head.flush();
   }
-  Status copied = CopyStream(stream_fd, fd);
-  if (copied.ok() && !has_end) {
+  Status copied = CopyStream(image.stream_fd, fd);
+  if (copied.ok() && !has_end && end) {
     format::Writer tail;
     tail.beginAppend(fd);
-    tail.add(EndFromStatus(status));
+    tail.add(*end);
     tail.flush();
   }
   close(fd);
   return copied;
+}
+
+}  // namespace
+
+KernelResult AddKernelSamples(const std::string& output, const sampler::Recording& recording,
+                              const KernelSettings& settings, int status) {
+  KernelResult result;
+  const auto& images = recording.images();
+  uint32_t root_pid = images.empty() ? 0 : images.front()->pid;
+  for (size_t i = 0; i < images.size(); ++i) {
+    const auto& image = images[i];
+    bool root = image->pid == root_pid;
+    // The program's END: from its wait status, or the exec that replaced this image.
+    format::EndRecord end = EndFromStatus(status);
+    for (size_t k = i + 1; k < images.size(); ++k)
+      if (images[k]->pid == root_pid) {
+        end = format::EndRecord{images[k]->start_time, format::EndHow::kExec, 0};
+        break;
+      }
+    if (image->execs > 0 && !settings.follow_exec) {
+      result.samples_not_followed += image->samples;
+      continue;
+    }
+    if (!root && !image->ended) {
+      // Its runtime may still be writing its profile.
+      result.samples_still_running += image->samples;
+      continue;
+    }
+    if (!root && image->samples == 0) continue;
+    bool exists = false;
+    std::string path = ProfileFor(output, *image, root_pid, &exists);
+    // A child's END comes only from its runtime: how it ended is its parent's to know.
+    Status added = AddImage(path, exists, *image, settings, root ? &end : nullptr);
+    if (!added.ok() && result.status.ok()) result.status = added;
+    if (added.ok()) ++result.profiles;
+  }
+  return result;
 }
 
 }  // namespace hotline::cli

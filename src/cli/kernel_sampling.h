@@ -1,32 +1,38 @@
-// The recorder's side of `hotline record --sampler kernel`: the program is sampled from outside
-// while hotline waits for it, and the samples are added to its profile afterwards.
+// The recorder's side of kernel sampling: after the run, each image's samples (the program's,
+// its forked children's, the programs they executed) join that image's profile.
 #pragma once
 
 #include <sys/types.h>
 
-#include <functional>
 #include <string>
-#include <vector>
 
 #include "base/status.h"
+#include "format/schema.h"
 #include "sampler/recording.h"
 
 namespace hotline::cli {
 
-// What a profile written without the runtime (a static program) says about its process.
-struct SampledProcess {
-  pid_t pid = 0;
-  std::string exe;
-  std::vector<std::string> argv;
+// What a profile written without the runtime (a static program, a child that wrote nothing)
+// says about how it was sampled.
+struct KernelSettings {
   uint64_t period_ns = 0;
   uint32_t max_depth = 0;
+  format::ClockMode clock = format::ClockMode::kCpu;
+  bool follow_exec = false;
 };
 
-// Appends the recorder's stream (`stream_fd`, read from its start) to the profile at `output`:
-// after the runtime's records when the runtime wrote some, or else after a file header and a
-// process record of its own; and an END record from the wait status `status` when the profile
-// has none (the program was killed, or never ran the runtime).
-Status AddKernelSamples(const std::string& output, int stream_fd, const SampledProcess& process,
-                        int status);
+struct KernelResult {
+  Status status;
+  uint32_t profiles = 0;           // images whose samples were written
+  uint64_t samples_not_followed = 0;  // of programs executed without --follow-exec
+  uint64_t samples_still_running = 0; // of processes still running when the program ended
+};
+
+// Appends each image's stream to its profile: `output` for the program as started, the
+// runtime's BASE.PID[.N].hotline for the others (made when the runtime wrote none), after the
+// runtime's records. `status` (the program's wait status) gives the program's END when its
+// profile has none (it was killed, or never ran the runtime).
+KernelResult AddKernelSamples(const std::string& output, const sampler::Recording& recording,
+                              const KernelSettings& settings, int status);
 
 }  // namespace hotline::cli

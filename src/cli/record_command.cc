@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <cstring>
@@ -22,6 +23,7 @@
 #include "cli/program_check.h"
 #include "coverage/coverage.h"
 #include "format/raw_profile.h"
+#include "format/writer.h"
 
 namespace hotline::cli {
 namespace {
@@ -37,7 +39,8 @@ struct RecordOptions {
   std::string toggle_signal = "USR2";
   bool follow_exec = false;
   std::string trace = "auto";
-  std::string sampler = "signal";
+  std::string sampler = "auto";
+  unsigned stack_bytes = 8192;
   bool no_trace = false;
   bool heap = false;
   bool counts_only = false;
@@ -66,10 +69,14 @@ struct RecordOptions {
         ->check(CLI::IsMember({"auto", "counts", "timed", "none"}));
     cmd.add_flag("--no-trace", no_trace, "same as --trace=none");
     cmd.add_option("--sampler", sampler,
-                   "signal: each thread samples itself (in the program); kernel: hotline reads "
-                   "the kernel's perf_event rings from outside (threads that block signals and "
-                   "static programs too; the program's own process only, for now)")
-        ->check(CLI::IsMember({"signal", "kernel"}));
+                   "kernel: hotline reads the kernel's perf_event rings from outside the program "
+                   "(every thread, static programs too); signal: each thread samples itself, in "
+                   "the program; auto: kernel, or signal where perf_event_open is refused")
+        ->check(CLI::IsMember({"auto", "kernel", "signal"}));
+    cmd.add_option("--stack-bytes", stack_bytes,
+                   "kernel sampler: bytes of user stack copied with each sample, for unwinding "
+                   "(a multiple of 8)")
+        ->check(CLI::Range(512u, 65000u));
     cmd.add_flag("--heap", heap,
                  "record every allocation and release (malloc family, new/delete, anonymous "
                  "mmap) with its stack; combine with -F 0 for the heap alone");
@@ -127,7 +134,7 @@ Expected<std::string> FindRuntime() {
   return std::string(realpath(runtime.c_str(), resolved) ? resolved : runtime.c_str());
 }
 
-std::string RuntimeOptions(const RecordOptions& o, int toggle) {
+std::string RuntimeOptions(const RecordOptions& o, int toggle, bool kernel) {
   std::string trace = o.no_trace ? "none" : o.trace;
   // In auto mode the hooks count calls as soon as instrumented code calls them; a program
   // without -finstrument-functions never does, so counts costs it nothing.
@@ -136,28 +143,29 @@ std::string RuntimeOptions(const RecordOptions& o, int toggle) {
       "freq={},clock={},depth={},unwind={},paused={},toggle={},follow_exec={},trace={},heap={},"
       "sampler={}",
       o.counts_only ? 0u : o.freq, o.clock, o.max_depth, o.unwind, o.start_paused ? 1 : 0, toggle,
-      o.follow_exec ? 1 : 0, trace, o.heap ? 1 : 0, o.sampler);
+      o.follow_exec ? 1 : 0, trace, o.heap ? 1 : 0, kernel ? "kernel" : "signal");
 }
 
 // The child: environment, then exec. Reports an exec failure's errno through `error_fd`. With a
-// `gate_fd` it waits for a byte there first (the recorder opens its events on it meanwhile).
+// `gate_fd` it waits for a byte there first while the recorder opens its events on it: 'k' when
+// the kernel samples it (the runtime gets `kernel_options`), 's' when it must sample itself.
 [[noreturn]] void RunChild(const ProgramInfo& program, const std::vector<std::string>& args,
                            const std::string& runtime, const std::string& output,
-                           const std::string& options, const coverage::CoveragePlan& counts,
-                           int error_fd, int gate_fd) {
+                           const std::string& options, const std::string& kernel_options,
+                           const coverage::CoveragePlan& counts, int error_fd, int gate_fd) {
+  char go = 's';
+  if (gate_fd >= 0 && read(gate_fd, &go, 1) != 1) _exit(127);
   for (const auto& [name, value] : counts.environment) setenv(name.c_str(), value.c_str(), 1);
   std::string preload = runtime;
   if (const char* old = getenv("LD_PRELOAD"); old && *old) preload += std::string(":") + old;
   setenv("LD_PRELOAD", preload.c_str(), 1);
   setenv("HOTLINE_OUTPUT", output.c_str(), 1);
   setenv("HOTLINE_ROOT_PID", std::to_string(getpid()).c_str(), 1);
-  setenv("HOTLINE_OPTIONS", options.c_str(), 1);
+  setenv("HOTLINE_OPTIONS", (go == 'k' ? kernel_options : options).c_str(), 1);
   unsetenv("HOTLINE_LATER_IMAGE");
   std::vector<char*> argv;
   for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
-  char go = 0;
-  if (gate_fd >= 0 && read(gate_fd, &go, 1) != 1) _exit(127);
   execv(program.path.c_str(), argv.data());
   int err = errno;
   (void)!write(error_fd, &err, sizeof err);
@@ -212,6 +220,20 @@ std::string DescribeEnding(int status) {
   return "ended";
 }
 
+// Appends a NOTE record to the profile at `output`.
+void AddNote(const std::string& output, const std::string& text) {
+  int fd = open(output.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
+  if (fd < 0) return;
+  format::Writer writer;
+  writer.beginAppend(fd);
+  timespec now;
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  writer.add(format::NoteRecord{uint64_t(now.tv_sec) * 1'000'000'000u + uint64_t(now.tv_nsec),
+                                text});
+  writer.flush();
+  close(fd);
+}
+
 // One line about what was written and how the program ended, and a line for anything the user
 // should know.
 void PrintSummary(const std::string& output, int status) {
@@ -236,6 +258,48 @@ void PrintSummary(const std::string& output, int status) {
   if (stats.damaged()) fmt::print(stderr, "hotline: warning: {}: {}\n", output, stats.summary());
 }
 
+// The kernel sampler's streams into their profiles, and what the user should know about it.
+void AddRecording(const std::string& output, const RecordOptions& o,
+                  sampler::Recording& recording, int status) {
+  // Processes the program left running are given a moment to end (their runtime finishes
+  // their profiles); the ones that do not keep their samples to themselves.
+  for (int i = 0; i < 10 && std::any_of(recording.images().begin(), recording.images().end(),
+                                         [](const auto& image) { return !image->ended; });
+       ++i)
+    recording.pump(20);
+  Status finished = recording.finish();
+  if (!finished.ok()) {
+    fmt::print(stderr, "hotline: warning: {}\n", finished.message());
+    return;
+  }
+  KernelSettings settings;
+  settings.period_ns = 1'000'000'000u / o.freq;
+  settings.max_depth = o.max_depth;
+  settings.clock = o.clock == "wall" ? format::ClockMode::kWall : format::ClockMode::kCpu;
+  settings.follow_exec = o.follow_exec;
+  KernelResult added = AddKernelSamples(output, recording, settings, status);
+  if (!added.status.ok()) fmt::print(stderr, "hotline: warning: {}\n", added.status.message());
+  if (o.clock == "wall" && !recording.switch_stacks())
+    AddNote(output,
+            "waits are shown with the stack of the thread's last sample before it (the kernel "
+            "gives switch-out stacks only at perf_event_paranoid 1 or below, or with "
+            "CAP_PERFMON)");
+  if (recording.lost())
+    AddNote(output, fmt::format("the kernel dropped {} records (rings full): those samples "
+                                "are missing", recording.lost()));
+  if (o.quiet) return;
+  if (added.samples_not_followed)
+    fmt::print(stderr,
+               "hotline: note: {} samples of programs executed by the program were not written "
+               "(--follow-exec profiles them)\n",
+               added.samples_not_followed);
+  if (added.samples_still_running)
+    fmt::print(stderr,
+               "hotline: note: {} samples of processes still running when the program ended "
+               "were not written\n",
+               added.samples_still_running);
+}
+
 int RunRecord(const RecordOptions& o, const std::vector<std::string>& command) {
   if (command.empty()) {
     fmt::print(stderr,
@@ -255,8 +319,13 @@ int RunRecord(const RecordOptions& o, const std::vector<std::string>& command) {
                o.toggle_signal, problem);
     return 2;
   }
+  if (o.stack_bytes % 8 != 0) {
+    fmt::print(stderr, "hotline: record: --stack-bytes {}: not a multiple of 8\n", o.stack_bytes);
+    return 2;
+  }
   int exit_code = 1;
-  bool kernel = o.sampler == "kernel" && !o.counts_only && o.freq > 0;
+  // The kernel samples, unless asked not to or there is nothing to sample.
+  bool kernel = o.sampler != "signal" && !o.counts_only && o.freq > 0;
   Expected<ProgramInfo> program = InspectProgram(command[0], &exit_code, kernel);
   if (!program.ok()) {
     fmt::print(stderr, "hotline: {}\n", program.status().message());
@@ -297,19 +366,14 @@ int RunRecord(const RecordOptions& o, const std::vector<std::string>& command) {
     fmt::print(stderr, "hotline: cannot create a pipe: {}\n", strerror(errno));
     return 1;
   }
-  std::string options = RuntimeOptions(o, toggle);
-  // The kernel sampler: the child waits at a gate until the events are open on it, and the
-  // samples go to an unlinked scratch file until they join the profile.
+  std::string signal_options = RuntimeOptions(o, toggle, false);
+  std::string kernel_options = RuntimeOptions(o, toggle, true);
+  // The child waits at a gate until the recorder has opened its events on it (or knows it
+  // cannot), and learns there which sampler runs.
   int gate[2] = {-1, -1};
-  int stream = -1;
-  if (kernel) {
-    std::string scratch = output + ".samples";
-    stream = open(scratch.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-    if (stream < 0 || pipe2(gate, O_CLOEXEC) != 0) {
-      fmt::print(stderr, "hotline: cannot prepare kernel sampling: {}\n", strerror(errno));
-      return 1;
-    }
-    unlink(scratch.c_str());
+  if (kernel && pipe2(gate, O_CLOEXEC) != 0) {
+    fmt::print(stderr, "hotline: cannot create a pipe: {}\n", strerror(errno));
+    return 1;
   }
   pid_t child = fork();
   if (child < 0) {
@@ -319,28 +383,39 @@ int RunRecord(const RecordOptions& o, const std::vector<std::string>& command) {
   if (child == 0) {
     close(pipe_fds[0]);
     if (gate[1] >= 0) close(gate[1]);
-    RunChild(*program, command, *runtime, output, options, counts, pipe_fds[1], gate[0]);
+    RunChild(*program, command, *runtime, output, signal_options, kernel_options, counts,
+             pipe_fds[1], gate[0]);
   }
   close(pipe_fds[1]);
   sampler::Recording recording;
   std::function<void()> pump;
+  std::string fallback;  // why the program samples itself although the kernel was to
   if (kernel) {
     close(gate[0]);
     sampler::RecordingOptions sampling;
     sampling.freq_hz = o.freq;
     sampling.max_depth = o.max_depth;
-    sampling.write_threads = program->is_static;
-    Status opened = recording.start(child, sampling, stream);
-    if (!opened.ok()) {
-      fmt::print(stderr, "hotline: {}\n", opened.message());
+    sampling.stack_bytes = o.stack_bytes;
+    sampling.wall_clock = o.clock == "wall";
+    sampling.scratch_dir = std::filesystem::path(output).parent_path().string();
+    Status opened = recording.start(child, Absolute(program->path), command, sampling);
+    if (!opened.ok() && (o.sampler == "kernel" || program->is_static)) {
+      fmt::print(stderr, "hotline: {}{}\n", opened.message(),
+                 program->is_static ? " (a static program can be sampled only by the kernel)"
+                                    : " (--sampler auto or signal samples in the program)");
       kill(child, SIGKILL);
       waitpid(child, nullptr, 0);
       unlink(output.c_str());
       return 1;
     }
-    (void)!write(gate[1], "g", 1);
+    if (!opened.ok()) {
+      kernel = false;
+      fallback = opened.message() + ": the program samples itself (in-process signals)";
+      if (!o.quiet) fmt::print(stderr, "hotline: note: {}\n", fallback);
+    }
+    (void)!write(gate[1], kernel ? "k" : "s", 1);
     close(gate[1]);
-    pump = [&recording] { recording.pump(50); };
+    if (kernel) pump = [&recording] { recording.pump(50); };
   }
   int status = WaitForChild(child, pump);
   int exec_errno = 0;
@@ -352,19 +427,8 @@ int RunRecord(const RecordOptions& o, const std::vector<std::string>& command) {
     coverage::RemoveCoverageDirectory(counts);
     return exec_errno == ENOENT ? 127 : 126;
   }
-  if (kernel) {
-    Status finished = recording.finish();
-    SampledProcess process{child, Absolute(program->path), command, 1'000'000'000u / o.freq,
-                           o.max_depth};
-    Status added = finished.ok() ? AddKernelSamples(output, stream, process, status) : finished;
-    close(stream);
-    if (!added.ok()) fmt::print(stderr, "hotline: warning: {}\n", added.message());
-    if (recording.childrens_samples() && !o.quiet)
-      fmt::print(stderr,
-                 "hotline: note: {} samples of forked children were not written (--sampler "
-                 "kernel profiles the program's own process only, for now)\n",
-                 recording.childrens_samples());
-  }
+  if (kernel) AddRecording(output, o, recording, status);
+  if (!fallback.empty()) AddNote(output, "kernel sampling refused: " + fallback);
   if (counts.enabled) {
     Expected<coverage::CoverageData> data = coverage::CollectCoverage(counts);
     Status appended = data.ok() ? coverage::AppendCoverage(output, Absolute(program->path), *data)

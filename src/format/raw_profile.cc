@@ -1,5 +1,7 @@
 #include "format/raw_profile.h"
 
+#include <algorithm>
+
 namespace hotline::format {
 
 std::string RawProfile::str(uint64_t id) {
@@ -92,7 +94,15 @@ void RawProfile::onModuleUnload(const ModuleUnloadRecord& r) {
     if (m.id == r.id) m.unload_time = r.time;
 }
 
+// A thread can be recorded twice, by the runtime and by the kernel sampler: a start within the
+// lifetime of a thread already known is that thread, and its first known end and CPU time stay.
 void RawProfile::onThreadStart(const ThreadStartRecord& r) {
+  if (RawThread* t = thread(r.tid); t && (t->end_time == 0 || r.time <= t->end_time)) {
+    t->start_time = std::min(t->start_time, r.time);
+    if (t->name.empty()) t->name = str(r.name);
+    t->flags |= r.flags;
+    return;
+  }
   RawThread t;
   t.tid = r.tid;
   t.start_time = r.time;
@@ -107,8 +117,8 @@ void RawProfile::onThreadEnd(const ThreadEndRecord& r) {
     threads.push_back(RawThread{r.tid, 0, 0, {}, 0, {}});
     t = &threads.back();
   }
-  t->end_time = r.time;
-  if (r.cpu_ns != kCpuUnknown) t->cpu_ns = r.cpu_ns;
+  if (!t->end_time) t->end_time = r.time;
+  if (r.cpu_ns != kCpuUnknown && !t->cpu_ns) t->cpu_ns = r.cpu_ns;
 }
 
 void RawProfile::onThreadName(const ThreadNameRecord& r) {
@@ -168,6 +178,8 @@ void RawProfile::onFunctionCount(const FunctionCountRecord& r) {
   function_counts.push_back(RawFunctionCount{std::string(r.file), std::string(r.name), r.start_line,
                                              r.end_line, r.executions});
 }
+
+void RawProfile::onNote(const NoteRecord& r) { notes.emplace_back(r.text); }
 
 Expected<RawProfile> LoadRawProfile(const std::string& path, ReadStats* stats) {
   RawProfile profile;

@@ -87,6 +87,7 @@ class RawProfile : public RecordVisitor {
   std::vector<SampleRecord> samples;
   std::vector<RawMark> marks;
   std::vector<StateRecord> states;
+  std::vector<std::string> notes;
   std::vector<std::pair<std::string, uint64_t>> stats;  // key, value, in order
   std::vector<std::string> disabled_reasons;
   std::optional<EndRecord> end;
@@ -129,6 +130,7 @@ class RawProfile : public RecordVisitor {
   void onFree(const FreeRecord& r) override;
   void onLineCounts(const LineCountsRecord& r) override;
   void onFunctionCount(const FunctionCountRecord& r) override;
+  void onNote(const NoteRecord& r) override;
 
  private:
   std::string str(uint64_t id);

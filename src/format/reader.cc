@@ -283,6 +283,12 @@ class PayloadDecoder {
         visitor_.onFunctionCount(r);
         return 1;
       }
+      case RecordKind::kNote: {
+        NoteRecord r;
+        if (!t(in, &r.time) || !text(in, &r.text)) return -1;
+        visitor_.onNote(r);
+        return 1;
+      }
     }
     return 0;
   }

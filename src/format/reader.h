@@ -61,6 +61,7 @@ class RecordVisitor {
   virtual void onFree(const FreeRecord&) {}
   virtual void onLineCounts(const LineCountsRecord&) {}
   virtual void onFunctionCount(const FunctionCountRecord&) {}
+  virtual void onNote(const NoteRecord&) {}
 };
 
 // Reads the file at `path`. Errors name the file.

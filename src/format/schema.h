@@ -47,6 +47,7 @@ enum class RecordKind : uint32_t {
   kFree = 19,
   kLineCounts = 20,
   kFunctionCount = 21,
+  kNote = 22,
 };
 
 enum class ClockMode : uint32_t { kCpu = 0, kWall = 1 };
@@ -227,6 +228,13 @@ struct LineCountsRecord {
 struct FunctionCountRecord {
   std::string_view file, name;
   uint64_t start_line = 0, end_line = 0, executions = 0;
+};
+
+// Something a reader of the profile should know about how it was recorded (which sampler ran
+// and why). Its text is inline: `hotline record` writes it with a writer of its own.
+struct NoteRecord {
+  uint64_t time = 0;
+  std::string_view text;
 };
 
 struct EndRecord {

@@ -396,6 +396,14 @@ void Writer::add(const FunctionCountRecord& r) {
   endRecord();
 }
 
+void Writer::add(const NoteRecord& r) {
+  beginRecord(RecordKind::kNote);
+  time(r.time);
+  record_.varint(r.text.size());
+  record_.append(r.text.data(), r.text.size());
+  endRecord();
+}
+
 bool Writer::flush() {
   if (failed()) return false;
   if (chunk_.size() == 0) return true;

@@ -51,6 +51,7 @@ class Writer {
   void add(const FreeRecord& r);
   void add(const LineCountsRecord& r);
   void add(const FunctionCountRecord& r);
+  void add(const NoteRecord& r);
 
   // Bytes of records waiting for the next flush.
   size_t pendingBytes() const { return chunk_.size(); }

@@ -73,6 +73,10 @@ class ProfileBuilder {
   // profiler's.
   bool runtimeThread(const format::RawProfile& raw, uint64_t tid);
   uint64_t period(const format::RawProfile& raw);
+  // Whether the program had sampling switched off at `time` (hotline_stop(), the toggle signal,
+  // --start-paused). Only the kernel sampler takes samples then: it runs outside the program
+  // and learns of the switches from the runtime's records, read here.
+  bool switchedOff(const format::RawProfile& raw, uint64_t time);
 
   AddressResolver& resolver_;
   BuildOptions options_;
@@ -90,6 +94,9 @@ class ProfileBuilder {
   std::unordered_map<uint64_t, bool> runtime_threads_;
   uint64_t period_ns_ = 0;
   std::vector<FunctionId> scratch_;
+  // Times at which sampling switched, ascending, and whether it was on before the first.
+  std::vector<std::pair<uint64_t, bool>> switches_;
+  size_t switches_from_ = ~size_t(0);  // raw.states.size() when switches_ was made
 };
 
 FileId ProfileBuilder::file(const std::string& path, PseudoKind pseudo) {
@@ -339,8 +346,28 @@ uint64_t ProfileBuilder::period(const format::RawProfile& raw) {
   return period_ns_;
 }
 
+bool ProfileBuilder::switchedOff(const format::RawProfile& raw, uint64_t time) {
+  if (!raw.process || raw.process->sampler != format::Sampler::kKernelRecorder) return false;
+  bool on_at_start = !(raw.process->flags & format::kStartedPaused);
+  if (raw.states.empty()) return !on_at_start;
+  if (switches_from_ != raw.states.size()) {
+    switches_.clear();
+    for (const format::StateRecord& st : raw.states) switches_.emplace_back(st.time, st.on != 0);
+    std::stable_sort(switches_.begin(), switches_.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    switches_from_ = raw.states.size();
+  }
+  auto after = std::upper_bound(switches_.begin(), switches_.end(), time,
+                                [](uint64_t t, const auto& s) { return t < s.first; });
+  return after == switches_.begin() ? !on_at_start : !std::prev(after)->second;
+}
+
 void ProfileBuilder::addSample(const format::RawProfile& raw, const format::SampleRecord& sample) {
   if (options_.thread && sample.tid != *options_.thread) return;
+  if (switchedOff(raw, sample.time)) {
+    ++profile_.summary.samples_switched_off;
+    return;
+  }
   uint64_t weight = std::max<uint64_t>(sample.weight, 1);
   uint64_t ns = weight * period(raw);
   Frames frames = stack(raw, sample);  // a copy: arena_ and the caches may grow below
@@ -522,6 +549,7 @@ Expected<Profile> ProfileBuilder::finish(const format::RawProfile& raw) {
   if (raw.process) {
     s.start_time = raw.process->time;
     s.clock = raw.process->clock;
+    s.sampler = raw.process->sampler;
     s.exe = raw.process->exe;
     s.argv = raw.process->argv;
     if (s.period_ns == 0) s.period_ns = raw.process->period_ns;
@@ -536,6 +564,7 @@ Expected<Profile> ProfileBuilder::finish(const format::RawProfile& raw) {
   s.end = raw.end;
   p.runtime_stats = raw.stats;
   p.disabled_reasons = raw.disabled_reasons;
+  p.notes = raw.notes;
   for (std::string& w : resolver_.warnings()) p.warnings.push_back(std::move(w));
   if (raw.dangling_references)
     p.warnings.push_back(std::to_string(raw.dangling_references) +

@@ -145,6 +145,7 @@ struct Summary {
   uint64_t truncated_samples = 0;          // stack cut at the maximum depth
   uint64_t profiler_samples = 0;           // taken inside the runtime
   uint64_t unknown_samples = 0;            // innermost frame outside every module
+  uint64_t samples_switched_off = 0;       // kernel samples while the program had sampling off
   uint64_t first_time = 0, last_time = 0;  // of the samples, CLOCK_MONOTONIC
   bool exact_line_counts = false;          // line counts from gcov, not estimates
   bool traced = false;                     // exact calls from -finstrument-functions
@@ -153,6 +154,7 @@ struct Summary {
   uint64_t traced_total_ns = 0;            // timed: Σ over threads of the outermost calls' time
   uint64_t start_time = 0;                 // of the process record (0 when lost)
   format::ClockMode clock = format::ClockMode::kCpu;  // what the samples measure
+  format::Sampler sampler = format::Sampler::kNone;
   // CPU time against samples (CPU-clock profiles whose sampling was never switched off):
   bool cpu_compared = false;
   uint64_t cpu_ns = 0;                   // Σ of the threads' recorded CPU time
@@ -179,6 +181,7 @@ class Profile {
   std::vector<StateChange> states;
   std::vector<std::pair<std::string, uint64_t>> runtime_stats;
   std::vector<std::string> disabled_reasons;
+  std::vector<std::string> notes;  // how the profile was recorded (NOTE records)
   // Problems met while building (missing process record, dangling ids, symbolizer warnings):
   // one line each, for the CLI to print as warnings.
   std::vector<std::string> warnings;

@@ -52,6 +52,8 @@ void PrintSummary(const model::Profile& profile, const ReportOptions& options, s
 // How the run ended, for people: "exit code 0", "killed by SIGSEGV", or that the END record is
 // missing (the run was killed by SIGKILL or died unfinished) and what may be lost.
 std::string DescribeEnding(const model::Profile& profile);
+// Which sampler recorded the profile, in a few words.
+std::string SamplerName(format::Sampler sampler);
 
 // Every table the options ask for, in the fixed order; for a profile restricted to one thread,
 // under a title naming it (or, with -m, with the thread id as first column of every row).

@@ -35,6 +35,22 @@ std::string DescribeEnding(const model::Profile& p) {
   return "unknown";
 }
 
+std::string SamplerName(format::Sampler sampler) {
+  switch (sampler) {
+    case format::Sampler::kNone:
+      return "none";
+    case format::Sampler::kPerfTaskClock:
+      return "in the program: perf task-clock signals";
+    case format::Sampler::kPosixCpuTimer:
+      return "in the program: POSIX CPU-time timers";
+    case format::Sampler::kPosixMonotonicTimer:
+      return "in the program: POSIX monotonic timers";
+    case format::Sampler::kKernelRecorder:
+      return "kernel (perf_event rings read by hotline record)";
+  }
+  return "unknown";
+}
+
 void PrintSummary(const model::Profile& p, const ReportOptions& options, std::string& out) {
   if (options.machine || options.no_summary) return;
   const model::Summary& s = p.summary;
@@ -50,6 +66,10 @@ void PrintSummary(const model::Profile& p, const ReportOptions& options, std::st
   };
   if (!s.exe.empty()) row("program", s.exe);
   row("ended", DescribeEnding(p));
+  if (s.sampler != format::Sampler::kNone) row("sampler", SamplerName(s.sampler));
+  for (const std::string& note : p.notes) row("note", note);
+  if (s.samples_switched_off)
+    row("samples while switched off", fmt::format("{} (not counted)", s.samples_switched_off));
   row("total time", FormatTime(s.total_ns, false));
   if (s.cpu_compared) {
     row("CPU time of the threads",

@@ -26,6 +26,8 @@ struct Config {
   bool kernel_sampler = false;
 
   bool sampling() const { return freq_hz != 0; }  // freq=0: counts only, no timers
+  // Stacks are unwound in the program: for its own samples, or for the heap's allocations.
+  bool unwindsInProcess() const { return heap || (sampling() && !kernel_sampler); }
   uint64_t periodNs() const { return freq_hz ? 1000000000ull / freq_hz : 0; }
 };
 

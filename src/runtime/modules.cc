@@ -12,6 +12,7 @@
 #include <cstring>
 
 #include "runtime/debug_frame.h"
+#include "runtime/session.h"
 
 namespace hotline::rt {
 namespace {
@@ -184,7 +185,7 @@ void RescanModules(format::Writer& writer, uint64_t now) {
   for (int i = before; i < g_count; ++i) {
     EmitLoad(writer, g_modules[i], now);
     const Module& m = g_modules[i];
-    AddDebugFrameModule(m.path, m.bias, m.start, m.size);
+    if (g_session.config.unwindsInProcess()) AddDebugFrameModule(m.path, m.bias, m.start, m.size);
   }
   // Drop modules that are gone, keeping the table compact.
   int kept = 0;

@@ -174,9 +174,21 @@ void EnsureProfileDescriptorLocked() {
   ++g_session.profile_reopened;
 }
 
+// The kernel sampler's samples of a child join the child's profile; once it has run a sampling
+// period of CPU time it has some, and the profile is best begun by the runtime (its threads'
+// CPU times, how it ended).
+bool KernelSampledLocked() {
+  const Session& s = g_session;
+  if (!s.config.kernel_sampler || !s.config.sampling()) return false;
+  timespec cpu;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &cpu);
+  return uint64_t(cpu.tv_sec) * 1000000000ull + uint64_t(cpu.tv_nsec) >= s.config.periodNs();
+}
+
 bool ChildHasDataLocked() {
   const Session& s = g_session;
-  return s.samples > 0 || s.child_has_events || s.config.heap || TraceHooksSeen();
+  return s.samples > 0 || s.child_has_events || s.config.heap || TraceHooksSeen() ||
+         KernelSampledLocked();
 }
 
 void WriteChildPreambleLocked() {
@@ -383,7 +395,8 @@ void StartSession() {
   InitTrace(s.config.trace);
   if (!W().begin(s.fd, Features())) return;
   LocateRuntimeImages();
-  InitUnwinder();  // libunwind opens its memory-validation pipe here: see pipe2 in interpose.cc
+  // libunwind opens its memory-validation pipe here: see pipe2 in interpose.cc
+  if (s.config.unwindsInProcess()) InitUnwinder();
   s.sampler = !s.config.sampling()                         ? format::Sampler::kNone
               : s.config.kernel_sampler                    ? format::Sampler::kKernelRecorder
               : s.config.clock == format::ClockMode::kWall ? format::Sampler::kPosixMonotonicTimer

@@ -172,6 +172,7 @@ void ProgramSigaction(int sig, const struct sigaction* act, struct sigaction* ol
 unsigned long SamplesOnThisThread() { return t_samples; }
 
 void DiscardPendingSamples() {
+  if (g_session.sample_signal <= 0) return;
   struct sigaction act;
   std::memset(&act, 0, sizeof act);
   act.sa_handler = SIG_IGN;
@@ -180,22 +181,28 @@ void DiscardPendingSamples() {
   RealSigaction(g_session.sample_signal, &act, nullptr);
 }
 
-void RestoreSampleHandler() { Install(g_session.sample_signal, OnSample, 0); }
+void RestoreSampleHandler() {
+  if (g_session.sample_signal > 0) Install(g_session.sample_signal, OnSample, 0);
+}
 
 bool InstallSignalHandlers() {
-  // A real-time signal nobody handles yet; glibc keeps the first two for itself.
-  int chosen = 0;
-  for (int sig = SIGRTMAX - 2; sig >= SIGRTMIN + 2 && !chosen; --sig) {
-    struct sigaction cur;
-    if (RealSigaction(sig, nullptr, &cur) == 0 && !(cur.sa_flags & SA_SIGINFO) &&
-        cur.sa_handler == SIG_DFL)
-      chosen = sig;
+  // Sampled by the kernel from outside, or not sampled: no sampling signal at all (and so no
+  // mask filtering, no sleep resumption, nothing to discard at exec).
+  if (g_session.config.sampling() && !g_session.config.kernel_sampler) {
+    // A real-time signal nobody handles yet; glibc keeps the first two for itself.
+    int chosen = 0;
+    for (int sig = SIGRTMAX - 2; sig >= SIGRTMIN + 2 && !chosen; --sig) {
+      struct sigaction cur;
+      if (RealSigaction(sig, nullptr, &cur) == 0 && !(cur.sa_flags & SA_SIGINFO) &&
+          cur.sa_handler == SIG_DFL)
+        chosen = sig;
+    }
+    if (!chosen) return false;
+    g_session.sample_signal = chosen;
+    if (!Install(chosen, OnSample, 0)) return false;
   }
-  if (!chosen) return false;
-  g_session.sample_signal = chosen;
-  if (!Install(chosen, OnSample, 0)) return false;
   int toggle = g_session.config.toggle_signal;
-  if (toggle > 0 && toggle < NSIG && toggle != chosen) {
+  if (toggle > 0 && toggle < NSIG && toggle != g_session.sample_signal) {
     struct sigaction cur;
     if (RealSigaction(toggle, nullptr, &cur) == 0 && cur.sa_handler == SIG_DFL &&
         !(cur.sa_flags & SA_SIGINFO)) {

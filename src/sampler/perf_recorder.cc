@@ -1,10 +1,12 @@
 #include "sampler/perf_recorder.h"
 
 #include <linux/perf_event.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <ctime>
@@ -51,6 +53,16 @@ class Fields {
   size_t size_;
   size_t used_ = 0;
 };
+
+// The time in the sample_id trailer `f` is left at (pid, tid, time, cpu, reserved).
+uint64_t TrailerTime(Fields& f) {
+  uint64_t time = 0;
+  uint32_t skip = 0;
+  f.u32(&skip);
+  f.u32(&skip);
+  f.u64(&time);
+  return time;
+}
 
 // A NUL-terminated name in the first `size` bytes (perf pads names to 8 bytes).
 std::string Name(const uint8_t* p, size_t size) {
@@ -122,6 +134,8 @@ Status PerfRecorder::open(pid_t pid, const PerfOptions& options) {
   attr.comm_exec = 1;
   attr.task = 1;
   attr.inherit = 1;
+  attr.inherit_stat = 1;  // each inherited thread's count is reported as it ends
+  attr.context_switch = options.context_switches ? 1 : 0;
   attr.sample_id_all = 1;
   attr.use_clockid = 1;
   attr.clockid = CLOCK_MONOTONIC;
@@ -158,31 +172,94 @@ Status PerfRecorder::open(pid_t pid, const PerfOptions& options) {
       return Status::Error(std::string("perf sampling: cannot map a ring: ") + std::strerror(err));
     }
     fds_.push_back(fd);
+    counting_fds_.push_back(fd);
     rings_.push_back(Ring{base, mapped});
+    if (options.context_switches) openSwitchSampling(attr, pid, cpu, fd);
   }
+  switch_stacks_ = options.context_switches && !switch_fds_.empty();
   return Status();
+}
+
+// A sample at every switch-out, into `ring_fd`'s ring. Only where the kernel lets a sampler see
+// kernel-side events (the switch happens in the kernel): otherwise wall-clock mode makes do
+// with the switch records.
+void PerfRecorder::openSwitchSampling(const perf_event_attr& clock, pid_t pid, int cpu,
+                                      int ring_fd) {
+  if (cpu > 0 && switch_fds_.empty()) return;  // refused on the first CPU: refused everywhere
+  perf_event_attr attr = clock;
+  attr.config = PERF_COUNT_SW_CONTEXT_SWITCHES;
+  attr.sample_period = 1;
+  attr.mmap = attr.mmap2 = attr.comm = attr.comm_exec = attr.task = 0;
+  attr.context_switch = 0;
+  attr.inherit_stat = 0;
+  attr.watermark = 0;
+  attr.wakeup_watermark = 0;
+  attr.exclude_kernel = 0;
+  int fd = PerfEventOpen(&attr, pid, cpu);
+  if (fd < 0) return;
+  if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, ring_fd) != 0) {
+    ::close(fd);
+    return;
+  }
+  switch_fds_.push_back(fd);
+}
+
+uint64_t PerfRecorder::counted_ns() const {
+  uint64_t total = 0;
+  for (int fd : counting_fds_) {
+    uint64_t value = 0;
+    if (read(fd, &value, sizeof value) == sizeof value) total += value;
+  }
+  return total;
 }
 
 void PerfRecorder::close() {
   for (Ring& ring : rings_) munmap(ring.base, ring.mapped);
   for (int fd : fds_) ::close(fd);
+  for (int fd : switch_fds_) ::close(fd);
   rings_.clear();
   fds_.clear();
+  counting_fds_.clear();
+  switch_fds_.clear();
 }
 
 void PerfRecorder::drain(PerfHandler& handler) {
-  for (Ring& ring : rings_) drainRing(ring, handler);
+  // The heads first: every record older than a sample read below is then read too, whichever
+  // ring it is in.
+  std::vector<uint64_t> heads;
+  for (Ring& ring : rings_)
+    heads.push_back(__atomic_load_n(&static_cast<perf_event_mmap_page*>(ring.base)->data_head,
+                                    __ATOMIC_ACQUIRE));
+  pending_.clear();
+  for (size_t i = 0; i < rings_.size(); ++i)
+    walk(rings_[i], heads[i], [this](const uint8_t* record, size_t size, bool sample) {
+      if (sample) return;
+      // sample_id_all puts the time 16 bytes before the end of every other record.
+      uint64_t time = 0;
+      if (size >= sizeof(perf_event_header) + 16) std::memcpy(&time, record + size - 16, 8);
+      pending_.push_back(Pending{time, std::vector<uint8_t>(record, record + size)});
+    });
+  std::stable_sort(pending_.begin(), pending_.end(),
+                   [](const Pending& a, const Pending& b) { return a.time < b.time; });
+  for (const Pending& p : pending_) parse(p.bytes.data(), p.bytes.size(), handler);
+  handler.onRecordsDone();
+  for (size_t i = 0; i < rings_.size(); ++i) {
+    walk(rings_[i], heads[i], [&](const uint8_t* record, size_t size, bool sample) {
+      if (sample) parse(record, size, handler);
+    });
+    // The kernel reuses the space only after it sees data_tail (release).
+    __atomic_store_n(&static_cast<perf_event_mmap_page*>(rings_[i].base)->data_tail, heads[i],
+                     __ATOMIC_RELEASE);
+  }
 }
 
-void PerfRecorder::drainRing(Ring& ring, PerfHandler& handler) {
+template <typename Visit>
+void PerfRecorder::walk(Ring& ring, uint64_t head, Visit visit) {
   auto* meta = static_cast<perf_event_mmap_page*>(ring.base);
   long page = sysconf(_SC_PAGESIZE);
   uint64_t data_offset = meta->data_offset ? meta->data_offset : uint64_t(page);
   uint64_t data_size = meta->data_size ? meta->data_size : ring.mapped - size_t(page);
   const auto* data = static_cast<const uint8_t*>(ring.base) + data_offset;
-  // The kernel writes records before it publishes data_head (acquire), and reuses the space
-  // only after it sees data_tail (release).
-  uint64_t head = __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE);
   uint64_t tail = meta->data_tail;
   while (head - tail >= sizeof(perf_event_header)) {
     perf_event_header header;
@@ -191,8 +268,7 @@ void PerfRecorder::drainRing(Ring& ring, PerfHandler& handler) {
     std::memcpy(&header, data + at, sizeof header);
     if (header.size < sizeof header || header.size > head - tail) {
       ++malformed_;
-      tail = head;
-      break;
+      return;
     }
     const uint8_t* record = data + at;
     if (at + header.size > data_size) {  // wraps around the ring's end: make it whole
@@ -202,10 +278,9 @@ void PerfRecorder::drainRing(Ring& ring, PerfHandler& handler) {
       std::memcpy(scratch_.data() + first, data, header.size - first);
       record = scratch_.data();
     }
-    parse(record, header.size, handler);
+    visit(record, header.size, header.type == PERF_RECORD_SAMPLE);
     tail += header.size;
   }
-  __atomic_store_n(&meta->data_tail, tail, __ATOMIC_RELEASE);
 }
 
 void PerfRecorder::parse(const uint8_t* record, size_t size, PerfHandler& handler) {
@@ -222,6 +297,8 @@ void PerfRecorder::parse(const uint8_t* record, size_t size, PerfHandler& handle
         ++malformed_;
         return;
       }
+      // The clock's period is at least 10 µs; a switch-out sample stands for one switch.
+      s.switch_out = s.period == 1 && !switch_fds_.empty();
       if (abi != PERF_SAMPLE_REGS_ABI_NONE) {
         s.regs.valid = true;
         for (int bit = 0; bit < 64; ++bit) {
@@ -262,6 +339,7 @@ void PerfRecorder::parse(const uint8_t* record, size_t size, PerfHandler& handle
       }
       size_t name_bytes = f.left() - kSampleIdBytes;
       m.path = Name(f.bytes(name_bytes), name_bytes);
+      m.time = TrailerTime(f);
       handler.onMapping(m);
       return;
     }
@@ -273,6 +351,7 @@ void PerfRecorder::parse(const uint8_t* record, size_t size, PerfHandler& handle
       }
       size_t name_bytes = f.left() - kSampleIdBytes;
       c.name = Name(f.bytes(name_bytes), name_bytes);
+      c.time = TrailerTime(f);
       c.exec = (header.misc & PERF_RECORD_MISC_COMM_EXEC) != 0;
       handler.onComm(c);
       return;
@@ -287,6 +366,26 @@ void PerfRecorder::parse(const uint8_t* record, size_t size, PerfHandler& handle
         return;
       }
       handler.onTask(t);
+      return;
+    }
+    case PERF_RECORD_READ: {
+      PerfCount c;
+      if (!f.u32(&c.pid) || !f.u32(&c.tid) || !f.u64(&c.cpu_ns) || f.left() < kSampleIdBytes) {
+        ++malformed_;
+        return;
+      }
+      c.time = TrailerTime(f);
+      handler.onCount(c);
+      return;
+    }
+    case PERF_RECORD_SWITCH: {
+      PerfSwitch w;
+      w.out = (header.misc & PERF_RECORD_MISC_SWITCH_OUT) != 0;
+      if (!f.u32(&w.pid) || !f.u32(&w.tid) || !f.u64(&w.time)) {
+        ++malformed_;
+        return;
+      }
+      handler.onSwitch(w);
       return;
     }
     case PERF_RECORD_LOST: {

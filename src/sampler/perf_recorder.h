@@ -20,6 +20,8 @@
 
 #include "base/status.h"
 
+struct perf_event_attr;
+
 namespace hotline::sampler {
 
 struct PerfOptions {
@@ -29,6 +31,10 @@ struct PerfOptions {
   // The event starts when the process next calls exec (set for a child that is about to exec
   // the program, so its start-up in the recorder's image is not sampled).
   bool enable_on_exec = false;
+  // Also report when threads leave and regain a CPU (PerfSwitch), and, where the kernel allows
+  // it (perf_event_paranoid 1 or below, or CAP_PERFMON), a sample with the stack at each
+  // switch-out (PerfSample::switch_out): what wall-clock mode needs to see waits.
+  bool context_switches = false;
 };
 
 // The user-space registers of a sample, in the kernel's x86-64 order (PERF_REG_X86_*).
@@ -43,6 +49,7 @@ struct PerfSample {
   uint64_t time = 0;    // CLOCK_MONOTONIC ns
   uint64_t period = 0;  // ns of task clock this sample stands for
   uint64_t ip = 0;      // where the sample was taken (a kernel address when in the kernel)
+  bool switch_out = false;  // taken as the thread left its CPU, not by the clock
   UserRegs regs;
   // The copy of the user stack from regs.sp up; valid only during the Handler call.
   std::span<const uint8_t> stack;
@@ -50,6 +57,7 @@ struct PerfSample {
 
 struct PerfMapping {
   uint32_t pid = 0, tid = 0;
+  uint64_t time = 0;
   uint64_t address = 0, length = 0, file_offset = 0;
   uint32_t prot = 0;
   std::string path;
@@ -63,10 +71,27 @@ struct PerfTask {
 
 struct PerfComm {
   uint32_t pid = 0, tid = 0;
+  uint64_t time = 0;
   std::string name;
   bool exec = false;  // the process executed a new program
 };
 
+// A thread's CPU time on one CPU, read by the kernel as the thread ended (inherit_stat): the
+// sum over CPUs is the thread's CPU time. Reported before the thread's exit.
+struct PerfCount {
+  uint32_t pid = 0, tid = 0;
+  uint64_t time = 0, cpu_ns = 0;
+};
+
+// A thread left (`out`) or regained its CPU.
+struct PerfSwitch {
+  uint32_t pid = 0, tid = 0;
+  uint64_t time = 0;
+  bool out = false;
+};
+
+// Records other than samples reach the handler first, in time order, for everything the rings
+// held when drain() began; then that drain's samples, ring by ring.
 class PerfHandler {
  public:
   virtual ~PerfHandler() = default;
@@ -74,6 +99,10 @@ class PerfHandler {
   virtual void onMapping(const PerfMapping&) {}
   virtual void onTask(const PerfTask&) {}
   virtual void onComm(const PerfComm&) {}
+  virtual void onCount(const PerfCount&) {}
+  virtual void onSwitch(const PerfSwitch&) {}
+  // Called after the records of a drain and before its samples.
+  virtual void onRecordsDone() {}
 };
 
 class PerfRecorder {
@@ -92,6 +121,11 @@ class PerfRecorder {
   // Records the kernel dropped because a ring was full, and records too short to parse.
   uint64_t lost() const { return lost_; }
   uint64_t malformed() const { return malformed_; }
+  // Whether switch-out samples carry stacks (context_switches asked, and the kernel allowed).
+  bool switch_stacks() const { return switch_stacks_; }
+  // The CPU time counted by the events themselves: the first process's first thread's and every
+  // ended inherited thread's (each also reported by a PerfCount).
+  uint64_t counted_ns() const;
   void close();
 
  private:
@@ -99,13 +133,24 @@ class PerfRecorder {
     void* base = nullptr;
     size_t mapped = 0;
   };
-  void drainRing(Ring& ring, PerfHandler& handler);
+  // Walks a ring from its tail to `head`, handing samples or other records to `visit`.
+  template <typename Visit>
+  void walk(Ring& ring, uint64_t head, Visit visit);
+  void openSwitchSampling(const perf_event_attr& clock, pid_t pid, int cpu, int ring_fd);
   void parse(const uint8_t* record, size_t size, PerfHandler& handler);
 
   std::vector<int> fds_;
+  std::vector<int> counting_fds_;  // the task-clock events (their counts are CPU time)
+  std::vector<int> switch_fds_;    // switch-out sampling, writing into the clock's rings
   std::vector<Ring> rings_;
   std::vector<uint8_t> scratch_;  // a record that wraps around the ring's end, made whole
+  struct Pending {
+    uint64_t time;
+    std::vector<uint8_t> bytes;
+  };
+  std::vector<Pending> pending_;  // a drain's non-sample records, to be put in time order
   uint64_t regs_mask_ = 0;
+  bool switch_stacks_ = false;
   uint64_t lost_ = 0, malformed_ = 0;
 };
 

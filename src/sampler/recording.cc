@@ -6,6 +6,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <ctime>
 
 namespace hotline::sampler {
 namespace {
@@ -34,15 +36,96 @@ uint64_t LoadBias(const PerfMapping& m) {
   return bias;
 }
 
-Status Recording::start(pid_t pid, const RecordingOptions& options, int stream_fd) {
+// An image's stream and what it needs while being written.
+struct Recording::Stream {
+  SampledImage* image = nullptr;
+  format::Writer writer;
+  uint64_t next_module = format::kAppendedIdBase;
+  std::vector<std::pair<PerfMapping, uint64_t>> modules;  // with their load bias
+  std::vector<uint32_t> threads;                           // with a THREAD_START here
+};
+
+namespace {
+
+int ScratchFile(const std::string& dir) {
+  int fd = open(dir.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+  if (fd >= 0) return fd;
+  std::string path = dir + "/.hotline-samples-XXXXXX";
+  fd = mkostemp(path.data(), O_CLOEXEC);
+  if (fd >= 0) unlink(path.c_str());
+  return fd;
+}
+
+std::vector<std::string> CommandLine(uint32_t pid) {
+  std::vector<std::string> argv;
+  int fd = open(("/proc/" + std::to_string(pid) + "/cmdline").c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return argv;
+  std::string text;
+  char buffer[4096];
+  for (ssize_t n; (n = read(fd, buffer, sizeof buffer)) > 0;) text.append(buffer, size_t(n));
+  close(fd);
+  for (size_t at = 0; at < text.size();) {
+    size_t nul = text.find('\0', at);
+    if (nul == std::string::npos) nul = text.size();
+    argv.push_back(text.substr(at, nul - at));
+    at = nul + 1;
+  }
+  return argv;
+}
+
+}  // namespace
+
+Recording::Recording() = default;
+
+Recording::~Recording() {
+  for (auto& image : images_)
+    if (image->stream_fd >= 0) close(image->stream_fd);
+}
+
+Status Recording::start(pid_t pid, const std::string& exe, const std::vector<std::string>& argv,
+                        const RecordingOptions& options) {
   options_ = options;
-  pid_ = uint32_t(pid);
+  root_pid_ = uint32_t(pid);
   period_ns_ = 1'000'000'000u / (options.freq_hz ? options.freq_hz : 1000);
-  writer_.beginAppend(stream_fd, format::kAppendedIdBase);
+  Stream* root = addImage(root_pid_, uint32_t(getpid()), 0, false);
+  if (!root) return Status::Error("cannot create a scratch file in " + options.scratch_dir);
+  root->image->exe = exe;
+  root->image->argv = argv;
   PerfOptions perf;
   perf.freq_hz = options.freq_hz;
+  perf.stack_bytes = options.stack_bytes;
   perf.enable_on_exec = true;
+  perf.context_switches = options.wall_clock;
   return perf_.open(pid, perf);
+}
+
+Recording::Stream* Recording::addImage(uint32_t pid, uint32_t ppid, uint64_t time, bool forked) {
+  int fd = ScratchFile(options_.scratch_dir);
+  if (fd < 0) return nullptr;
+  auto image = std::make_unique<SampledImage>();
+  image->pid = pid;
+  image->ppid = ppid;
+  image->forked = forked;
+  image->start_time = time;
+  image->stream_fd = fd;
+  std::vector<Stream*>& mine = by_pid_[pid];
+  image->execs = mine.empty() ? 0 : mine.back()->image->execs + 1;
+  auto stream = std::make_unique<Stream>();
+  stream->image = image.get();
+  stream->writer.beginAppend(fd, format::kAppendedIdBase);
+  mine.push_back(stream.get());
+  images_.push_back(std::move(image));
+  streams_.push_back(std::move(stream));
+  return streams_.back().get();
+}
+
+Recording::Stream* Recording::imageAt(uint32_t pid, uint64_t time) {
+  auto it = by_pid_.find(pid);
+  if (it == by_pid_.end() || it->second.empty()) return nullptr;
+  // A sample read after its process's exec record may still be from before the exec.
+  for (size_t i = it->second.size(); i-- > 1;)
+    if (it->second[i]->image->start_time <= time) return it->second[i];
+  return it->second.front();
 }
 
 void Recording::pump(int timeout_ms) {
@@ -50,31 +133,89 @@ void Recording::pump(int timeout_ms) {
   for (int fd : perf_.descriptors()) fds.push_back(pollfd{fd, POLLIN, 0});
   poll(fds.data(), fds.size(), timeout_ms);
   perf_.drain(*this);
-  if (writer_.pendingBytes() > (1u << 20)) writer_.flush();
+  for (auto& stream : streams_)
+    if (stream->writer.pendingBytes() > (1u << 20)) stream->writer.flush();
 }
 
 Status Recording::finish() {
   perf_.drain(*this);
+  // The program's first thread was never inherited: its time is what the events counted beyond
+  // every inherited thread's.
+  uint64_t total = perf_.counted_ns();
+  auto root = threads_.find(root_pid_);
+  if (root != threads_.end() && !root->second.counted && total >= counted_ns_) {
+    root->second.cpu_ns = total - counted_ns_;
+    root->second.counted = true;
+  }
+  for (auto& [tid, thread] : threads_)
+    if (!thread.ended) endThread(tid, thread);
   perf_.close();
-  writer_.flush();
-  if (writer_.failed()) return Status::Error(std::string("kernel samples: ") + writer_.error());
+  for (auto& stream : streams_) {
+    stream->writer.flush();
+    if (stream->writer.failed())
+      return Status::Error(std::string("kernel samples: ") + stream->writer.error());
+    lseek(stream->image->stream_fd, 0, SEEK_SET);
+  }
   return Status();
 }
 
-void Recording::threadSeen(uint32_t tid, uint64_t time) {
-  if (!options_.write_threads) return;
-  if (std::find(threads_seen_.begin(), threads_seen_.end(), tid) != threads_seen_.end()) return;
-  threads_seen_.push_back(tid);
-  writer_.add(format::ThreadStartRecord{time, tid, 0, 0});
+void Recording::threadSeen(Stream& stream, uint32_t tid, uint64_t time) {
+  Thread& thread = threads_[tid];
+  thread.pid = stream.image->pid;
+  if (thread.last_stream != &stream) thread.last_node = 0;  // a node of another stream
+  thread.last_stream = &stream;
+  if (std::find(stream.threads.begin(), stream.threads.end(), tid) != stream.threads.end()) return;
+  stream.threads.push_back(tid);
+  stream.writer.add(format::ThreadStartRecord{time, tid, 0, 0});
+}
+
+// Its THREAD_END, with the CPU time the kernel counted (read as the thread ended).
+void Recording::endThread(uint32_t tid, Thread& thread) {
+  if (thread.off_since && thread.exit_time) addWait(tid, thread, thread.exit_time);
+  thread.ended = true;
+  if (!thread.last_stream) return;
+  uint64_t time = thread.exit_time;
+  if (!time) {
+    timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    time = uint64_t(now.tv_sec) * 1'000'000'000u + uint64_t(now.tv_nsec);
+  }
+  thread.last_stream->writer.add(
+      format::ThreadEndRecord{time, tid, thread.counted ? thread.cpu_ns : format::kCpuUnknown});
+}
+
+void Recording::onRecordsDone() {
+  // The counts of a drain's ended threads are all in by now, whichever ring they were in.
+  // The program's first thread is counted by the events themselves: it ends in finish().
+  for (uint32_t tid : exited_)
+    if (tid != root_pid_) endThread(tid, threads_[tid]);
+  exited_.clear();
+}
+
+uint64_t Recording::weightOf(uint64_t ns, Thread&) {
+  return ns >= period_ns_ ? (ns + period_ns_ / 2) / period_ns_ : 1;
+}
+
+// Wall clock: the time a thread waited, from `thread.off_since` to `until`, as samples of the
+// stack it left its CPU with (the last one it was sampled with when the kernel gives none).
+void Recording::addWait(uint32_t tid, Thread& thread, uint64_t until) {
+  uint64_t since = thread.off_since;
+  thread.off_since = 0;
+  if (!thread.last_stream || until <= since) return;
+  uint64_t& carried = remainders_[tid];
+  uint64_t ns = until - since + carried;
+  uint64_t weight = ns / period_ns_;
+  carried = ns % period_ns_;
+  if (weight == 0 || !thread.last_node) return;
+  thread.last_stream->writer.add(format::SampleRecord{since, tid, thread.last_node, weight, 0});
+  ++thread.last_stream->image->samples;
 }
 
 void Recording::onSample(const PerfSample& s) {
-  if (s.pid != pid_) {
-    ++childrens_samples_;
-    return;
-  }
+  Stream* stream = imageAt(s.pid, s.time);
+  if (!stream) return;
   ++samples_;
-  threadSeen(s.tid, s.time);
+  threadSeen(*stream, s.tid, s.time);
   UnwoundStack stack = unwinder_.unwind(s, options_.max_depth);
   frames_.clear();
   // A sample in the kernel (a system call): the kernel on top of the user stack that made it.
@@ -84,35 +225,102 @@ void Recording::onSample(const PerfSample& s) {
   if (stack.truncated) flags |= format::kSampleTruncated;
   if (stack.incomplete && stack.frames.size() <= 1) flags |= format::kSampleBroken;
   uint64_t node = 0;
-  for (size_t i = frames_.size(); i-- > 0;) node = writer_.internStackNode(node, frames_[i]);
-  uint64_t weight = s.period >= period_ns_ ? (s.period + period_ns_ / 2) / period_ns_ : 1;
-  writer_.add(format::SampleRecord{s.time, s.tid, node, weight, flags});
+  for (size_t i = frames_.size(); i-- > 0;)
+    node = stream->writer.internStackNode(node, frames_[i]);
+  Thread& thread = threads_[s.tid];
+  thread.last_node = node;
+  if (s.switch_out) return;  // where the next wait began: weighed when it ends
+  ++stream->image->samples;
+  stream->writer.add(format::SampleRecord{s.time, s.tid, node, weightOf(s.period, thread), flags});
+}
+
+void Recording::onSwitch(const PerfSwitch& w) {
+  if (!options_.wall_clock) return;
+  Thread& thread = threads_[w.tid];
+  if (w.out) {
+    thread.off_since = w.time;
+  } else if (thread.off_since) {
+    addWait(w.tid, thread, w.time);
+  }
 }
 
 void Recording::onMapping(const PerfMapping& m) {
   unwinder_.onMapping(m);
-  if (m.pid != pid_ || !(m.prot & kProtExec) || m.path.empty() || m.path[0] != '/') return;
+  if (!(m.prot & kProtExec) || m.path.empty() || m.path[0] != '/') return;
+  Stream* stream = imageAt(m.pid, m.time);
+  if (!stream) return;
+  // An exec'd program's first mapping is the program itself.
+  if (stream->image->exe.empty()) stream->image->exe = m.path;
   format::ModuleLoadRecord r;
-  r.time = 0;
-  r.id = ++next_module_;
-  r.path = writer_.internString(m.path.c_str());
+  r.time = m.time;
+  r.id = ++stream->next_module;
+  r.path = stream->writer.internString(m.path.c_str());
   r.bias = LoadBias(m);
   r.start = m.address;
   r.size = m.length;
   r.file_offset = m.file_offset;
-  writer_.add(r);
+  stream->writer.add(r);
+  stream->modules.emplace_back(m, r.bias);
 }
 
 void Recording::onTask(const PerfTask& t) {
   unwinder_.onTask(t);
-  if (!options_.write_threads || t.pid != pid_) return;
   if (t.exit) {
-    writer_.add(format::ThreadEndRecord{t.time, t.tid, format::kCpuUnknown});
-  } else {
-    threadSeen(t.tid, t.time);
+    auto it = threads_.find(t.tid);
+    if (it == threads_.end()) return;
+    it->second.exit_time = t.time;
+    exited_.push_back(t.tid);
+    if (t.tid == t.pid)
+      for (Stream* stream : by_pid_[t.pid]) stream->image->ended = true;
+    return;
   }
+  if (t.pid != t.ppid && !by_pid_.count(t.pid)) {
+    // A forked process: an image of its own, with its parent's program and mappings.
+    Stream* parent = imageAt(t.ppid, t.time);
+    Stream* child = addImage(t.pid, t.ppid, t.time, true);
+    if (!child) return;
+    if (parent) {
+      child->image->exe = parent->image->exe;
+      child->image->argv = parent->image->argv;
+      for (const auto& [m, bias] : parent->modules) {
+        format::ModuleLoadRecord r;
+        r.time = t.time;
+        r.id = ++child->next_module;
+        r.path = child->writer.internString(m.path.c_str());
+        r.bias = bias;
+        r.start = m.address;
+        r.size = m.length;
+        r.file_offset = m.file_offset;
+        child->writer.add(r);
+        child->modules.emplace_back(m, bias);
+      }
+    }
+  }
+  if (Stream* stream = imageAt(t.pid, t.time)) threadSeen(*stream, t.tid, t.time);
 }
 
-void Recording::onComm(const PerfComm& c) { unwinder_.onComm(c); }
+void Recording::onComm(const PerfComm& c) {
+  unwinder_.onComm(c);
+  if (!c.exec || !by_pid_.count(c.pid)) return;
+  Stream* before = by_pid_[c.pid].back();
+  // The first exec is the one that starts the program (the event waited for it).
+  if (c.pid == root_pid_ && before->image->execs == 0 && before->modules.empty()) {
+    before->image->start_time = c.time;
+    return;
+  }
+  Stream* after = addImage(c.pid, before->image->ppid, c.time, before->image->forked);
+  if (!after) return;
+  after->image->argv = CommandLine(c.pid);
+  if (after->image->argv.empty()) after->image->argv.push_back(c.name);
+  // Only its calling thread survives an exec: it goes on in the new image.
+  threadSeen(*after, c.tid, c.time);
+}
+
+void Recording::onCount(const PerfCount& c) {
+  Thread& thread = threads_[c.tid];
+  thread.cpu_ns += c.cpu_ns;
+  thread.counted = true;
+  counted_ns_ += c.cpu_ns;
+}
 
 }  // namespace hotline::sampler

@@ -1,13 +1,16 @@
-// What `hotline record --sampler kernel` does while the program runs: samples it from outside
-// (PerfRecorder), unwinds each sample (StackUnwinder), and writes modules and samples as a
-// stream of chunks that `record` appends to the process's profile after the runtime's records
-// (ids from format::kAppendedIdBase, docs/format.md). Samples of the program's forked children
-// are counted, not written: their profiles are their own (not yet done).
+// What `hotline record` does while the program runs when the kernel samples it: samples it from
+// outside (PerfRecorder), unwinds each sample (StackUnwinder), and writes modules, threads and
+// samples as streams of chunks, one per image (a process as started or forked, and each program
+// it executes), that `record` appends to that image's profile after the runtime's records (ids
+// from format::kAppendedIdBase, docs/format.md).
 #pragma once
 
 #include <sys/types.h>
 
+#include <map>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "base/status.h"
 #include "format/writer.h"
@@ -19,40 +22,87 @@ namespace hotline::sampler {
 struct RecordingOptions {
   uint32_t freq_hz = 1000;
   uint32_t max_depth = 256;
-  // Write THREAD_START/THREAD_END records too: when no runtime does (a static program).
-  bool write_threads = false;
+  uint32_t stack_bytes = 8192;
+  bool wall_clock = false;  // also weigh the time threads spend off their CPU
+  // Where the streams wait for the end of the run (unnamed files there).
+  std::string scratch_dir = "/tmp";
+};
+
+// One image: a process from its start, fork or exec to its next exec or its end.
+struct SampledImage {
+  uint32_t pid = 0, ppid = 0;
+  uint32_t execs = 0;   // 0: the process as started (or forked); k: after its k-th exec
+  bool forked = false;  // a process the program forked, not the program itself
+  bool ended = false;   // its process ended while sampled
+  uint64_t start_time = 0;
+  std::string exe;
+  std::vector<std::string> argv;
+  uint64_t samples = 0;
+  int stream_fd = -1;  // the stream, from offset 0, once Recording::finish() returned
 };
 
 class Recording : public PerfHandler {
  public:
-  // Starts sampling `pid` from its next exec, writing the stream to `stream_fd`.
-  Status start(pid_t pid, const RecordingOptions& options, int stream_fd);
+  Recording();
+  ~Recording() override;
+  Recording(const Recording&) = delete;
+  Recording& operator=(const Recording&) = delete;
+
+  // Starts sampling `pid` from its next exec. `exe` and `argv` describe the program it runs.
+  Status start(pid_t pid, const std::string& exe, const std::vector<std::string>& argv,
+               const RecordingOptions& options);
   // Waits up to `timeout_ms` for data and writes what there is.
   void pump(int timeout_ms);
-  // Reads what is left and flushes; call once the program has ended.
+  // Reads what is left and flushes every stream; call once the program has ended.
   Status finish();
 
+  const std::vector<std::unique_ptr<SampledImage>>& images() const { return images_; }
   uint64_t samples() const { return samples_; }
-  uint64_t childrens_samples() const { return childrens_samples_; }
   uint64_t lost() const { return perf_.lost(); }
+  // Whether wall-clock mode knows where each wait began (switch-out stacks), rather than taking
+  // the thread's last sampled stack for it.
+  bool switch_stacks() const { return perf_.switch_stacks(); }
 
   void onSample(const PerfSample& sample) override;
   void onMapping(const PerfMapping& mapping) override;
   void onTask(const PerfTask& task) override;
   void onComm(const PerfComm& comm) override;
+  void onCount(const PerfCount& count) override;
+  void onSwitch(const PerfSwitch& change) override;
+  void onRecordsDone() override;
 
  private:
-  void threadSeen(uint32_t tid, uint64_t time);
+  struct Stream;
+  struct Thread {
+    uint32_t pid = 0;
+    uint64_t cpu_ns = 0;     // from the kernel's counts as it ended
+    bool counted = false;    // a count arrived
+    uint64_t exit_time = 0;  // 0 while it runs
+    bool ended = false;      // its THREAD_END is written
+    uint64_t off_since = 0;  // wall clock: when it left its CPU (0: on it)
+    uint64_t last_node = 0;  // wall clock: its latest stack, for a wait without one
+    Stream* last_stream = nullptr;
+  };
+  Stream* addImage(uint32_t pid, uint32_t ppid, uint64_t time, bool forked);
+  Stream* imageAt(uint32_t pid, uint64_t time);
+  void threadSeen(Stream& stream, uint32_t tid, uint64_t time);
+  void endThread(uint32_t tid, Thread& thread);
+  uint64_t weightOf(uint64_t ns, Thread& thread);
+  void addWait(uint32_t tid, Thread& thread, uint64_t until);
 
   PerfRecorder perf_;
   StackUnwinder unwinder_;
-  format::Writer writer_;
   RecordingOptions options_;
-  uint32_t pid_ = 0;
+  uint32_t root_pid_ = 0;
   uint64_t period_ns_ = 0;
-  uint64_t next_module_ = format::kAppendedIdBase;
-  uint64_t samples_ = 0, childrens_samples_ = 0;
-  std::vector<uint32_t> threads_seen_;
+  std::vector<std::unique_ptr<SampledImage>> images_;
+  std::vector<std::unique_ptr<Stream>> streams_;  // parallel to images_
+  std::map<uint32_t, std::vector<Stream*>> by_pid_;  // each process's images, oldest first
+  std::map<uint32_t, Thread> threads_;
+  std::map<uint32_t, uint64_t> remainders_;  // wall clock: off-CPU ns not yet a whole period
+  std::vector<uint32_t> exited_;             // threads whose end waits for this drain's counts
+  uint64_t samples_ = 0;
+  uint64_t counted_ns_ = 0;  // sum of the ended threads' counts
   std::vector<uint64_t> frames_;
 };
 

@@ -84,6 +84,12 @@ format::RawProfile Load(const std::string& path) {
   return profile.ok() ? std::move(*profile) : format::RawProfile{};
 }
 
+size_t ProgramThreads(const format::RawProfile& profile) {
+  size_t n = 0;
+  for (const format::RawThread& t : profile.threads) n += (t.flags & format::kThreadRuntime) ? 0 : 1;
+  return n;
+}
+
 RunResult Hotline(const std::vector<std::string>& args, const std::string& dir) {
   std::vector<std::string> argv = {HOTLINE_BIN};
   argv.insert(argv.end(), args.begin(), args.end());

@@ -22,6 +22,8 @@ std::string ScratchDir(const std::string& name);
 std::vector<std::string> ProfilesIn(const std::string& dir);
 // Reads a profile, failing the test if it cannot be read or is damaged.
 format::RawProfile Load(const std::string& path);
+// The program's threads: not the runtime's own (which only the kernel sampler records).
+size_t ProgramThreads(const format::RawProfile& profile);
 // Runs `hotline ARGS...` in `dir`.
 RunResult Hotline(const std::vector<std::string>& args, const std::string& dir);
 

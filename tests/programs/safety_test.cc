@@ -21,6 +21,7 @@ using testing::Execute;
 using testing::Hotline;
 using testing::Load;
 using testing::ProfilesIn;
+using testing::ProgramThreads;
 using testing::RecordAndCompare;
 using testing::Recorded;
 using testing::RunResult;
@@ -55,7 +56,8 @@ TEST(Safety, ThreadBlockingSignalsNeitherFillsTheQueueNorGoesUnsampled) {
   std::string dir = ScratchDir("blocker");
   RunResult plain = Execute({PROGRAM_signal_blocker}, ScratchDir("blocker-plain"));
   RunResult profiled = Execute({"/usr/bin/prlimit", "--sigpending=64:64", HOTLINE_BIN, "record",
-                                "-q", "-o", dir + "/p.hotline", "--", PROGRAM_signal_blocker},
+                                "-q", "--sampler", "signal", "-o", dir + "/p.hotline", "--",
+                                PROGRAM_signal_blocker},
                                dir);
   EXPECT_EQ(profiled.exit_code, 0) << profiled.err;
   EXPECT_EQ(profiled.out, plain.out);  // the worker sees the very mask it asked for
@@ -76,8 +78,8 @@ TEST(Safety, RawSignalBlockIsPausedNotQueued) {
   std::string dir = ScratchDir("blocker-raw");
   RunResult plain = Execute({PROGRAM_signal_blocker, "raw"}, ScratchDir("blocker-raw-plain"));
   RunResult profiled =
-      Execute({"/usr/bin/prlimit", "--sigpending=64:64", HOTLINE_BIN, "record", "-q", "-o",
-               dir + "/p.hotline", "--", PROGRAM_signal_blocker, "raw"},
+      Execute({"/usr/bin/prlimit", "--sigpending=64:64", HOTLINE_BIN, "record", "-q", "--sampler",
+               "signal", "-o", dir + "/p.hotline", "--", PROGRAM_signal_blocker, "raw"},
               dir);
   EXPECT_EQ(profiled.exit_code, 0) << profiled.err;
   EXPECT_EQ(profiled.out, plain.out);
@@ -163,16 +165,20 @@ TEST(Safety, ScriptsRunTheirProgramsUnprofiled) {
 }
 
 // A stack overflow dies on a full stack: the fatal-signal handler needs a stack of its own to
-// write the end of the profile.
+// write the end of the profile (and the kernel sampler's recorder outlives the program).
 TEST(Safety, StackOverflowStillEndsTheProfile) {
-  Recorded r = RecordAndCompare("overflow", {PROGRAM_stack_overflow});
-  EXPECT_EQ(r.plain.exit_code, 128 + SIGSEGV);
-  format::RawProfile p = Load(r.profile);
-  ASSERT_TRUE(p.end.has_value());
-  EXPECT_EQ(p.end->how, format::EndHow::kSignal);
-  EXPECT_EQ(p.end->code, uint64_t(SIGSEGV));
-  ASSERT_EQ(p.threads.size(), 1u);
-  EXPECT_TRUE(p.threads[0].cpu_ns.has_value());
+  for (const char* sampler : {"kernel", "signal"}) {
+    Recorded r = RecordAndCompare(std::string("overflow-") + sampler, {PROGRAM_stack_overflow},
+                                  {"--sampler", sampler});
+    EXPECT_EQ(r.plain.exit_code, 128 + SIGSEGV);
+    format::RawProfile p = Load(r.profile);
+    ASSERT_TRUE(p.end.has_value()) << sampler;
+    EXPECT_EQ(p.end->how, format::EndHow::kSignal);
+    EXPECT_EQ(p.end->code, uint64_t(SIGSEGV));
+    ASSERT_EQ(ProgramThreads(p), 1u) << sampler;
+    for (const format::RawThread& t : p.threads) EXPECT_TRUE(t.cpu_ns.has_value()) << sampler;
+    EXPECT_GT(p.samples.size(), 20u) << sampler;
+  }
 }
 
 // A child that ends before it records anything (most children of shells and build tools exec
@@ -195,13 +201,24 @@ TEST(Safety, ChildrenThatRecordNothingAreCountedNotFiled) {
 // record (the program was killed by SIGKILL) lacks its last samples.
 TEST(Safety, RecordSaysHowTheProgramEnded) {
   std::string dir = ScratchDir("endings");
-  RunResult killed = Hotline({"record", "-o", dir + "/k.hotline", "--", PROGRAM_self_kill}, dir);
+  // Sampled in the program, a SIGKILL leaves the profile without its end.
+  RunResult killed = Hotline(
+      {"record", "--sampler", "signal", "-o", dir + "/k.hotline", "--", PROGRAM_self_kill}, dir);
   EXPECT_EQ(killed.exit_code, 128 + SIGKILL);
   EXPECT_NE(killed.err.find("the program was killed by SIGKILL"), std::string::npos) << killed.err;
   EXPECT_NE(killed.err.find("has no END record"), std::string::npos) << killed.err;
   format::RawProfile p = Load(dir + "/k.hotline");
   EXPECT_FALSE(p.end.has_value());
   EXPECT_GT(p.samples.size(), 50u);  // what was flushed before the kill is there
+  // Sampled by the kernel, the recorder outlives the program and ends the profile.
+  RunResult kernel = Hotline({"record", "-o", dir + "/kk.hotline", "--", PROGRAM_self_kill}, dir);
+  EXPECT_EQ(kernel.exit_code, 128 + SIGKILL);
+  EXPECT_EQ(kernel.err.find("no END record"), std::string::npos) << kernel.err;
+  format::RawProfile whole = Load(dir + "/kk.hotline");
+  ASSERT_TRUE(whole.end.has_value());
+  EXPECT_EQ(whole.end->how, format::EndHow::kSignal);
+  EXPECT_EQ(whole.end->code, uint64_t(SIGKILL));
+  EXPECT_GT(whole.samples.size(), 50u);
 
   RunResult crashed = Hotline({"record", "-o", dir + "/s.hotline", "--", PROGRAM_segv}, dir);
   EXPECT_NE(crashed.err.find("the program was killed by SIGSEGV"), std::string::npos)
@@ -213,17 +230,24 @@ TEST(Safety, RecordSaysHowTheProgramEnded) {
 
 // Threads too short for a sample: their CPU time is not lost silently. Every thread's CPU time
 // is recorded, and the report's total, sampled + [unsampled], is their sum, with a warning.
-TEST(Safety, ShortThreadsTimeIsAccountedAsUnsampled) {
-  Recorded r = RecordAndCompare("short-threads", {PROGRAM_short_threads});
+class ShortThreads : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(ShortThreads, TimeIsAccountedAsUnsampled) {
+  Recorded r = RecordAndCompare(std::string("short-threads-") + GetParam(),
+                                {PROGRAM_short_threads}, {"--sampler", GetParam()});
   format::RawProfile p = Load(r.profile);
-  ASSERT_EQ(p.threads.size(), 2001u);
-  uint64_t cpu_ns = 0;
+  ASSERT_EQ(ProgramThreads(p), 2001u);
+  // A thread's time is its CPU time, or its samples' when they say more: the kernel's clock can
+  // sample a thread that ran less than a period, with the period's weight.
+  auto per_thread = p.samplesPerThread();
+  uint64_t cpu_ns = 0, sampled_ns = 0, time_ns = 0;
   for (const format::RawThread& t : p.threads) {
     ASSERT_TRUE(t.cpu_ns.has_value()) << "thread " << t.tid;
     cpu_ns += *t.cpu_ns;
+    uint64_t sampled = per_thread[t.tid] * p.process->period_ns;
+    sampled_ns += sampled;
+    time_ns += std::max(sampled, *t.cpu_ns);
   }
-  uint64_t sampled_ns = 0;
-  for (const format::SampleRecord& s : p.samples) sampled_ns += s.weight * p.process->period_ns;
   EXPECT_LT(sampled_ns, cpu_ns * 9 / 10) << "most of these threads end before a sample";
 
   RunResult report = Hotline({"report", "-C", "-m", r.profile}, r.dir);
@@ -240,9 +264,11 @@ TEST(Safety, ShortThreadsTimeIsAccountedAsUnsampled) {
     total += std::stoull(cells[1]);
     if (cells.back() == "[unsampled]") unsampled = std::stoull(cells[1]);
   }
-  EXPECT_EQ(total, cpu_ns);
-  EXPECT_EQ(unsampled, cpu_ns - sampled_ns);
+  EXPECT_EQ(total, time_ns);
+  EXPECT_EQ(unsampled, time_ns - sampled_ns);
 }
+
+INSTANTIATE_TEST_SUITE_P(Safety, ShortThreads, ::testing::Values("kernel", "signal"));
 
 // A frame-pointer walk follows whatever rbp holds. In a thread that existed before the runtime
 // (its stack bounds unknown) rbp pointing at an unreadable page killed the program (139); and
@@ -256,13 +282,14 @@ TEST(Safety, GarbageFramePointerNeverFaults) {
                                     "    s += len(re.findall(r'\\d', str(i)))\n"
                                     "print(s)\n");
   for (int run = 0; run < 5 && !script.empty(); ++run) {
-    Recorded r = RecordAndCompare("python-fp", {"/usr/bin/python3", script}, {"--unwind", "fp"});
+    Recorded r = RecordAndCompare("python-fp", {"/usr/bin/python3", script},
+                                  {"--sampler", "signal", "--unwind", "fp"});
     EXPECT_EQ(r.profiled.exit_code, 0) << "run " << run;
   }
   for (const char* unwinder : {"fp", "dwarf"}) {
     for (int run = 0; run < 3; ++run) {
       Recorded r = RecordAndCompare(std::string("bad-rbp-") + unwinder, {PROGRAM_early_bad_rbp},
-                                    {"--unwind", unwinder});
+                                    {"--sampler", "signal", "--unwind", unwinder});
       EXPECT_EQ(r.profiled.exit_code, 0) << unwinder << " run " << run;
       format::RawProfile p = Load(r.profile);
       ASSERT_EQ(p.threads.size(), 2u);
@@ -347,7 +374,7 @@ TEST(Safety, ThreadsEndingDuringShutdownKeepTheirCpuTime) {
         dir);
     ASSERT_EQ(r.exit_code, 0) << r.err;
     format::RawProfile p = Load(dir + "/p.hotline");
-    EXPECT_EQ(p.threads.size(), 5u);
+    EXPECT_EQ(ProgramThreads(p), 5u);
     for (const format::RawThread& t : p.threads) {
       ASSERT_TRUE(t.cpu_ns.has_value()) << "run " << run << ", thread " << t.tid;
       EXPECT_GT(*t.cpu_ns, 0u) << "run " << run << ", thread " << t.tid;
