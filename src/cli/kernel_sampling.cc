@@ -111,8 +111,13 @@ Status AddImage(const std::string& path, bool runtime_wrote, const sampler::Samp
   struct stat st;
   bool has_end = false;
   if (runtime_wrote && fstat(fd, &st) == 0 && st.st_size > 0) {
+    // The runtime's END stands when it agrees with how the process really ended: a return
+    // from main reaches exit() inside libc, past the runtime, which then records code 0.
     Expected<format::RawProfile> profile = format::LoadRawProfile(path, nullptr);
-    has_end = profile.ok() && profile->end.has_value();
+    has_end = profile.ok() && profile->end.has_value() &&
+              (!end || (profile->end->how == format::EndHow::kSignal) ==
+                               (end->how == format::EndHow::kSignal) &&
+                           profile->end->code == end->code);
   } else {
     // No runtime wrote this image's profile: the file is the recorder's from the start.
     format::Writer head;

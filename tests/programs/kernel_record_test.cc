@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <map>
 #include <sstream>
 #include <string>
@@ -100,6 +101,36 @@ TEST(KernelRecord, KilledProgramStillEndsItsProfile) {
   EXPECT_EQ(p.end->how, format::EndHow::kSignal);
   EXPECT_EQ(p.end->code, uint64_t(SIGKILL));
   EXPECT_GT(p.samples.size(), 250u);  // about 0.3 s burnt before the kill
+}
+
+// Where perf_event_open is refused (here by a seccomp filter, as in many containers), the
+// program samples itself, and the profile and the report say so and why.
+TEST(KernelRecord, RefusedPerfFallsBackToTheProgramsOwnSampling) {
+  std::string dir = ScratchDir("kernel-refused");
+  RunResult r = Execute({PROGRAM_no_perf, HOTLINE_BIN, "record", "-o", dir + "/p.hotline", "--",
+                         PROGRAM_cpu_burn},
+                        dir);
+  EXPECT_EQ(r.exit_code, 3) << r.err;  // cpu_burn's own
+  EXPECT_NE(r.err.find("refused"), std::string::npos) << r.err;
+  format::RawProfile p = Load(dir + "/p.hotline");
+  ASSERT_TRUE(p.process.has_value());
+  EXPECT_EQ(p.process->sampler, format::Sampler::kPosixCpuTimer);  // the runtime's perf too
+  ASSERT_EQ(p.notes.size(), 1u);
+  EXPECT_NE(p.notes[0].find("Permission denied"), std::string::npos) << p.notes[0];
+  uint64_t weight = 0;
+  for (const format::SampleRecord& sample : p.samples) weight += sample.weight;
+  EXPECT_GT(weight, 200u);  // about 0.3 s of CPU at 1 kHz
+  RunResult report = Hotline({"report", "-C", dir + "/p.hotline"}, dir);
+  EXPECT_NE(report.out.find("POSIX CPU-time timers"), std::string::npos) << report.out;
+  EXPECT_NE(report.out.find("kernel sampling refused"), std::string::npos) << report.out;
+
+  // Asked for by name, the kernel sampler is not replaced: one line says why.
+  RunResult strict = Execute({PROGRAM_no_perf, HOTLINE_BIN, "record", "--sampler", "kernel", "-o",
+                              dir + "/k.hotline", "--", PROGRAM_cpu_burn},
+                             dir);
+  EXPECT_EQ(strict.exit_code, 1);
+  EXPECT_NE(strict.err.find("refused"), std::string::npos) << strict.err;
+  EXPECT_EQ(std::count(strict.err.begin(), strict.err.end(), '\n'), 1) << strict.err;
 }
 
 }  // namespace
