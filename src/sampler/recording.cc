@@ -185,11 +185,15 @@ void Recording::endThread(uint32_t tid, Thread& thread) {
 }
 
 void Recording::onRecordsDone() {
-  // The counts of a drain's ended threads are all in by now, whichever ring they were in.
-  // The program's first thread is counted by the events themselves: it ends in finish().
-  for (uint32_t tid : exited_)
-    if (tid != root_pid_) endThread(tid, threads_[tid]);
-  exited_.clear();
+  // A thread's counts come from every CPU's ring and can trail its exit: it ends once they are
+  // in, or at the latest in finish(). The program's first thread is counted by the events
+  // themselves, and ends in finish().
+  std::erase_if(exited_, [this](uint32_t tid) {
+    Thread& thread = threads_[tid];
+    if (tid == root_pid_ || !thread.counted) return false;
+    endThread(tid, thread);
+    return true;
+  });
 }
 
 uint64_t Recording::weightOf(uint64_t ns, Thread&) {
