@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 #include <vector>
 
 #include "format/raw_profile.h"
@@ -24,18 +25,6 @@ uint64_t Now(clockid_t clock) {
   return uint64_t(ts.tv_sec) * 1'000'000'000u + uint64_t(ts.tv_nsec);
 }
 
-format::EndRecord EndFromStatus(int status) {
-  format::EndRecord end;
-  end.time = Now(CLOCK_MONOTONIC);
-  if (WIFSIGNALED(status)) {
-    end.how = format::EndHow::kSignal;
-    end.code = uint64_t(WTERMSIG(status));
-  } else {
-    end.how = format::EndHow::kExit;
-    end.code = uint64_t(WIFEXITED(status) ? WEXITSTATUS(status) : 0);
-  }
-  return end;
-}
 
 Status CopyStream(int from, int to) {
   if (lseek(from, 0, SEEK_SET) != 0)
@@ -153,19 +142,33 @@ Status AddImage(const std::string& path, bool runtime_wrote, const sampler::Samp
 
 }  // namespace
 
+format::EndRecord EndFromStatus(int status) {
+  format::EndRecord end;
+  end.time = Now(CLOCK_MONOTONIC);
+  if (WIFSIGNALED(status)) {
+    end.how = format::EndHow::kSignal;
+    end.code = uint64_t(WTERMSIG(status));
+  } else {
+    end.how = format::EndHow::kExit;
+    end.code = uint64_t(WIFEXITED(status) ? WEXITSTATUS(status) : 0);
+  }
+  return end;
+}
+
 KernelResult AddKernelSamples(const std::string& output, const sampler::Recording& recording,
-                              const KernelSettings& settings, int status) {
+                              const KernelSettings& settings, const format::EndRecord* end) {
   KernelResult result;
   const auto& images = recording.images();
   uint32_t root_pid = images.empty() ? 0 : images.front()->pid;
   for (size_t i = 0; i < images.size(); ++i) {
     const auto& image = images[i];
     bool root = image->pid == root_pid;
-    // The program's END: from its wait status, or the exec that replaced this image.
-    format::EndRecord end = EndFromStatus(status);
+    // The program's END: how it ended, or the exec that replaced this image.
+    std::optional<format::EndRecord> image_end;
+    if (end) image_end = *end;
     for (size_t k = i + 1; k < images.size(); ++k)
       if (images[k]->pid == root_pid) {
-        end = format::EndRecord{images[k]->start_time, format::EndHow::kExec, 0};
+        image_end = format::EndRecord{images[k]->start_time, format::EndHow::kExec, 0};
         break;
       }
     if (image->execs > 0 && !settings.follow_exec) {
@@ -181,7 +184,8 @@ KernelResult AddKernelSamples(const std::string& output, const sampler::Recordin
     bool exists = false;
     std::string path = ProfileFor(output, *image, root_pid, &exists);
     // A child's END comes only from its runtime: how it ended is its parent's to know.
-    Status added = AddImage(path, exists, *image, settings, root ? &end : nullptr);
+    Status added =
+        AddImage(path, exists, *image, settings, root && image_end ? &*image_end : nullptr);
     if (!added.ok() && result.status.ok()) result.status = added;
     if (added.ok()) ++result.profiles;
   }

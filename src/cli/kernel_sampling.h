@@ -28,11 +28,14 @@ struct KernelResult {
   uint64_t samples_still_running = 0; // of processes still running when the program ended
 };
 
+// How the program ended, from its wait status.
+format::EndRecord EndFromStatus(int status);
+
 // Appends each image's stream to its profile: `output` for the program as started, the
 // runtime's BASE.PID[.N].hotline for the others (made when the runtime wrote none), after the
-// runtime's records. `status` (the program's wait status) gives the program's END when its
-// profile has none (it was killed, or never ran the runtime).
+// runtime's records. `end` (how the program ended; none when unknown) is its END when the
+// profile has none or the runtime's says otherwise.
 KernelResult AddKernelSamples(const std::string& output, const sampler::Recording& recording,
-                              const KernelSettings& settings, int status);
+                              const KernelSettings& settings, const format::EndRecord* end);
 
 }  // namespace hotline::cli

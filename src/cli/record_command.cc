@@ -45,6 +45,8 @@ struct RecordOptions {
   bool heap = false;
   bool counts_only = false;
   bool quiet = false;
+  int pid = 0;
+  double duration = 0;
   std::vector<std::string> command;  // set by TakeRecordProgram, never parsed by CLI11
 
   void Register(CLI::App& cmd) {
@@ -84,6 +86,12 @@ struct RecordOptions {
                  "no sampling: exact counts only (--coverage, -finstrument-functions builds); "
                  "hotline annotate then weighs lines by their instructions");
     cmd.add_flag("-q,--quiet", quiet, "no summary line after the run");
+    cmd.add_option("-p,--pid", pid,
+                   "profile a running process (all its threads) instead of starting a program, "
+                   "until Ctrl-C, --duration or its end; it runs on untouched")
+        ->check(CLI::PositiveNumber);
+    cmd.add_option("--duration", duration, "with -p: stop after this many seconds")
+        ->check(CLI::PositiveNumber);
   }
 };
 
@@ -277,7 +285,8 @@ void AddRecording(const std::string& output, const RecordOptions& o,
   settings.max_depth = o.max_depth;
   settings.clock = o.clock == "wall" ? format::ClockMode::kWall : format::ClockMode::kCpu;
   settings.follow_exec = o.follow_exec;
-  KernelResult added = AddKernelSamples(output, recording, settings, status);
+  format::EndRecord end = EndFromStatus(status);
+  KernelResult added = AddKernelSamples(output, recording, settings, &end);
   if (!added.status.ok()) fmt::print(stderr, "hotline: warning: {}\n", added.status.message());
   if (o.clock == "wall" && !recording.switch_stacks())
     AddNote(output,
@@ -300,7 +309,110 @@ void AddRecording(const std::string& output, const RecordOptions& o,
                added.samples_still_running);
 }
 
+volatile sig_atomic_t g_stop_attach = 0;
+
+void StopAttach(int) { g_stop_attach = 1; }
+
+// `record -p PID`: samples a running process from outside until Ctrl-C, --duration or its end,
+// then closes the events: the process runs on as before, never having been stopped.
+int RunAttach(const RecordOptions& o) {
+  pid_t pid = pid_t(o.pid);
+  if (kill(pid, 0) != 0) {
+    fmt::print(stderr, "hotline: record -p {}: {}\n", pid,
+               errno == ESRCH ? "no such process" : strerror(errno));
+    return 1;
+  }
+  if (o.sampler == "signal" || o.counts_only || o.heap || o.freq == 0) {
+    fmt::print(stderr,
+               "hotline: record -p: a running process can only be sampled by the kernel (no "
+               "--sampler signal, --heap, --counts-only or -F 0)\n");
+    return 2;
+  }
+  char exe[4096];
+  ssize_t length = readlink(fmt::format("/proc/{}/exe", pid).c_str(), exe, sizeof exe - 1);
+  std::string program = length > 0 ? std::string(exe, size_t(length)) : std::to_string(pid);
+  std::string output = Absolute(o.output.empty() ? Basename(program) + ".hotline" : o.output);
+  int probe = open(output.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (probe < 0) {
+    fmt::print(stderr, "hotline: cannot write the profile {}: {}\n", output, strerror(errno));
+    return 1;
+  }
+  close(probe);
+  sampler::Recording recording;
+  sampler::RecordingOptions sampling;
+  sampling.freq_hz = o.freq;
+  sampling.max_depth = o.max_depth;
+  sampling.stack_bytes = o.stack_bytes;
+  sampling.wall_clock = o.clock == "wall";
+  sampling.scratch_dir = std::filesystem::path(output).parent_path().string();
+  if (Status attached = recording.attach(pid, sampling); !attached.ok()) {
+    fmt::print(stderr, "hotline: record -p {}: {}\n", pid, attached.message());
+    unlink(output.c_str());
+    return 1;
+  }
+  struct sigaction stop {};
+  stop.sa_handler = StopAttach;
+  for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaction(sig, &stop, nullptr);
+  if (!o.quiet)
+    fmt::print(stderr, "hotline: sampling process {} ({}){}\n", pid, Basename(program),
+               o.duration > 0 ? fmt::format(" for {} s", o.duration) : ", Ctrl-C to stop");
+  timespec began;
+  clock_gettime(CLOCK_MONOTONIC, &began);
+  bool ended = false;
+  while (!g_stop_attach) {
+    recording.pump(50);
+    if (kill(pid, 0) != 0 && errno == ESRCH) {
+      ended = true;
+      break;
+    }
+    timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    double elapsed = double(now.tv_sec - began.tv_sec) + double(now.tv_nsec - began.tv_nsec) / 1e9;
+    if (o.duration > 0 && elapsed >= o.duration) break;
+  }
+  Status finished = recording.finish();
+  if (!finished.ok()) {
+    fmt::print(stderr, "hotline: {}\n", finished.message());
+    return 1;
+  }
+  KernelSettings settings;
+  settings.period_ns = 1'000'000'000u / o.freq;
+  settings.max_depth = o.max_depth;
+  settings.clock = o.clock == "wall" ? format::ClockMode::kWall : format::ClockMode::kCpu;
+  settings.follow_exec = true;
+  timespec now;
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  // How a process that is not hotline's child ended is its parent's to know: no END then.
+  format::EndRecord detached{uint64_t(now.tv_sec) * 1'000'000'000u + uint64_t(now.tv_nsec),
+                             format::EndHow::kDetached, 0};
+  KernelResult added = AddKernelSamples(output, recording, settings, ended ? nullptr : &detached);
+  if (!added.status.ok()) {
+    fmt::print(stderr, "hotline: {}\n", added.status.message());
+    return 1;
+  }
+  if (!o.quiet) {
+    format::ReadStats stats;
+    Expected<format::RawProfile> profile = format::LoadRawProfile(output, &stats);
+    uint64_t samples = 0;
+    if (profile.ok())
+      for (const auto& s : profile->samples) samples += s.weight;
+    fmt::print(stderr, "hotline: wrote {} ({} samples, {}); process {} {}\n", output, samples,
+               HumanBytes(stats.file_bytes), pid,
+               ended ? "ended meanwhile" : "runs on, detached");
+  }
+  return 0;
+}
+
 int RunRecord(const RecordOptions& o, const std::vector<std::string>& command) {
+  if (o.pid && !command.empty()) {
+    fmt::print(stderr, "hotline: record: either -p PID or a program to run, not both\n");
+    return 2;
+  }
+  if (o.pid) return RunAttach(o);
+  if (o.duration > 0) {
+    fmt::print(stderr, "hotline: record: --duration goes with -p PID\n");
+    return 2;
+  }
   if (command.empty()) {
     fmt::print(stderr,
                "hotline: record: no program given (hotline record [options] -- PROGRAM [ARGS])\n");

@@ -67,7 +67,8 @@ enum class EndHow : uint32_t {
   kUnderscoreExit = 1,
   kSignal = 2,
   kExec = 3,
-  kUnload = 4
+  kUnload = 4,
+  kDetached = 5,  // `record -p` stopped sampling a process that runs on
 };
 enum class StateSource : uint32_t { kApi = 0, kSignal = 1, kStartup = 2 };
 

@@ -31,6 +31,8 @@ std::string DescribeEnding(const model::Profile& p) {
       return "replaced by another program (exec)";
     case format::EndHow::kUnload:
       return "the runtime was unloaded";
+    case format::EndHow::kDetached:
+      return "still running when hotline detached";
   }
   return "unknown";
 }

@@ -7,6 +7,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <filesystem>
 #include <cerrno>
 #include <cstring>
 #include <ctime>
@@ -173,11 +175,63 @@ Status PerfRecorder::open(pid_t pid, const PerfOptions& options) {
     }
     fds_.push_back(fd);
     counting_fds_.push_back(fd);
-    rings_.push_back(Ring{base, mapped});
+    rings_.push_back(Ring{base, mapped, cpu});
     if (options.context_switches) openSwitchSampling(attr, pid, cpu, fd);
   }
   switch_stacks_ = options.context_switches && !switch_fds_.empty();
+  attr_ = attr;
+  context_switches_ = options.context_switches;
   return Status();
+}
+
+Status PerfRecorder::attach(pid_t pid, const PerfOptions& options) {
+  // The threads now: an event each (inherited by what they start), all into the first
+  // thread's rings. Threads started meanwhile by a thread not yet followed are caught by
+  // listing again.
+  std::vector<pid_t> followed;
+  for (int round = 0; round < 4; ++round) {
+    std::vector<pid_t> threads = Threads(pid);
+    if (threads.empty() && followed.empty())
+      return Status::Error("process " + std::to_string(pid) + " not found");
+    bool added = false;
+    for (pid_t tid : threads) {
+      if (std::find(followed.begin(), followed.end(), tid) != followed.end()) continue;
+      if (followed.empty()) {
+        PerfOptions first = options;
+        first.enable_on_exec = false;
+        if (Status opened = open(tid, first); !opened.ok()) return opened;
+      } else {
+        for (const Ring& ring : rings_) {
+          int fd = PerfEventOpen(&attr_, tid, ring.cpu);
+          if (fd < 0) continue;  // the thread ended meanwhile
+          if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, fds_[size_t(&ring - rings_.data())]) != 0) {
+            ::close(fd);
+            continue;
+          }
+          thread_fds_.push_back(fd);
+          if (context_switches_)
+            openSwitchSampling(attr_, tid, ring.cpu, fds_[size_t(&ring - rings_.data())]);
+        }
+      }
+      followed.push_back(tid);
+      added = true;
+    }
+    if (!added) break;
+  }
+  return Status();
+}
+
+std::vector<pid_t> PerfRecorder::Threads(pid_t pid) {
+  std::vector<pid_t> threads;
+  std::error_code ec;
+  for (const auto& entry :
+       std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task", ec))
+    threads.push_back(pid_t(std::atoi(entry.path().filename().c_str())));
+  // The process's first thread first: its events carry the rings.
+  std::sort(threads.begin(), threads.end(), [pid](pid_t a, pid_t b) {
+    return (a == pid) != (b == pid) ? a == pid : a < b;
+  });
+  return threads;
 }
 
 // A sample at every switch-out, into `ring_fd`'s ring. Only where the kernel lets a sampler see
@@ -217,6 +271,8 @@ void PerfRecorder::close() {
   for (Ring& ring : rings_) munmap(ring.base, ring.mapped);
   for (int fd : fds_) ::close(fd);
   for (int fd : switch_fds_) ::close(fd);
+  for (int fd : thread_fds_) ::close(fd);
+  thread_fds_.clear();
   rings_.clear();
   fds_.clear();
   counting_fds_.clear();

@@ -18,9 +18,9 @@
 #include <string>
 #include <vector>
 
-#include "base/status.h"
+#include <linux/perf_event.h>
 
-struct perf_event_attr;
+#include "base/status.h"
 
 namespace hotline::sampler {
 
@@ -54,6 +54,9 @@ struct PerfSample {
   // The copy of the user stack from regs.sp up; valid only during the Handler call.
   std::span<const uint8_t> stack;
 };
+
+// The name the kernel gives the vDSO's mapping.
+inline constexpr const char* kVdso = "[vdso]";
 
 struct PerfMapping {
   uint32_t pid = 0, tid = 0;
@@ -112,8 +115,13 @@ class PerfRecorder {
   PerfRecorder(const PerfRecorder&) = delete;
   PerfRecorder& operator=(const PerfRecorder&) = delete;
 
-  // Starts sampling `pid` (a process of the same user, or any with the right privileges).
+  // Starts sampling `pid` (a process of the same user, or any with the right privileges) and
+  // what it starts from now on.
   Status open(pid_t pid, const PerfOptions& options);
+  // Starts sampling a running process: every thread it has, and what they start.
+  Status attach(pid_t pid, const PerfOptions& options);
+  // The threads of process `pid`, its first thread first.
+  static std::vector<pid_t> Threads(pid_t pid);
   // Reads every ring to its end, handing each record to `handler`.
   void drain(PerfHandler& handler);
   // The descriptors to poll for data (readable when a ring has some).
@@ -132,6 +140,7 @@ class PerfRecorder {
   struct Ring {
     void* base = nullptr;
     size_t mapped = 0;
+    int cpu = 0;
   };
   // Walks a ring from its tail to `head`, handing samples or other records to `visit`.
   template <typename Visit>
@@ -142,6 +151,9 @@ class PerfRecorder {
   std::vector<int> fds_;
   std::vector<int> counting_fds_;  // the task-clock events (their counts are CPU time)
   std::vector<int> switch_fds_;    // switch-out sampling, writing into the clock's rings
+  std::vector<int> thread_fds_;    // attach: the other threads' events, into the same rings
+  perf_event_attr attr_{};
+  bool context_switches_ = false;
   std::vector<Ring> rings_;
   std::vector<uint8_t> scratch_;  // a record that wraps around the ring's end, made whole
   struct Pending {

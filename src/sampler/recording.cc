@@ -6,7 +6,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <ctime>
 
 namespace hotline::sampler {
@@ -56,6 +58,12 @@ int ScratchFile(const std::string& dir) {
   return fd;
 }
 
+uint64_t MonotonicNs() {
+  timespec now;
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  return uint64_t(now.tv_sec) * 1'000'000'000u + uint64_t(now.tv_nsec);
+}
+
 std::vector<std::string> CommandLine(uint32_t pid) {
   std::vector<std::string> argv;
   int fd = open(("/proc/" + std::to_string(pid) + "/cmdline").c_str(), O_RDONLY | O_CLOEXEC);
@@ -97,6 +105,70 @@ Status Recording::start(pid_t pid, const std::string& exe, const std::vector<std
   perf.enable_on_exec = true;
   perf.context_switches = options.wall_clock;
   return perf_.open(pid, perf);
+}
+
+Status Recording::attach(pid_t pid, const RecordingOptions& options) {
+  options_ = options;
+  root_pid_ = uint32_t(pid);
+  attached_ = true;
+  period_ns_ = 1'000'000'000u / (options.freq_hz ? options.freq_hz : 1000);
+  std::string proc = "/proc/" + std::to_string(pid);
+  uint32_t ppid = 0;
+  if (FILE* stat = fopen((proc + "/stat").c_str(), "re")) {
+    // pid (comm) state ppid: the name may hold spaces and parentheses; it ends at the last ')'.
+    char text[1024];
+    size_t n = fread(text, 1, sizeof text - 1, stat);
+    text[n] = '\0';
+    if (const char* close = strrchr(text, ')')) sscanf(close + 1, " %*c %u", &ppid);
+    fclose(stat);
+  }
+  uint64_t now = MonotonicNs();
+  Stream* root = addImage(root_pid_, ppid, now, false);
+  if (!root) return Status::Error("cannot create a scratch file in " + options.scratch_dir);
+  char exe[4096];
+  ssize_t length = readlink((proc + "/exe").c_str(), exe, sizeof exe - 1);
+  root->image->exe = length > 0 ? std::string(exe, size_t(length)) : std::string();
+  root->image->argv = CommandLine(uint32_t(pid));
+  PerfOptions perf;
+  perf.freq_hz = options.freq_hz;
+  perf.stack_bytes = options.stack_bytes;
+  perf.context_switches = options.wall_clock;
+  if (Status opened = perf_.attach(pid, perf); !opened.ok()) return opened;
+  // What the process had mapped and which threads it had before the events began.
+  if (FILE* maps = fopen((proc + "/maps").c_str(), "re")) {
+    char line[4096 + 128];
+    while (fgets(line, sizeof line, maps)) {
+      unsigned long long start = 0, end = 0, offset = 0;
+      char perms[8] = {}, path[4096] = {};
+      if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %4095[^\n]", &start, &end, perms, &offset,
+                 path) < 5 ||
+          perms[2] != 'x' || (path[0] != '/' && std::strcmp(path, kVdso) != 0))
+        continue;
+      PerfMapping m;
+      m.pid = m.tid = root_pid_;
+      m.time = now;
+      m.address = start;
+      m.length = end - start;
+      m.file_offset = offset;
+      m.prot = kProtExec | 1;
+      m.path = path;
+      onMapping(m);
+    }
+    fclose(maps);
+  }
+  for (pid_t tid : PerfRecorder::Threads(pid)) {
+    threads_[uint32_t(tid)].pid = root_pid_;
+    char name[64] = {};
+    if (FILE* comm = fopen((proc + "/task/" + std::to_string(tid) + "/comm").c_str(), "re")) {
+      if (fgets(name, sizeof name, comm)) name[strcspn(name, "\n")] = '\0';
+      fclose(comm);
+    }
+    root->threads.push_back(uint32_t(tid));
+    threads_[uint32_t(tid)].last_stream = root;
+    root->writer.add(format::ThreadStartRecord{now, uint64_t(tid), root->writer.internString(name),
+                                               uint64_t(format::kThreadPreexisting)});
+  }
+  return Status();
 }
 
 Recording::Stream* Recording::addImage(uint32_t pid, uint32_t ppid, uint64_t time, bool forked) {
@@ -143,7 +215,7 @@ Status Recording::finish() {
   // every inherited thread's.
   uint64_t total = perf_.counted_ns();
   auto root = threads_.find(root_pid_);
-  if (root != threads_.end() && !root->second.counted && total >= counted_ns_) {
+  if (!attached_ && root != threads_.end() && !root->second.counted && total >= counted_ns_) {
     root->second.cpu_ns = total - counted_ns_;
     root->second.counted = true;
   }
@@ -174,12 +246,7 @@ void Recording::endThread(uint32_t tid, Thread& thread) {
   if (thread.off_since && thread.exit_time) addWait(tid, thread, thread.exit_time);
   thread.ended = true;
   if (!thread.last_stream) return;
-  uint64_t time = thread.exit_time;
-  if (!time) {
-    timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    time = uint64_t(now.tv_sec) * 1'000'000'000u + uint64_t(now.tv_nsec);
-  }
+  uint64_t time = thread.exit_time ? thread.exit_time : MonotonicNs();
   thread.last_stream->writer.add(
       format::ThreadEndRecord{time, tid, thread.counted ? thread.cpu_ns : format::kCpuUnknown});
 }
@@ -250,11 +317,11 @@ void Recording::onSwitch(const PerfSwitch& w) {
 
 void Recording::onMapping(const PerfMapping& m) {
   unwinder_.onMapping(m);
-  if (!(m.prot & kProtExec) || m.path.empty() || m.path[0] != '/') return;
+  if (!(m.prot & kProtExec) || m.path.empty() || (m.path[0] != '/' && m.path != kVdso)) return;
   Stream* stream = imageAt(m.pid, m.time);
   if (!stream) return;
   // An exec'd program's first mapping is the program itself.
-  if (stream->image->exe.empty()) stream->image->exe = m.path;
+  if (stream->image->exe.empty() && m.path[0] == '/') stream->image->exe = m.path;
   format::ModuleLoadRecord r;
   r.time = m.time;
   r.id = ++stream->next_module;

@@ -51,6 +51,8 @@ class Recording : public PerfHandler {
   // Starts sampling `pid` from its next exec. `exe` and `argv` describe the program it runs.
   Status start(pid_t pid, const std::string& exe, const std::vector<std::string>& argv,
                const RecordingOptions& options);
+  // Starts sampling the running process `pid`, all its threads, from now on.
+  Status attach(pid_t pid, const RecordingOptions& options);
   // Waits up to `timeout_ms` for data and writes what there is.
   void pump(int timeout_ms);
   // Reads what is left and flushes every stream; call once the program has ended.
@@ -94,6 +96,7 @@ class Recording : public PerfHandler {
   StackUnwinder unwinder_;
   RecordingOptions options_;
   uint32_t root_pid_ = 0;
+  bool attached_ = false;  // to a running process: its first thread's count began at attach
   uint64_t period_ns_ = 0;
   std::vector<std::unique_ptr<SampledImage>> images_;
   std::vector<std::unique_ptr<Stream>> streams_;  // parallel to images_

@@ -3,6 +3,11 @@
 #include <dwarf.h>
 #include <elfutils/libdwfl.h>
 
+#include <elf.h>
+#include <sys/auxv.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <cstring>
 
 namespace hotline::sampler {
@@ -71,6 +76,25 @@ int OnFrame(Dwfl_Frame* frame, void* arg) {
 
 }  // namespace
 
+// A file holding this process's vDSO image (a memfd, made once), or "" when there is none.
+std::string OwnVdsoImage() {
+  static const std::string path = [] {
+    auto* image = reinterpret_cast<const uint8_t*>(getauxval(AT_SYSINFO_EHDR));
+    if (!image) return std::string();
+    // Its extent: the end of its section headers, which come last in the kernel's image.
+    const auto* header = reinterpret_cast<const Elf64_Ehdr*>(image);
+    size_t size = header->e_shoff + size_t(header->e_shnum) * header->e_shentsize;
+    int fd = memfd_create("hotline-vdso", MFD_CLOEXEC);
+    if (fd < 0) return std::string();
+    if (write(fd, image, size) != ssize_t(size)) {
+      close(fd);
+      return std::string();
+    }
+    return "/proc/self/fd/" + std::to_string(fd);
+  }();
+  return path;
+}
+
 struct StackUnwinder::Process {
   std::vector<PerfMapping> mappings;  // executable file mappings, in the order reported
   Dwfl* dwfl = nullptr;
@@ -86,10 +110,14 @@ struct StackUnwinder::Process {
   void report(const PerfMapping& m) {
     if (!dwfl) dwfl = dwfl_begin(&kCallbacks);
     if (!dwfl) return;
+    // The vDSO has no file; the kernel gives every process the same one, so the recorder's own
+    // image unwinds the program's.
+    std::string path = m.path == kVdso ? OwnVdsoImage() : m.path;
+    if (path.empty()) return;
     dwfl_report_begin_add(dwfl);
     // The file's load address, as perf computes it: where its offset 0 would be mapped.
     const char* name = std::strrchr(m.path.c_str(), '/');
-    dwfl_report_elf(dwfl, name ? name + 1 : m.path.c_str(), m.path.c_str(), -1,
+    dwfl_report_elf(dwfl, name ? name + 1 : m.path.c_str(), path.c_str(), -1,
                     m.address - m.file_offset, false);
     dwfl_report_end(dwfl, nullptr, nullptr);
   }
@@ -105,7 +133,8 @@ StackUnwinder::Process* StackUnwinder::process(uint32_t pid) {
 }
 
 void StackUnwinder::onMapping(const PerfMapping& m) {
-  if (!(m.prot & 4) || m.path.empty() || m.path[0] != '/') return;  // executable files only
+  // Executable files, and the vDSO.
+  if (!(m.prot & 4) || m.path.empty() || (m.path[0] != '/' && m.path != kVdso)) return;
   Process* p = process(m.pid);
   p->mappings.push_back(m);
   p->report(m);

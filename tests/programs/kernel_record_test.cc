@@ -2,6 +2,8 @@
 // kernel's perf_event rings, and the samples join its profile.
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <map>
@@ -131,6 +133,54 @@ TEST(KernelRecord, RefusedPerfFallsBackToTheProgramsOwnSampling) {
   EXPECT_EQ(strict.exit_code, 1);
   EXPECT_NE(strict.err.find("refused"), std::string::npos) << strict.err;
   EXPECT_EQ(std::count(strict.err.begin(), strict.err.end(), '\n'), 1) << strict.err;
+}
+
+// A running process of the same user: attach for 1 s, detach, and it goes on and ends as it
+// would have, with its output and exit status; the profile holds both threads' second.
+TEST(KernelRecord, AttachesToARunningProcessAndLeavesItAsItWas) {
+  std::string dir = ScratchDir("kernel-attach");
+  int out[2];
+  ASSERT_EQ(pipe(out), 0);
+  pid_t target = fork();
+  if (target == 0) {
+    dup2(out[1], 1);
+    close(out[0]);
+    execl(PROGRAM_attach_target, PROGRAM_attach_target, (char*)nullptr);
+    _exit(122);
+  }
+  close(out[1]);
+  usleep(200'000);  // both threads spinning
+  RunResult r = Hotline({"record", "-p", std::to_string(target), "--duration", "1", "-o",
+                         dir + "/p.hotline"},
+                        dir);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("runs on, detached"), std::string::npos) << r.err;
+  int status = 0;
+  ASSERT_EQ(waitpid(target, &status, 0), target);
+  char text[64] = {};
+  ASSERT_GT(read(out[0], text, sizeof text - 1), 0);
+  close(out[0]);
+  EXPECT_STREQ(text, "attach target done\n");
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 5) << status;
+
+  format::RawProfile p = Load(dir + "/p.hotline");
+  ASSERT_TRUE(p.process.has_value());
+  EXPECT_EQ(p.process->pid, uint64_t(target));
+  EXPECT_EQ(p.process->exe, PROGRAM_attach_target);
+  ASSERT_TRUE(p.end.has_value());
+  EXPECT_EQ(p.end->how, format::EndHow::kDetached);
+  EXPECT_EQ(testing::ProgramThreads(p), 2u);
+  auto per_thread = p.samplesPerThread();
+  for (const format::RawThread& t : p.threads)  // about 1 s each at 1 kHz
+    EXPECT_NEAR(double(per_thread[t.tid]), 1000.0, 250.0) << "thread " << t.tid;
+  uint64_t total = 0;
+  auto rows = Inclusive(dir + "/p.hotline", &total);
+  EXPECT_GT(rows["spin"], total * 9 / 10);
+
+  // Nothing to attach to: one line.
+  RunResult gone = Hotline({"record", "-p", std::to_string(target)}, dir);
+  EXPECT_EQ(gone.exit_code, 1);
+  EXPECT_NE(gone.err.find("no such process"), std::string::npos) << gone.err;
 }
 
 }  // namespace
