@@ -290,9 +290,10 @@ void AddRecording(const std::string& output, const RecordOptions& o,
   if (!added.status.ok()) fmt::print(stderr, "hotline: warning: {}\n", added.status.message());
   if (o.clock == "wall" && !recording.switch_stacks())
     AddNote(output,
-            "waits are shown with the stack of the thread's last sample before it (the kernel "
-            "gives switch-out stacks only at perf_event_paranoid 1 or below, or with "
-            "CAP_PERFMON)");
+            "waits are shown with the stack the thread was seen blocked with (read from /proc "
+            "while it waited), or for waits too short to be seen, its last sample's: the "
+            "kernel gives switch-out stacks only at perf_event_paranoid 1 or below, or with "
+            "CAP_PERFMON");
   if (recording.lost())
     AddNote(output, fmt::format("the kernel dropped {} records (rings full): those samples "
                                 "are missing", recording.lost()));

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <gelf.h>
 #include <poll.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -62,6 +63,19 @@ uint64_t MonotonicNs() {
   timespec now;
   clock_gettime(CLOCK_MONOTONIC, &now);
   return uint64_t(now.tv_sec) * 1'000'000'000u + uint64_t(now.tv_nsec);
+}
+
+// R running, S sleeping, D in uninterruptible sleep, ... ('?' when gone).
+char ThreadState(uint32_t pid, uint32_t tid) {
+  std::string path = "/proc/" + std::to_string(pid) + "/task/" + std::to_string(tid) + "/stat";
+  FILE* file = fopen(path.c_str(), "re");
+  if (!file) return '?';
+  char text[1024];
+  size_t n = fread(text, 1, sizeof text - 1, file);
+  fclose(file);
+  text[n] = '\0';
+  const char* close = strrchr(text, ')');  // the name may hold anything; it ends at the last ')'
+  return close && close[1] == ' ' ? close[2] : '?';
 }
 
 std::vector<std::string> CommandLine(uint32_t pid) {
@@ -164,10 +178,14 @@ Status Recording::attach(pid_t pid, const RecordingOptions& options) {
       fclose(comm);
     }
     root->threads.push_back(uint32_t(tid));
-    threads_[uint32_t(tid)].last_stream = root;
+    Thread& thread = threads_[uint32_t(tid)];
+    thread.last_stream = root;
+    // Wall clock: a thread blocked now waits from now on.
+    if (options.wall_clock && ThreadState(uint32_t(pid), uint32_t(tid)) != 'R') thread.off_since = now;
     root->writer.add(format::ThreadStartRecord{now, uint64_t(tid), root->writer.internString(name),
                                                uint64_t(format::kThreadPreexisting)});
   }
+  captureWaits();
   return Status();
 }
 
@@ -205,6 +223,7 @@ void Recording::pump(int timeout_ms) {
   for (int fd : perf_.descriptors()) fds.push_back(pollfd{fd, POLLIN, 0});
   poll(fds.data(), fds.size(), timeout_ms);
   perf_.drain(*this);
+  captureWaits();
   for (auto& stream : streams_)
     if (stream->writer.pendingBytes() > (1u << 20)) stream->writer.flush();
 }
@@ -243,10 +262,10 @@ void Recording::threadSeen(Stream& stream, uint32_t tid, uint64_t time) {
 
 // Its THREAD_END, with the CPU time the kernel counted (read as the thread ended).
 void Recording::endThread(uint32_t tid, Thread& thread) {
-  if (thread.off_since && thread.exit_time) addWait(tid, thread, thread.exit_time);
   thread.ended = true;
   if (!thread.last_stream) return;
   uint64_t time = thread.exit_time ? thread.exit_time : MonotonicNs();
+  if (thread.off_since) addWait(tid, thread, time);  // blocked to the end
   thread.last_stream->writer.add(
       format::ThreadEndRecord{time, tid, thread.counted ? thread.cpu_ns : format::kCpuUnknown});
 }
@@ -277,9 +296,55 @@ void Recording::addWait(uint32_t tid, Thread& thread, uint64_t until) {
   uint64_t ns = until - since + carried;
   uint64_t weight = ns / period_ns_;
   carried = ns % period_ns_;
-  if (weight == 0 || !thread.last_node) return;
-  thread.last_stream->writer.add(format::SampleRecord{since, tid, thread.last_node, weight, 0});
+  uint64_t node = thread.wait_node_for == since && thread.wait_node ? thread.wait_node
+                                                                     : thread.last_node;
+  if (weight == 0 || !node) return;
+  thread.last_stream->writer.add(format::SampleRecord{since, tid, node, weight, 0});
   ++thread.last_stream->image->samples;
+}
+
+void Recording::captureWaits() {
+  if (!options_.wall_clock || perf_.switch_stacks()) return;
+  for (auto& [tid, thread] : threads_) {
+    if (!thread.off_since || thread.wait_node_for == thread.off_since || thread.exit_time ||
+        !thread.last_stream)
+      continue;
+    thread.wait_node_for = thread.off_since;  // one look per wait
+    thread.wait_node = blockedStack(thread.pid, tid, *thread.last_stream);
+  }
+}
+
+// The stack thread `tid` is blocked with now: its system call's stack pointer and pc from
+// /proc, the top of its stack read from its memory (allowed for hotline's own descendants and
+// for processes it may trace), unwound like a sample's. 0 when it runs or cannot be read.
+uint64_t Recording::blockedStack(uint32_t pid, uint32_t tid, Stream& stream) {
+  std::string path = "/proc/" + std::to_string(pid) + "/task/" + std::to_string(tid) + "/syscall";
+  FILE* file = fopen(path.c_str(), "re");
+  if (!file) return 0;
+  long nr = -1;
+  unsigned long long args[6], sp = 0, pc = 0;
+  int fields = fscanf(file, "%ld %llx %llx %llx %llx %llx %llx %llx %llx", &nr, &args[0], &args[1],
+                      &args[2], &args[3], &args[4], &args[5], &sp, &pc);
+  fclose(file);
+  if (fields != 9 || nr < 0) return 0;  // running, or not in a system call
+  stack_copy_.resize(options_.stack_bytes);
+  iovec local{stack_copy_.data(), stack_copy_.size()}, remote{reinterpret_cast<void*>(sp),
+                                                                stack_copy_.size()};
+  ssize_t got = process_vm_readv(pid_t(pid), &local, 1, &remote, 1, 0);
+  if (got <= 0) return 0;
+  PerfSample s;
+  s.pid = pid;
+  s.tid = tid;
+  s.ip = pc;
+  s.regs.valid = true;
+  s.regs.ip = pc;
+  s.regs.sp = sp;
+  s.stack = std::span<const uint8_t>(stack_copy_.data(), size_t(got));
+  UnwoundStack stack = unwinder_.unwind(s, options_.max_depth);
+  uint64_t node = 0;
+  for (size_t i = stack.frames.size(); i-- > 0;)
+    node = stream.writer.internStackNode(node, stack.frames[i]);
+  return node;
 }
 
 void Recording::onSample(const PerfSample& s) {
@@ -308,6 +373,9 @@ void Recording::onSample(const PerfSample& s) {
 void Recording::onSwitch(const PerfSwitch& w) {
   if (!options_.wall_clock) return;
   Thread& thread = threads_[w.tid];
+  // A thread that waits before it runs a sampling period is known from its first switch.
+  if (!thread.last_stream)
+    if (Stream* stream = imageAt(w.pid, w.time)) threadSeen(*stream, w.tid, w.time);
   if (w.out) {
     thread.off_since = w.time;
   } else if (thread.off_since) {
@@ -377,6 +445,7 @@ void Recording::onComm(const PerfComm& c) {
   // The first exec is the one that starts the program (the event waited for it).
   if (c.pid == root_pid_ && before->image->execs == 0 && before->modules.empty()) {
     before->image->start_time = c.time;
+    threadSeen(*before, c.tid, c.time);
     return;
   }
   Stream* after = addImage(c.pid, before->image->ppid, c.time, before->image->forked);

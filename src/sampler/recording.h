@@ -83,6 +83,8 @@ class Recording : public PerfHandler {
     bool ended = false;      // its THREAD_END is written
     uint64_t off_since = 0;  // wall clock: when it left its CPU (0: on it)
     uint64_t last_node = 0;  // wall clock: its latest stack, for a wait without one
+    uint64_t wait_node = 0;       // wall clock: the stack it was seen blocked with
+    uint64_t wait_node_for = 0;   // the off_since of the wait wait_node belongs to
     Stream* last_stream = nullptr;
   };
   Stream* addImage(uint32_t pid, uint32_t ppid, uint64_t time, bool forked);
@@ -91,6 +93,8 @@ class Recording : public PerfHandler {
   void endThread(uint32_t tid, Thread& thread);
   uint64_t weightOf(uint64_t ns, Thread& thread);
   void addWait(uint32_t tid, Thread& thread, uint64_t until);
+  void captureWaits();
+  uint64_t blockedStack(uint32_t pid, uint32_t tid, Stream& stream);
 
   PerfRecorder perf_;
   StackUnwinder unwinder_;
@@ -107,6 +111,7 @@ class Recording : public PerfHandler {
   uint64_t samples_ = 0;
   uint64_t counted_ns_ = 0;  // sum of the ended threads' counts
   std::vector<uint64_t> frames_;
+  std::vector<uint8_t> stack_copy_;
 };
 
 // Runtime address − ELF virtual address of the file an executable mapping shows, from the

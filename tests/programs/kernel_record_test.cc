@@ -2,6 +2,7 @@
 // kernel's perf_event rings, and the samples join its profile.
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -181,6 +182,30 @@ TEST(KernelRecord, AttachesToARunningProcessAndLeavesItAsItWas) {
   RunResult gone = Hotline({"record", "-p", std::to_string(target)}, dir);
   EXPECT_EQ(gone.exit_code, 1);
   EXPECT_NE(gone.err.find("no such process"), std::string::npos) << gone.err;
+}
+
+// Without the privilege to sample the kernel's context switches (perf_event_paranoid 2, not
+// root), wall-clock mode still shows each sleep where it happened: the recorder reads the stack
+// of a thread it sees blocked.
+TEST(KernelRecord, WallClockShowsWhereAnUnprivilegedProgramSleeps) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root to become another user";
+  std::string dir = ScratchDir("kernel-wall-nobody");
+  chmod(dir.c_str(), 0777);
+  RunResult reach = Execute({"/usr/bin/setpriv", "--reuid=65534", "--regid=65534",
+                             "--clear-groups", "/usr/bin/test", "-x", HOTLINE_BIN},
+                            dir);
+  if (reach.exit_code != 0) GTEST_SKIP() << "user nobody cannot run " << HOTLINE_BIN;
+  RunResult r = Execute({"/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+                         HOTLINE_BIN, "record", "-q", "--clock", "wall", "-o",
+                         dir + "/p.hotline", "--", PROGRAM_sleeper},
+                        dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  uint64_t total = 0;
+  auto rows = Inclusive(dir + "/p.hotline", &total);
+  // usleep(100 ms) and nanosleep(150 ms) both sleep in clock_nanosleep; poll waits 100 ms.
+  EXPECT_NEAR(double(rows["__clock_nanosleep"]), 250e6, 30e6);
+  EXPECT_NEAR(double(rows["__poll"]), 100e6, 30e6);
+  EXPECT_GT(rows["main"], 330'000'000u);
 }
 
 }  // namespace
