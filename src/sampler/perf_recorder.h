@@ -27,7 +27,9 @@ namespace hotline::sampler {
 struct PerfOptions {
   uint32_t freq_hz = 1000;      // samples per second of each thread's CPU time
   uint32_t stack_bytes = 8192;  // user stack copied with each sample (multiple of 8)
-  uint32_t ring_pages = 64;     // data pages per CPU ring (a power of two)
+  // Data pages per CPU ring (a power of two): 128 and the header page make 516 KiB, what
+  // perf_event_mlock_kb lets an unprivileged user lock per CPU by default.
+  uint32_t ring_pages = 128;
   // The event starts when the process next calls exec (set for a child that is about to exec
   // the program, so its start-up in the recorder's image is not sampled).
   bool enable_on_exec = false;

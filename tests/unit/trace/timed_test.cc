@@ -57,8 +57,11 @@ TEST(TraceTimed, SpinningFunctionHasItsKnownAverageAndTheSumsHold) {
   EXPECT_EQ(spin->calls, kCalls);
   EXPECT_EQ(outer->calls, 1u);
   ASSERT_TRUE(spin->timed);
+  // Each call spins 2 ms of elapsed time; a call the scheduler preempts (the suite runs tests
+  // side by side on two CPUs) lasts longer, but the quickest is the spin alone.
   double avg = static_cast<double>(spin->traced_call_sum_ns) / static_cast<double>(kCalls);
-  EXPECT_NEAR(avg, kSpinNs, 0.2 * kSpinNs);
+  EXPECT_NEAR(double(spin->traced_min_ns), kSpinNs, 0.2 * kSpinNs);
+  EXPECT_GE(avg, 0.98 * kSpinNs);
   EXPECT_LE(spin->traced_min_ns, static_cast<uint64_t>(avg));
   EXPECT_GE(spin->traced_max_ns, static_cast<uint64_t>(avg));
   // spin calls nothing traced: its self time is its inclusive time; outer's inclusive time
