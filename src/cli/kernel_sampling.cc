@@ -6,8 +6,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <optional>
@@ -24,7 +24,6 @@ uint64_t Now(clockid_t clock) {
   clock_gettime(clock, &ts);
   return uint64_t(ts.tv_sec) * 1'000'000'000u + uint64_t(ts.tv_nsec);
 }
-
 
 Status CopyStream(int from, int to) {
   if (lseek(from, 0, SEEK_SET) != 0)

@@ -236,8 +236,8 @@ void AddNote(const std::string& output, const std::string& text) {
   writer.beginAppend(fd);
   timespec now;
   clock_gettime(CLOCK_MONOTONIC, &now);
-  writer.add(format::NoteRecord{uint64_t(now.tv_sec) * 1'000'000'000u + uint64_t(now.tv_nsec),
-                                text});
+  writer.add(
+      format::NoteRecord{uint64_t(now.tv_sec) * 1'000'000'000u + uint64_t(now.tv_nsec), text});
   writer.flush();
   close(fd);
 }
@@ -267,12 +267,12 @@ void PrintSummary(const std::string& output, int status) {
 }
 
 // The kernel sampler's streams into their profiles, and what the user should know about it.
-void AddRecording(const std::string& output, const RecordOptions& o,
-                  sampler::Recording& recording, int status) {
+void AddRecording(const std::string& output, const RecordOptions& o, sampler::Recording& recording,
+                  int status) {
   // Processes the program left running are given a moment to end (their runtime finishes
   // their profiles); the ones that do not keep their samples to themselves.
   for (int i = 0; i < 10 && std::any_of(recording.images().begin(), recording.images().end(),
-                                         [](const auto& image) { return !image->ended; });
+                                        [](const auto& image) { return !image->ended; });
        ++i)
     recording.pump(20);
   Status finished = recording.finish();
@@ -296,7 +296,8 @@ void AddRecording(const std::string& output, const RecordOptions& o,
             "CAP_PERFMON");
   if (recording.lost())
     AddNote(output, fmt::format("the kernel dropped {} records (rings full): those samples "
-                                "are missing", recording.lost()));
+                                "are missing",
+                                recording.lost()));
   if (o.quiet) return;
   if (added.samples_not_followed)
     fmt::print(stderr,
@@ -398,8 +399,7 @@ int RunAttach(const RecordOptions& o) {
     if (profile.ok())
       for (const auto& s : profile->samples) samples += s.weight;
     fmt::print(stderr, "hotline: wrote {} ({} samples, {}); process {} {}\n", output, samples,
-               HumanBytes(stats.file_bytes), pid,
-               ended ? "ended meanwhile" : "runs on, detached");
+               HumanBytes(stats.file_bytes), pid, ended ? "ended meanwhile" : "runs on, detached");
   }
   return 0;
 }

@@ -7,11 +7,11 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cstdlib>
-#include <filesystem>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <filesystem>
 
 namespace hotline::sampler {
 namespace {
@@ -228,9 +228,8 @@ std::vector<pid_t> PerfRecorder::Threads(pid_t pid) {
        std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task", ec))
     threads.push_back(pid_t(std::atoi(entry.path().filename().c_str())));
   // The process's first thread first: its events carry the rings.
-  std::sort(threads.begin(), threads.end(), [pid](pid_t a, pid_t b) {
-    return (a == pid) != (b == pid) ? a == pid : a < b;
-  });
+  std::sort(threads.begin(), threads.end(),
+            [pid](pid_t a, pid_t b) { return (a == pid) != (b == pid) ? a == pid : a < b; });
   return threads;
 }
 

@@ -11,14 +11,13 @@
 // each record to a Handler. Not thread-safe: one thread opens, drains and closes.
 #pragma once
 
+#include <linux/perf_event.h>
 #include <sys/types.h>
 
 #include <cstdint>
 #include <span>
 #include <string>
 #include <vector>
-
-#include <linux/perf_event.h>
 
 #include "base/status.h"
 
@@ -48,9 +47,9 @@ struct UserRegs {
 
 struct PerfSample {
   uint32_t pid = 0, tid = 0, cpu = 0;
-  uint64_t time = 0;    // CLOCK_MONOTONIC ns
-  uint64_t period = 0;  // ns of task clock this sample stands for
-  uint64_t ip = 0;      // where the sample was taken (a kernel address when in the kernel)
+  uint64_t time = 0;        // CLOCK_MONOTONIC ns
+  uint64_t period = 0;      // ns of task clock this sample stands for
+  uint64_t ip = 0;          // where the sample was taken (a kernel address when in the kernel)
   bool switch_out = false;  // taken as the thread left its CPU, not by the clock
   UserRegs regs;
   // The copy of the user stack from regs.sp up; valid only during the Handler call.

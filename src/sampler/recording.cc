@@ -45,7 +45,7 @@ struct Recording::Stream {
   format::Writer writer;
   uint64_t next_module = format::kAppendedIdBase;
   std::vector<std::pair<PerfMapping, uint64_t>> modules;  // with their load bias
-  std::vector<uint32_t> threads;                           // with a THREAD_START here
+  std::vector<uint32_t> threads;                          // with a THREAD_START here
 };
 
 namespace {
@@ -171,7 +171,6 @@ Status Recording::attach(pid_t pid, const RecordingOptions& options) {
     fclose(maps);
   }
   for (pid_t tid : PerfRecorder::Threads(pid)) {
-    threads_[uint32_t(tid)].pid = root_pid_;
     char name[64] = {};
     if (FILE* comm = fopen((proc + "/task/" + std::to_string(tid) + "/comm").c_str(), "re")) {
       if (fgets(name, sizeof name, comm)) name[strcspn(name, "\n")] = '\0';
@@ -179,9 +178,11 @@ Status Recording::attach(pid_t pid, const RecordingOptions& options) {
     }
     root->threads.push_back(uint32_t(tid));
     Thread& thread = threads_[uint32_t(tid)];
+    thread.pid = root_pid_;
     thread.last_stream = root;
     // Wall clock: a thread blocked now waits from now on.
-    if (options.wall_clock && ThreadState(uint32_t(pid), uint32_t(tid)) != 'R') thread.off_since = now;
+    if (options.wall_clock && ThreadState(uint32_t(pid), uint32_t(tid)) != 'R')
+      thread.off_since = now;
     root->writer.add(format::ThreadStartRecord{now, uint64_t(tid), root->writer.internString(name),
                                                uint64_t(format::kThreadPreexisting)});
   }
@@ -282,7 +283,7 @@ void Recording::onRecordsDone() {
   });
 }
 
-uint64_t Recording::weightOf(uint64_t ns, Thread&) {
+uint64_t Recording::weightOf(uint64_t ns) const {
   return ns >= period_ns_ ? (ns + period_ns_ / 2) / period_ns_ : 1;
 }
 
@@ -296,8 +297,8 @@ void Recording::addWait(uint32_t tid, Thread& thread, uint64_t until) {
   uint64_t ns = until - since + carried;
   uint64_t weight = ns / period_ns_;
   carried = ns % period_ns_;
-  uint64_t node = thread.wait_node_for == since && thread.wait_node ? thread.wait_node
-                                                                     : thread.last_node;
+  uint64_t node =
+      thread.wait_node_for == since && thread.wait_node ? thread.wait_node : thread.last_node;
   if (weight == 0 || !node) return;
   thread.last_stream->writer.add(format::SampleRecord{since, tid, node, weight, 0});
   ++thread.last_stream->image->samples;
@@ -328,8 +329,8 @@ uint64_t Recording::blockedStack(uint32_t pid, uint32_t tid, Stream& stream) {
   fclose(file);
   if (fields != 9 || nr < 0) return 0;  // running, or not in a system call
   stack_copy_.resize(options_.stack_bytes);
-  iovec local{stack_copy_.data(), stack_copy_.size()}, remote{reinterpret_cast<void*>(sp),
-                                                                stack_copy_.size()};
+  iovec local{stack_copy_.data(), stack_copy_.size()},
+      remote{reinterpret_cast<void*>(sp), stack_copy_.size()};
   ssize_t got = process_vm_readv(pid_t(pid), &local, 1, &remote, 1, 0);
   if (got <= 0) return 0;
   PerfSample s;
@@ -361,13 +362,12 @@ void Recording::onSample(const PerfSample& s) {
   if (stack.truncated) flags |= format::kSampleTruncated;
   if (stack.incomplete && stack.frames.size() <= 1) flags |= format::kSampleBroken;
   uint64_t node = 0;
-  for (size_t i = frames_.size(); i-- > 0;)
-    node = stream->writer.internStackNode(node, frames_[i]);
+  for (size_t i = frames_.size(); i-- > 0;) node = stream->writer.internStackNode(node, frames_[i]);
   Thread& thread = threads_[s.tid];
   thread.last_node = node;
   if (s.switch_out) return;  // where the next wait began: weighed when it ends
   ++stream->image->samples;
-  stream->writer.add(format::SampleRecord{s.time, s.tid, node, weightOf(s.period, thread), flags});
+  stream->writer.add(format::SampleRecord{s.time, s.tid, node, weightOf(s.period), flags});
 }
 
 void Recording::onSwitch(const PerfSwitch& w) {

@@ -77,21 +77,22 @@ class Recording : public PerfHandler {
   struct Stream;
   struct Thread {
     uint32_t pid = 0;
-    uint64_t cpu_ns = 0;     // from the kernel's counts as it ended
-    bool counted = false;    // a count arrived
-    uint64_t exit_time = 0;  // 0 while it runs
-    bool ended = false;      // its THREAD_END is written
-    uint64_t off_since = 0;  // wall clock: when it left its CPU (0: on it)
-    uint64_t last_node = 0;  // wall clock: its latest stack, for a wait without one
-    uint64_t wait_node = 0;       // wall clock: the stack it was seen blocked with
-    uint64_t wait_node_for = 0;   // the off_since of the wait wait_node belongs to
+    uint64_t cpu_ns = 0;         // from the kernel's counts as it ended
+    bool counted = false;        // a count arrived
+    uint64_t exit_time = 0;      // 0 while it runs
+    bool ended = false;          // its THREAD_END is written
+    uint64_t off_since = 0;      // wall clock: when it left its CPU (0: on it)
+    uint64_t last_node = 0;      // wall clock: its latest stack, for a wait without one
+    uint64_t wait_node = 0;      // wall clock: the stack it was seen blocked with
+    uint64_t wait_node_for = 0;  // the off_since of the wait wait_node belongs to
     Stream* last_stream = nullptr;
   };
   Stream* addImage(uint32_t pid, uint32_t ppid, uint64_t time, bool forked);
   Stream* imageAt(uint32_t pid, uint64_t time);
   void threadSeen(Stream& stream, uint32_t tid, uint64_t time);
   void endThread(uint32_t tid, Thread& thread);
-  uint64_t weightOf(uint64_t ns, Thread& thread);
+  // Periods in `ns` of CPU time, at least 1.
+  uint64_t weightOf(uint64_t ns) const;
   void addWait(uint32_t tid, Thread& thread, uint64_t until);
   void captureWaits();
   uint64_t blockedStack(uint32_t pid, uint32_t tid, Stream& stream);
@@ -103,7 +104,7 @@ class Recording : public PerfHandler {
   bool attached_ = false;  // to a running process: its first thread's count began at attach
   uint64_t period_ns_ = 0;
   std::vector<std::unique_ptr<SampledImage>> images_;
-  std::vector<std::unique_ptr<Stream>> streams_;  // parallel to images_
+  std::vector<std::unique_ptr<Stream>> streams_;     // parallel to images_
   std::map<uint32_t, std::vector<Stream*>> by_pid_;  // each process's images, oldest first
   std::map<uint32_t, Thread> threads_;
   std::map<uint32_t, uint64_t> remainders_;  // wall clock: off-CPU ns not yet a whole period

@@ -1,9 +1,8 @@
 #include "sampler/stack_unwinder.h"
 
 #include <dwarf.h>
-#include <elfutils/libdwfl.h>
-
 #include <elf.h>
+#include <elfutils/libdwfl.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
 #include <unistd.h>

@@ -86,7 +86,8 @@ format::RawProfile Load(const std::string& path) {
 
 size_t ProgramThreads(const format::RawProfile& profile) {
   size_t n = 0;
-  for (const format::RawThread& t : profile.threads) n += (t.flags & format::kThreadRuntime) ? 0 : 1;
+  for (const format::RawThread& t : profile.threads)
+    n += (t.flags & format::kThreadRuntime) ? 0 : 1;
   return n;
 }
 

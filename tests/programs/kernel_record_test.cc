@@ -110,9 +110,9 @@ TEST(KernelRecord, KilledProgramStillEndsItsProfile) {
 // program samples itself, and the profile and the report say so and why.
 TEST(KernelRecord, RefusedPerfFallsBackToTheProgramsOwnSampling) {
   std::string dir = ScratchDir("kernel-refused");
-  RunResult r = Execute({PROGRAM_no_perf, HOTLINE_BIN, "record", "-o", dir + "/p.hotline", "--",
-                         PROGRAM_cpu_burn},
-                        dir);
+  RunResult r = Execute(
+      {PROGRAM_no_perf, HOTLINE_BIN, "record", "-o", dir + "/p.hotline", "--", PROGRAM_cpu_burn},
+      dir);
   EXPECT_EQ(r.exit_code, 3) << r.err;  // cpu_burn's own
   EXPECT_NE(r.err.find("refused"), std::string::npos) << r.err;
   format::RawProfile p = Load(dir + "/p.hotline");
@@ -151,9 +151,8 @@ TEST(KernelRecord, AttachesToARunningProcessAndLeavesItAsItWas) {
   }
   close(out[1]);
   usleep(200'000);  // both threads spinning
-  RunResult r = Hotline({"record", "-p", std::to_string(target), "--duration", "1", "-o",
-                         dir + "/p.hotline"},
-                        dir);
+  RunResult r = Hotline(
+      {"record", "-p", std::to_string(target), "--duration", "1", "-o", dir + "/p.hotline"}, dir);
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.err.find("runs on, detached"), std::string::npos) << r.err;
   int status = 0;
@@ -191,14 +190,14 @@ TEST(KernelRecord, WallClockShowsWhereAnUnprivilegedProgramSleeps) {
   if (geteuid() != 0) GTEST_SKIP() << "needs root to become another user";
   std::string dir = ScratchDir("kernel-wall-nobody");
   chmod(dir.c_str(), 0777);
-  RunResult reach = Execute({"/usr/bin/setpriv", "--reuid=65534", "--regid=65534",
-                             "--clear-groups", "/usr/bin/test", "-x", HOTLINE_BIN},
+  RunResult reach = Execute({"/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+                             "/usr/bin/test", "-x", HOTLINE_BIN},
                             dir);
   if (reach.exit_code != 0) GTEST_SKIP() << "user nobody cannot run " << HOTLINE_BIN;
-  RunResult r = Execute({"/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
-                         HOTLINE_BIN, "record", "-q", "--clock", "wall", "-o",
-                         dir + "/p.hotline", "--", PROGRAM_sleeper},
-                        dir);
+  RunResult r =
+      Execute({"/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", HOTLINE_BIN,
+               "record", "-q", "--clock", "wall", "-o", dir + "/p.hotline", "--", PROGRAM_sleeper},
+              dir);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   uint64_t total = 0;
   auto rows = Inclusive(dir + "/p.hotline", &total);

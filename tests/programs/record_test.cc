@@ -22,11 +22,11 @@ namespace hotline {
 namespace {
 
 using testing::Execute;
-using testing::Recorded;
-using testing::RecordAndCompare;
 using testing::Hotline;
 using testing::Load;
 using testing::ProfilesIn;
+using testing::RecordAndCompare;
+using testing::Recorded;
 using testing::RunResult;
 using testing::ScratchDir;
 

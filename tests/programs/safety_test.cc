@@ -55,10 +55,10 @@ std::string ReadFile(const std::string& path) {
 TEST(Safety, ThreadBlockingSignalsNeitherFillsTheQueueNorGoesUnsampled) {
   std::string dir = ScratchDir("blocker");
   RunResult plain = Execute({PROGRAM_signal_blocker}, ScratchDir("blocker-plain"));
-  RunResult profiled = Execute({"/usr/bin/prlimit", "--sigpending=64:64", HOTLINE_BIN, "record",
-                                "-q", "--sampler", "signal", "-o", dir + "/p.hotline", "--",
-                                PROGRAM_signal_blocker},
-                               dir);
+  RunResult profiled =
+      Execute({"/usr/bin/prlimit", "--sigpending=64:64", HOTLINE_BIN, "record", "-q", "--sampler",
+               "signal", "-o", dir + "/p.hotline", "--", PROGRAM_signal_blocker},
+              dir);
   EXPECT_EQ(profiled.exit_code, 0) << profiled.err;
   EXPECT_EQ(profiled.out, plain.out);  // the worker sees the very mask it asked for
   format::RawProfile p = Load(dir + "/p.hotline");
@@ -233,8 +233,8 @@ TEST(Safety, RecordSaysHowTheProgramEnded) {
 class ShortThreads : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(ShortThreads, TimeIsAccountedAsUnsampled) {
-  Recorded r = RecordAndCompare(std::string("short-threads-") + GetParam(),
-                                {PROGRAM_short_threads}, {"--sampler", GetParam()});
+  Recorded r = RecordAndCompare(std::string("short-threads-") + GetParam(), {PROGRAM_short_threads},
+                                {"--sampler", GetParam()});
   format::RawProfile p = Load(r.profile);
   ASSERT_EQ(ProgramThreads(p), 2001u);
   // A thread's time is its CPU time, or its samples' when they say more: the kernel's clock can
@@ -371,16 +371,14 @@ TEST(Safety, ThreadsEndingDuringShutdownKeepTheirCpuTime) {
   if (script.empty()) GTEST_SKIP() << "no /usr/bin/python3";
   for (int run = 0; run < 20; ++run) {  // the race showed in about 1 run of 8
     std::string dir = ScratchDir("py-threads");
-    RunResult r = Execute(
-        {HOTLINE_BIN, "record", "-q", "--sampler", "signal", "-o", dir + "/p.hotline", "--",
-         "/usr/bin/python3", script},
-        dir);
+    RunResult r = Execute({HOTLINE_BIN, "record", "-q", "--sampler", "signal", "-o",
+                           dir + "/p.hotline", "--", "/usr/bin/python3", script},
+                          dir);
     ASSERT_EQ(r.exit_code, 0) << r.err;
     format::RawProfile p = Load(dir + "/p.hotline");
     EXPECT_EQ(ProgramThreads(p), 5u);
     for (const format::RawThread& t : p.threads) {
-      ASSERT_TRUE(t.cpu_ns.has_value()) << "run " << run << ", thread " << t.tid << " of "
-                                        << dir;
+      ASSERT_TRUE(t.cpu_ns.has_value()) << "run " << run << ", thread " << t.tid << " of " << dir;
       EXPECT_GT(*t.cpu_ns, 0u) << "run " << run << ", thread " << t.tid;
     }
   }
