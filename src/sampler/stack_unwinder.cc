@@ -9,6 +9,8 @@
 
 #include <cstring>
 
+#include "sampler/debug_frame_fixup.h"
+
 namespace hotline::sampler {
 namespace {
 
@@ -111,7 +113,7 @@ struct StackUnwinder::Process {
     if (!dwfl) return;
     // The vDSO has no file; the kernel gives every process the same one, so the recorder's own
     // image unwinds the program's.
-    std::string path = m.path == kVdso ? OwnVdsoImage() : m.path;
+    std::string path = m.path == kVdso ? OwnVdsoImage() : ReadableCfiFile(m.path);
     if (path.empty()) return;
     dwfl_report_begin_add(dwfl);
     // The file's load address, as perf computes it: where its offset 0 would be mapped.

@@ -60,6 +60,27 @@ TEST(KernelRecord, StaticProgramIsProfiledWithWholeStacks) {
   EXPECT_GT(rows["_start"], total * 9 / 10);
 }
 
+// Free Pascal's default output: static, without libc, its CFI in a .debug_frame of fpc's own
+// dialect. Whole stacks, and the lines of the Pascal source.
+TEST(KernelRecord, StaticFreePascalProgramHasWholeStacksAndLines) {
+  std::string program = PROGRAM_static_chain_pas;
+  if (program.empty()) GTEST_SKIP() << "fpc not found";
+  Recorded r = RecordAndCompare("kernel-fpc", {program});
+  uint64_t total = 0;
+  auto rows = Inclusive(r.profile, &total);
+  ASSERT_GT(total, 0u);
+  EXPECT_GT(rows["inner"], total * 9 / 10);
+  EXPECT_GT(rows["outer"], total * 9 / 10);
+  EXPECT_GT(rows["$main"], total * 9 / 10);
+  RunResult top = Hotline({"report", "-T", "-m", r.profile}, r.dir);
+  ASSERT_EQ(top.exit_code, 0) << top.err;
+  // The hottest line is the loop's body, line 15 or 16 of static_chain.pas.
+  std::istringstream rows_text(top.out);
+  std::string first;
+  std::getline(rows_text, first);
+  EXPECT_NE(first.find("static_chain.pas"), std::string::npos) << top.out;
+}
+
 // Built without frame pointers: CFI unwinding by the recorder reaches main.
 TEST(KernelRecord, StacksWithoutFramePointersReachMain) {
   Recorded r = RecordAndCompare("kernel-deep", {PROGRAM_deep_stack}, {"--sampler", "kernel"});

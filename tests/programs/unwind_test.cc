@@ -108,12 +108,15 @@ TEST(Unwind, CChainWithOnlyDebugFrameReachesStart) {
 TEST(Unwind, PascalChainWithOnlyDebugFrameReachesMain) {
   std::string program = PROGRAM_debug_frame_chain_pas;
   if (program.empty()) GTEST_SKIP() << "fpc not found";
-  // fpc 3.2 writes 8-byte CIE pointers into 32-bit .debug_frame entries: the runtime's own
-  // decoder reads them, elfutils (the kernel sampler's unwinder) does not yet.
-  Walks w = Examine(program, "P$DEBUG_FRAME_CHAIN_$$_INNER$QWORD$$QWORD", {"main", "PASCALMAIN"},
-                    "signal");
-  ASSERT_GE(w.in_leaf, 100u);
-  EXPECT_GE(double(w.to_main), 0.9 * double(w.in_leaf)) << w.to_main << " of " << w.in_leaf;
+  // fpc 3.2 writes 8-byte CIE pointers into 32-bit .debug_frame entries: the runtime's decoder
+  // reads them for the signal sampler, a standardised copy of the file for the kernel's.
+  for (const char* sampler : {"kernel", "signal"}) {
+    Walks w = Examine(program, "P$DEBUG_FRAME_CHAIN_$$_INNER$QWORD$$QWORD", {"main", "PASCALMAIN"},
+                      sampler);
+    ASSERT_GE(w.in_leaf, 100u) << sampler;
+    EXPECT_GE(double(w.to_main), 0.9 * double(w.in_leaf))
+        << sampler << ": " << w.to_main << " of " << w.in_leaf;
+  }
 }
 
 TEST(Unwind, StackWithoutUnwindInformationIsBroken) {
