@@ -132,6 +132,7 @@ Status PerfRecorder::open(pid_t pid, const PerfOptions& options) {
   attr.sample_stack_user = options.stack_bytes;
   attr.mmap = 1;
   attr.mmap2 = 1;
+  attr.build_id = 1;  // MMAP2 records carry the file's build-id (Linux 5.12 on)
   attr.comm = 1;
   attr.comm_exec = 1;
   attr.task = 1;
@@ -155,6 +156,10 @@ Status PerfRecorder::open(pid_t pid, const PerfOptions& options) {
   long cpus = sysconf(_SC_NPROCESSORS_CONF);
   for (int cpu = 0; cpu < cpus; ++cpu) {
     int fd = PerfEventOpen(&attr, pid, cpu);
+    if (fd < 0 && errno == EINVAL && attr.build_id) {
+      attr.build_id = 0;  // a kernel before 5.12: the symbolizer reads build-ids from the files
+      fd = PerfEventOpen(&attr, pid, cpu);
+    }
     if (fd < 0 && (errno == EACCES || errno == EPERM) && !attr.exclude_kernel) {
       attr.exclude_kernel = 1;  // not allowed to see kernel time: user time alone
       fd = PerfEventOpen(&attr, pid, cpu);
@@ -386,12 +391,16 @@ void PerfRecorder::parse(const uint8_t* record, size_t size, PerfHandler& handle
     case PERF_RECORD_MMAP2: {
       PerfMapping m;
       uint32_t flags = 0;
+      const uint8_t* file_id = nullptr;  // device and inode, or the build-id
       if (!f.u32(&m.pid) || !f.u32(&m.tid) || !f.u64(&m.address) || !f.u64(&m.length) ||
-          !f.u64(&m.file_offset) || !f.bytes(24) || !f.u32(&m.prot) || !f.u32(&flags) ||
+          !f.u64(&m.file_offset) || !(file_id = f.bytes(24)) || !f.u32(&m.prot) || !f.u32(&flags) ||
           f.left() < kSampleIdBytes) {
         ++malformed_;
         return;
       }
+      // With build_id set the kernel gives the file's build-id: a size byte, 3 reserved, 20.
+      if ((header.misc & PERF_RECORD_MISC_MMAP_BUILD_ID) && file_id[0] <= 20)
+        m.build_id.assign(file_id + 4, file_id + 4 + file_id[0]);
       size_t name_bytes = f.left() - kSampleIdBytes;
       m.path = Name(f.bytes(name_bytes), name_bytes);
       m.time = TrailerTime(f);

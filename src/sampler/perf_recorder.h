@@ -65,6 +65,7 @@ struct PerfMapping {
   uint64_t address = 0, length = 0, file_offset = 0;
   uint32_t prot = 0;
   std::string path;
+  std::vector<uint8_t> build_id;  // empty when the kernel gave none
 };
 
 struct PerfTask {

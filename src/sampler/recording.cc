@@ -390,16 +390,22 @@ void Recording::onMapping(const PerfMapping& m) {
   if (!stream) return;
   // An exec'd program's first mapping is the program itself.
   if (stream->image->exe.empty() && m.path[0] == '/') stream->image->exe = m.path;
+  addModule(*stream, m, LoadBias(m), m.time);
+}
+
+void Recording::addModule(Stream& stream, const PerfMapping& m, uint64_t bias, uint64_t time) {
   format::ModuleLoadRecord r;
-  r.time = m.time;
-  r.id = ++stream->next_module;
-  r.path = stream->writer.internString(m.path.c_str());
-  r.bias = LoadBias(m);
+  r.time = time;
+  r.id = ++stream.next_module;
+  r.path = stream.writer.internString(m.path.c_str());
+  r.bias = bias;
   r.start = m.address;
   r.size = m.length;
   r.file_offset = m.file_offset;
-  stream->writer.add(r);
-  stream->modules.emplace_back(m, r.bias);
+  r.build_id = m.build_id.data();
+  r.build_id_size = m.build_id.size();
+  stream.writer.add(r);
+  stream.modules.emplace_back(m, bias);
 }
 
 void Recording::onTask(const PerfTask& t) {
@@ -421,18 +427,7 @@ void Recording::onTask(const PerfTask& t) {
     if (parent) {
       child->image->exe = parent->image->exe;
       child->image->argv = parent->image->argv;
-      for (const auto& [m, bias] : parent->modules) {
-        format::ModuleLoadRecord r;
-        r.time = t.time;
-        r.id = ++child->next_module;
-        r.path = child->writer.internString(m.path.c_str());
-        r.bias = bias;
-        r.start = m.address;
-        r.size = m.length;
-        r.file_offset = m.file_offset;
-        child->writer.add(r);
-        child->modules.emplace_back(m, bias);
-      }
+      for (const auto& [m, bias] : parent->modules) addModule(*child, m, bias, t.time);
     }
   }
   if (Stream* stream = imageAt(t.pid, t.time)) threadSeen(*stream, t.tid, t.time);

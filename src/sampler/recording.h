@@ -88,6 +88,7 @@ class Recording : public PerfHandler {
     Stream* last_stream = nullptr;
   };
   Stream* addImage(uint32_t pid, uint32_t ppid, uint64_t time, bool forked);
+  void addModule(Stream& stream, const PerfMapping& mapping, uint64_t bias, uint64_t time);
   Stream* imageAt(uint32_t pid, uint64_t time);
   void threadSeen(Stream& stream, uint32_t tid, uint64_t time);
   void endThread(uint32_t tid, Thread& thread);
