@@ -186,7 +186,6 @@ KernelResult AddKernelSamples(const std::string& output, const sampler::Recordin
     Status added =
         AddImage(path, exists, *image, settings, root && image_end ? &*image_end : nullptr);
     if (!added.ok() && result.status.ok()) result.status = added;
-    if (added.ok()) ++result.profiles;
   }
   return result;
 }

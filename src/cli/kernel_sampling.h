@@ -23,7 +23,6 @@ struct KernelSettings {
 
 struct KernelResult {
   Status status;
-  uint32_t profiles = 0;               // images whose samples were written
   uint64_t samples_not_followed = 0;   // of programs executed without --follow-exec
   uint64_t samples_still_running = 0;  // of processes still running when the program ended
 };

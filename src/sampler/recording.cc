@@ -351,7 +351,6 @@ uint64_t Recording::blockedStack(uint32_t pid, uint32_t tid, Stream& stream) {
 void Recording::onSample(const PerfSample& s) {
   Stream* stream = imageAt(s.pid, s.time);
   if (!stream) return;
-  ++samples_;
   threadSeen(*stream, s.tid, s.time);
   UnwoundStack stack = unwinder_.unwind(s, options_.max_depth);
   frames_.clear();

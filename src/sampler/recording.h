@@ -59,7 +59,6 @@ class Recording : public PerfHandler {
   Status finish();
 
   const std::vector<std::unique_ptr<SampledImage>>& images() const { return images_; }
-  uint64_t samples() const { return samples_; }
   uint64_t lost() const { return perf_.lost(); }
   // Whether wall-clock mode knows where each wait began (switch-out stacks), rather than taking
   // the thread's last sampled stack for it.
@@ -110,8 +109,7 @@ class Recording : public PerfHandler {
   std::map<uint32_t, Thread> threads_;
   std::map<uint32_t, uint64_t> remainders_;  // wall clock: off-CPU ns not yet a whole period
   std::vector<uint32_t> exited_;             // threads whose end waits for this drain's counts
-  uint64_t samples_ = 0;
-  uint64_t counted_ns_ = 0;  // sum of the ended threads' counts
+  uint64_t counted_ns_ = 0;                  // sum of the ended threads' counts
   std::vector<uint64_t> frames_;
   std::vector<uint8_t> stack_copy_;
 };
