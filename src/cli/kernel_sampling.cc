@@ -102,10 +102,9 @@ Status AddImage(const std::string& path, bool runtime_wrote, const sampler::Samp
     // The runtime's END stands when it agrees with how the process really ended: a return
     // from main reaches exit() inside libc, past the runtime, which then records code 0.
     Expected<format::RawProfile> profile = format::LoadRawProfile(path, nullptr);
+    auto killed = [](const format::EndRecord& e) { return e.how == format::EndHow::kSignal; };
     has_end = profile.ok() && profile->end.has_value() &&
-              (!end || (profile->end->how == format::EndHow::kSignal) ==
-                               (end->how == format::EndHow::kSignal) &&
-                           profile->end->code == end->code);
+              (!end || (killed(*profile->end) == killed(*end) && profile->end->code == end->code));
   } else {
     // No runtime wrote this image's profile: the file is the recorder's from the start.
     format::Writer head;
@@ -124,7 +123,8 @@ Status AddImage(const std::string& path, bool runtime_wrote, const sampler::Samp
     r.sampler = format::Sampler::kKernelRecorder;
     r.period_ns = settings.period_ns;
     r.max_depth = settings.max_depth;
-    r.flags = (image.forked ? format::kForkedChild : 0) | (image.execs ? format::kExecImage : 0);
+    r.flags = (image.forked ? uint64_t(format::kForkedChild) : 0) |
+              (image.execs ? uint64_t(format::kExecImage) : 0);
     head.add(r);
     head.flush();
   }
