@@ -15,13 +15,7 @@ hotline=$build/bin/hotline
 # shellcheck source=bench/lib.sh
 source "$here/lib.sh"
 
-gcc -O2 -g -fomit-frame-pointer -o "$work/deep30" "$here/programs/deep30.c"
-bash "$here/lua-source.sh" "$work/lua-build"
-declare -A programs=(
-  [deep30]="$work/deep30 1000"
-  [lua]="$work/lua-build/lua $here/programs/fib.lua 36"
-  [python-zlib]="/usr/bin/python3 $here/programs/zlib_work.py"
-)
+sampling_programs "$work" "$here"
 tools=(plain hotline hotline-signal)
 command -v perf >/dev/null && tools+=(perf-fp perf-dwarf)
 
@@ -38,7 +32,7 @@ for freq in 1000 10000; do
   printf "%-12s" program
   for tool in "${tools[@]}"; do printf "\t%-16s" "$tool"; done
   printf "\t%s\t%s\n" "hotline B/sample" "perf-dwarf B/sample"
-  for name in deep30 lua python-zlib; do
+  for name in "${names[@]}"; do
     read -r -a cmd <<<"${programs[$name]}"
     declare -A runs=()
     for _ in $(seq "$reps"); do

@@ -13,3 +13,18 @@ cpu() {
 
 # median: of the numbers on stdin, one a line.
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+
+# sampling_programs WORK HERE: builds the programs the kernel sampler is measured on (a 30-deep C
+# stack without frame pointers, Lua from Debian's source) and sets `names` and `programs` (name →
+# command line).
+sampling_programs() {
+  local work=$1 here=$2
+  gcc -O2 -g -fomit-frame-pointer -o "$work/deep30" "$here/programs/deep30.c"
+  bash "$here/lua-source.sh" "$work/lua-build"
+  names=(deep30 lua python-zlib)
+  declare -gA programs=(
+    [deep30]="$work/deep30 1000"
+    [lua]="$work/lua-build/lua $here/programs/fib.lua 36"
+    [python-zlib]="/usr/bin/python3 $here/programs/zlib_work.py"
+  )
+}

@@ -13,14 +13,7 @@ hotline=$build/bin/hotline
 # shellcheck source=bench/lib.sh
 source "$here/lib.sh"
 
-gcc -O2 -g -fomit-frame-pointer -o "$work/deep30" "$here/programs/deep30.c"
-bash "$here/lua-source.sh" "$work/lua-build"
-names=(deep30 lua python-zlib)
-declare -A programs=(
-  [deep30]="$work/deep30 600"
-  [lua]="$work/lua-build/lua $here/programs/fib.lua 34"
-  [python-zlib]="/usr/bin/python3 $here/programs/zlib_work.py"
-)
+sampling_programs "$work" "$here"
 declare -A roots=([deep30]=main [lua]=main [python-zlib]=Py_BytesMain)
 
 # reach PROFILE ROOT: percent of the program's sampled time under ROOT (the runtime's own

@@ -182,6 +182,10 @@ KernelResult AddKernelSamples(const std::string& output, const sampler::Recordin
     if (!root && image->samples == 0) continue;
     bool exists = false;
     std::string path = ProfileFor(output, *image, root_pid, &exists);
+    if (!root && !exists && settings.runtime) {
+      result.samples_short_children += image->samples;
+      continue;
+    }
     // A child's END comes only from its runtime: how it ended is its parent's to know.
     Status added =
         AddImage(path, exists, *image, settings, root && image_end ? &*image_end : nullptr);

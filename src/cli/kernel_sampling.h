@@ -19,12 +19,16 @@ struct KernelSettings {
   uint32_t max_depth = 0;
   format::ClockMode clock = format::ClockMode::kCpu;
   bool follow_exec = false;
+  // The runtime is in the program's processes: a child gets a profile only when its runtime
+  // began one (it had run a sampling period); a child's few samples of its exit do not make one.
+  bool runtime = false;
 };
 
 struct KernelResult {
   Status status;
-  uint64_t samples_not_followed = 0;   // of programs executed without --follow-exec
-  uint64_t samples_still_running = 0;  // of processes still running when the program ended
+  uint64_t samples_not_followed = 0;    // of programs executed without --follow-exec
+  uint64_t samples_still_running = 0;   // of processes still running when the program ended
+  uint64_t samples_short_children = 0;  // of children too short for a profile of their own
 };
 
 // How the program ended, from its wait status.

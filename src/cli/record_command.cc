@@ -228,6 +228,38 @@ std::string DescribeEnding(int status) {
   return "ended";
 }
 
+// Creates (or empties) the profile at `output`, saying why when it cannot.
+bool CreateOutput(const std::string& output) {
+  int probe = open(output.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (probe < 0) {
+    fmt::print(stderr, "hotline: cannot write the profile {}: {}\n", output, strerror(errno));
+    return false;
+  }
+  close(probe);
+  return true;
+}
+
+// The kernel sampler's settings, from the command line.
+sampler::RecordingOptions SamplingOptions(const RecordOptions& o, const std::string& output) {
+  sampler::RecordingOptions sampling;
+  sampling.freq_hz = o.freq;
+  sampling.max_depth = o.max_depth;
+  sampling.stack_bytes = o.stack_bytes;
+  sampling.wall_clock = o.clock == "wall";
+  sampling.scratch_dir = std::filesystem::path(output).parent_path().string();
+  return sampling;
+}
+
+// What a profile the recorder makes itself says of its sampling.
+KernelSettings SettingsFor(const RecordOptions& o) {
+  KernelSettings settings;
+  settings.period_ns = 1'000'000'000u / o.freq;
+  settings.max_depth = o.max_depth;
+  settings.clock = o.clock == "wall" ? format::ClockMode::kWall : format::ClockMode::kCpu;
+  settings.follow_exec = o.follow_exec;
+  return settings;
+}
+
 // Appends a NOTE record to the profile at `output`.
 void AddNote(const std::string& output, const std::string& text) {
   int fd = open(output.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
@@ -267,8 +299,8 @@ void PrintSummary(const std::string& output, int status) {
 }
 
 // The kernel sampler's streams into their profiles, and what the user should know about it.
-void AddRecording(const std::string& output, const RecordOptions& o, sampler::Recording& recording,
-                  int status) {
+void AddRecording(const std::string& output, const RecordOptions& o, bool runtime,
+                  sampler::Recording& recording, int status) {
   // Processes the program left running are given a moment to end (their runtime finishes
   // their profiles); the ones that do not keep their samples to themselves.
   for (int i = 0; i < 10 && std::any_of(recording.images().begin(), recording.images().end(),
@@ -280,11 +312,8 @@ void AddRecording(const std::string& output, const RecordOptions& o, sampler::Re
     fmt::print(stderr, "hotline: warning: {}\n", finished.message());
     return;
   }
-  KernelSettings settings;
-  settings.period_ns = 1'000'000'000u / o.freq;
-  settings.max_depth = o.max_depth;
-  settings.clock = o.clock == "wall" ? format::ClockMode::kWall : format::ClockMode::kCpu;
-  settings.follow_exec = o.follow_exec;
+  KernelSettings settings = SettingsFor(o);
+  settings.runtime = runtime;
   format::EndRecord end = EndFromStatus(status);
   KernelResult added = AddKernelSamples(output, recording, settings, &end);
   if (!added.status.ok()) fmt::print(stderr, "hotline: warning: {}\n", added.status.message());
@@ -304,6 +333,11 @@ void AddRecording(const std::string& output, const RecordOptions& o, sampler::Re
                "hotline: note: {} samples of programs executed by the program were not written "
                "(--follow-exec profiles them)\n",
                added.samples_not_followed);
+  if (added.samples_short_children)
+    fmt::print(stderr,
+               "hotline: note: {} samples of children too short for a profile of their own (their "
+               "exit) were not written\n",
+               added.samples_short_children);
   if (added.samples_still_running)
     fmt::print(stderr,
                "hotline: note: {} samples of processes still running when the program ended "
@@ -334,19 +368,9 @@ int RunAttach(const RecordOptions& o) {
   ssize_t length = readlink(fmt::format("/proc/{}/exe", pid).c_str(), exe, sizeof exe - 1);
   std::string program = length > 0 ? std::string(exe, size_t(length)) : std::to_string(pid);
   std::string output = Absolute(o.output.empty() ? Basename(program) + ".hotline" : o.output);
-  int probe = open(output.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (probe < 0) {
-    fmt::print(stderr, "hotline: cannot write the profile {}: {}\n", output, strerror(errno));
-    return 1;
-  }
-  close(probe);
+  if (!CreateOutput(output)) return 1;
   sampler::Recording recording;
-  sampler::RecordingOptions sampling;
-  sampling.freq_hz = o.freq;
-  sampling.max_depth = o.max_depth;
-  sampling.stack_bytes = o.stack_bytes;
-  sampling.wall_clock = o.clock == "wall";
-  sampling.scratch_dir = std::filesystem::path(output).parent_path().string();
+  sampler::RecordingOptions sampling = SamplingOptions(o, output);
   if (Status attached = recording.attach(pid, sampling); !attached.ok()) {
     fmt::print(stderr, "hotline: record -p {}: {}\n", pid, attached.message());
     unlink(output.c_str());
@@ -377,11 +401,8 @@ int RunAttach(const RecordOptions& o) {
     fmt::print(stderr, "hotline: {}\n", finished.message());
     return 1;
   }
-  KernelSettings settings;
-  settings.period_ns = 1'000'000'000u / o.freq;
-  settings.max_depth = o.max_depth;
-  settings.clock = o.clock == "wall" ? format::ClockMode::kWall : format::ClockMode::kCpu;
-  settings.follow_exec = true;
+  KernelSettings settings = SettingsFor(o);
+  settings.follow_exec = true;  // what the process runs next is what was asked for
   timespec now;
   clock_gettime(CLOCK_MONOTONIC, &now);
   // How a process that is not hotline's child ended is its parent's to know: no END then.
@@ -456,12 +477,7 @@ int RunRecord(const RecordOptions& o, const std::vector<std::string>& command) {
     return 1;
   }
   std::string output = Absolute(o.output.empty() ? Basename(command[0]) + ".hotline" : o.output);
-  int probe = open(output.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (probe < 0) {
-    fmt::print(stderr, "hotline: cannot write the profile {}: {}\n", output, strerror(errno));
-    return 1;
-  }
-  close(probe);
+  if (!CreateOutput(output)) return 1;
 
   // A --coverage build: this run's exact line counts go to a directory of hotline's own.
   coverage::CoveragePlan counts;
@@ -505,12 +521,7 @@ int RunRecord(const RecordOptions& o, const std::vector<std::string>& command) {
   std::string fallback;  // why the program samples itself although the kernel was to
   if (kernel) {
     close(gate[0]);
-    sampler::RecordingOptions sampling;
-    sampling.freq_hz = o.freq;
-    sampling.max_depth = o.max_depth;
-    sampling.stack_bytes = o.stack_bytes;
-    sampling.wall_clock = o.clock == "wall";
-    sampling.scratch_dir = std::filesystem::path(output).parent_path().string();
+    sampler::RecordingOptions sampling = SamplingOptions(o, output);
     Status opened = recording.start(child, Absolute(program->path), command, sampling);
     if (!opened.ok() && (o.sampler == "kernel" || program->is_static)) {
       fmt::print(stderr, "hotline: {}{}\n", opened.message(),
@@ -540,7 +551,7 @@ int RunRecord(const RecordOptions& o, const std::vector<std::string>& command) {
     coverage::RemoveCoverageDirectory(counts);
     return exec_errno == ENOENT ? 127 : 126;
   }
-  if (kernel) AddRecording(output, o, recording, status);
+  if (kernel) AddRecording(output, o, !program->is_static, recording, status);
   if (!fallback.empty()) AddNote(output, "kernel sampling refused: " + fallback);
   if (counts.enabled) {
     Expected<coverage::CoverageData> data = coverage::CollectCoverage(counts);

@@ -1,8 +1,12 @@
-{ main -> outer -> inner. fpc writes its call-frame information into .debug_frame only, and
-  cmem makes the program link libc dynamically, so the runtime can be preloaded. }
+{ main -> outer -> inner. fpc writes its call-frame information into .debug_frame only. Built
+  two ways: with -dCMEM, cmem makes the program link libc dynamically, so the runtime can be
+  preloaded; without, it is what fpc builds by default, static without libc, which only the
+  kernel sampler reaches. }
 program debug_frame_chain;
 
+{$ifdef CMEM}
 uses cmem;
+{$endif}
 
 var
   sink: QWord;
