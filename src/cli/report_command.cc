@@ -27,11 +27,13 @@ struct ReportCommandOptions {
   bool heap = false;
   double cutoff = 0;
   CLI::Option* cutoff_option = nullptr;
+  CLI::Option* top_count_option = nullptr;
 
   void Register(CLI::App& cmd) {
     cmd.add_flag("-T,--top", report.top, "top lines by time");
-    cmd.add_option("-t,--top-count", report.top_count, "how many top lines -T shows (default 10)")
-        ->check(CLI::PositiveNumber);
+    top_count_option = cmd.add_option("-t,--top-count", report.top_count,
+                                      "how many top lines to show (default 10; implies -T)")
+                           ->check(CLI::PositiveNumber);
     cmd.add_flag("-G,--graph", report.graph,
                  "call graph: one section per function, with self and child rows (time/loop)");
     cmd.add_flag("-F,--files", report.files, "files by time");
@@ -70,14 +72,22 @@ struct ReportCommandOptions {
 void Warn(const std::string& what) { fmt::print(stderr, "hotline: warning: {}\n", what); }
 
 int RunReport(ReportCommandOptions& o) {
-  if (o.all) o.report.selectAll();
-  if (o.cutoff_option->count() > 0) o.report.cutoff = o.cutoff;
+  report::ReportOptions& asked = o.report;
+  if (o.all) asked.selectAll();
+  if (o.cutoff_option->count() > 0) asked.cutoff = o.cutoff;
+  if (o.top_count_option->count() > 0) asked.top = true;
+  // No table asked for: the functions by self time, the top lines and the summary.
+  if (!(asked.top || asked.graph || asked.files || asked.lines || asked.flat || asked.functions ||
+        asked.procedures || asked.raw || asked.stack_changes || o.heap))
+    asked.top = asked.flat = true;
+  bool named = !o.file.empty();
   Expected<std::string> file = ProfileArgument(o.file);
   if (!file) {
     fmt::print(stderr, "hotline: {}\n", file.status().message());
     return 1;
   }
   o.file = *file;
+  if (!named) fmt::print(stderr, "hotline: reading {} (the newest profile here)\n", o.file);
 
   symbolize::Symbolizer symbolizer;
   model::SymbolizerResolver resolver(symbolizer);

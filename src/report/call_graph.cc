@@ -24,7 +24,7 @@ void PrintCallGraph(const model::Profile& p, const ReportOptions& options, std::
 
   TableWriter w(p, options, out);
   const bool m = w.machine();
-  w.title("Call graph (" + SampledClock(p) + ")");
+  w.title("graph", "Call graph (" + SampledClock(p) + ")");
   w.header({"time", "loop", "percent", "calls", "name"});
   bool first = true;
   for (uint32_t i : order) {

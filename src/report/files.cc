@@ -18,7 +18,7 @@ void PrintFiles(const model::Profile& p, const ReportOptions& options, std::stri
                    [&](uint32_t a, uint32_t b) { return p.files[a].time_ns > p.files[b].time_ns; });
 
   TableWriter w(p, options, out);
-  w.title("Files (" + SampledClock(p) + ")");
+  w.title("files", "Files (" + SampledClock(p) + ")");
   w.header({"file", "percent", "time", "count", "lines", "file name"});
   for (uint32_t f : order) {
     const model::File& file = p.files[f];

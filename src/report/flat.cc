@@ -25,7 +25,7 @@ void PrintFlat(const model::Profile& p, const ReportOptions& options, std::strin
   });
 
   TableWriter w(p, options, out);
-  w.title("Functions by self time (" + SampledClock(p) + ")");
+  w.title("flat", "Functions by self time (" + SampledClock(p) + ")");
   w.header({"percent", "self", "inclusive", "calls", "self/call", "name"});
   for (uint32_t i : order) {
     const model::Function& f = p.functions[i];

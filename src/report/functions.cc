@@ -29,7 +29,7 @@ void PrintFunctions(const model::Profile& p, const ReportOptions& options, std::
   });
 
   TableWriter w(p, options, out);
-  w.title("Functions (" + SampledClock(p) + ")");
+  w.title("functions", "Functions (" + SampledClock(p) + ")");
   w.header({"file", "line", "calls", "self", "cumulative", "name"});
   for (uint32_t i : order) {
     const model::Function& f = p.functions[i];

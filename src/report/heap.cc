@@ -21,15 +21,15 @@ std::string SiteName(const model::HeapSite& s) {
   return fmt::format("{} ({}:{})", s.function, s.file, s.line);
 }
 
-void Percent(std::string& out, uint64_t part, uint64_t whole) {
-  out += FormatPercent(whole ? 100.0 * double(part) / double(whole) : 0.0);
+std::string Percent(uint64_t part, uint64_t whole) {
+  return FormatPercent(whole ? 100.0 * double(part) / double(whole) : 0.0);
 }
 
 // The first `limit` sites by `key`, leaving out those at zero. Every site table has the same
 // columns; only the order differs.
 template <typename Key>
-void SiteTable(const model::HeapProfile& heap, const char* title, Key key, uint32_t limit,
-               std::string& out) {
+void SiteTable(const model::HeapProfile& heap, TableWriter& w, std::string_view id,
+               std::string_view title, Key key, uint32_t limit) {
   std::vector<const model::HeapSite*> sites;
   for (const auto& s : heap.sites)
     if (key(s) > 0) sites.push_back(&s);
@@ -38,10 +38,12 @@ void SiteTable(const model::HeapProfile& heap, const char* title, Key key, uint3
     return SiteName(*a) < SiteName(*b);
   });
   if (sites.size() > limit) sites.resize(limit);
-  out += fmt::format("\n{}\nbytes\tcalls\tat peak\ttemporary\tleaked\tsite\n", title);
+  w.title(id, title);
+  w.header({"bytes", "calls", "at peak", "temporary", "leaked", "site"});
   for (const auto* s : sites)
-    out += fmt::format("{}\t{}\t{}\t{}\t{}\t{}\n", Bytes(s->bytes), s->calls, Bytes(s->peak_bytes),
-                       s->temporary_calls, Bytes(s->leaked_bytes), SiteName(*s));
+    w.row({Bytes(s->bytes), fmt::format("{}", s->calls), Bytes(s->peak_bytes),
+           fmt::format("{}", s->temporary_calls), Bytes(s->leaked_bytes), SiteName(*s)});
+  w.flush();
 }
 
 }  // namespace
@@ -55,52 +57,54 @@ void PrintHeap(const model::HeapProfile& heap, const ReportOptions& options, std
         heap.leaked_bytes, heap.leaked_calls);
     return;
   }
-  if (!out.empty()) out += "\n";
-  out += "Heap\n";
-  out += fmt::format("peak\t{}\tat {}\n", Bytes(heap.peak_bytes),
-                     FormatTime(heap.peak_time_ns, false));
-  out += fmt::format("total allocated\t{}\n", Bytes(heap.total_bytes));
-  out += fmt::format("allocation calls\t{}\n", heap.alloc_calls);
-  out += fmt::format("free calls\t{}\n", heap.free_calls);
-  out += fmt::format("temporary allocations\t{}\t", heap.temporary_calls);
-  Percent(out, heap.temporary_calls, heap.alloc_calls);
-  out += "% of calls\n";
-  out += fmt::format("leaked\t{}\tin {} blocks\n", Bytes(heap.leaked_bytes), heap.leaked_calls);
+  TableWriter w(options, out);
+  w.title("heap", "Heap");
+  w.row({"peak", Bytes(heap.peak_bytes), "at " + FormatTime(heap.peak_time_ns, false)});
+  w.row({"total allocated", Bytes(heap.total_bytes)});
+  w.row({"allocation calls", fmt::format("{}", heap.alloc_calls)});
+  w.row({"free calls", fmt::format("{}", heap.free_calls)});
+  w.row({"temporary allocations", fmt::format("{}", heap.temporary_calls),
+         Percent(heap.temporary_calls, heap.alloc_calls) + "% of calls"});
+  w.row({"leaked", Bytes(heap.leaked_bytes), fmt::format("in {} blocks", heap.leaked_calls)});
   if (heap.mmap_calls)
-    out += fmt::format("anonymous mmap\t{}\tin {} calls, {} munmap, {} still mapped\n",
-                       Bytes(heap.mmap_bytes), heap.mmap_calls, heap.munmap_calls,
-                       Bytes(heap.mmap_leaked_bytes));
+    w.row({"anonymous mmap", Bytes(heap.mmap_bytes),
+           fmt::format("in {} calls, {} munmap, {} still mapped", heap.mmap_calls,
+                       heap.munmap_calls, Bytes(heap.mmap_leaked_bytes))});
   if (heap.unknown_frees)
-    out += fmt::format("releases of blocks allocated before recording\t{}\n", heap.unknown_frees);
+    w.row({"releases of blocks allocated before recording", fmt::format("{}", heap.unknown_frees)});
+  w.flush();
 
   uint32_t limit = options.top_count;
   SiteTable(
-      heap, "Allocation sites by bytes", [](const model::HeapSite& s) { return s.bytes; }, limit,
-      out);
+      heap, w, "sites_by_bytes", "Allocation sites by bytes",
+      [](const model::HeapSite& s) { return s.bytes; }, limit);
   SiteTable(
-      heap, "Allocation sites by calls", [](const model::HeapSite& s) { return s.calls; }, limit,
-      out);
+      heap, w, "sites_by_calls", "Allocation sites by calls",
+      [](const model::HeapSite& s) { return s.calls; }, limit);
   SiteTable(
-      heap, "Allocation sites by peak contribution",
-      [](const model::HeapSite& s) { return s.peak_bytes; }, limit, out);
+      heap, w, "sites_by_peak", "Allocation sites by peak contribution",
+      [](const model::HeapSite& s) { return s.peak_bytes; }, limit);
 
-  out += "\nLeaks\nbytes\tblocks\tstack\n";
+  w.title("leaks", "Leaks");
+  w.header({"bytes", "blocks", "stack"});
   size_t shown = 0;
   for (const auto& leak : heap.leaks) {
     if (shown++ == limit) break;
-    out += fmt::format("{}\t{}\t{}\n", Bytes(leak.bytes), leak.calls,
-                       leak.stack.empty() ? "[unknown]" : leak.stack.front());
-    for (size_t i = 1; i < leak.stack.size(); ++i) out += fmt::format("\t\t  {}\n", leak.stack[i]);
+    w.row({Bytes(leak.bytes), fmt::format("{}", leak.calls),
+           leak.stack.empty() ? "[unknown]" : leak.stack.front()});
+    for (size_t i = 1; i < leak.stack.size(); ++i) w.row({"", "", "  " + leak.stack[i]});
   }
+  w.flush();
 
-  out += "\nAllocation sizes\nsize\tcalls\tpercent\t(one # is 2%)\n";
+  w.title("sizes", "Allocation sizes (one # is 2% of the calls)");
+  w.header({"size", "calls", "percent", ""});
   for (const auto& [size_class, calls] : heap.size_histogram) {
     double percent = heap.alloc_calls ? 100.0 * double(calls) / double(heap.alloc_calls) : 0;
     std::string bar(size_t(percent / 2), '#');
     if (bar.empty()) bar = "!";
     std::string range =
         size_class == 0 ? "0" : fmt::format("{}-{}", size_class, size_class * 2 - 1);
-    out += fmt::format("{}\t{}\t{}\t{}\n", range, calls, FormatPercent(percent), bar);
+    w.row({range, fmt::format("{}", calls), FormatPercent(percent), bar});
   }
 }
 

@@ -25,7 +25,8 @@ void PrintLines(const model::Profile& p, const ReportOptions& options, std::stri
                    [&](uint32_t a, uint32_t b) { return p.files[a].time_ns > p.files[b].time_ns; });
 
   TableWriter w(p, options, out);
-  w.title(fmt::format("Lines ({} counts; {})", p.summary.exact_line_counts ? "exact" : "estimated",
+  w.title("lines",
+          fmt::format("Lines ({} counts; {})", p.summary.exact_line_counts ? "exact" : "estimated",
                       SampledClock(p)));
   w.header({"file", "line", "percent", "time", "count", "average", "file name"});
   for (uint32_t f : files) {

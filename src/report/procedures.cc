@@ -67,33 +67,36 @@ void PrintProcedures(const model::Profile& p, const ReportOptions& options, std:
   });
 
   TableWriter w(p, options, out);
-  w.title(timed ? "Procedures (elapsed time of every call, exact from --trace=timed; the other "
+  w.title("procedures",
+          timed ? "Procedures (elapsed time of every call, exact from --trace=timed; the other "
                   "tables and --sampled-times: " +
                       SampledClock(p) + ")"
           : p.summary.traced
               ? "Procedures (exact calls from tracing; times: " + SampledClock(p) + ")"
               : "Procedures (calls and times: " + SampledClock(p) + ")");
-  w.header({"module", "function", "calls", "total", "self", "average", "min", "max", "self %"});
+  w.header({"calls", "total", "self", "average", "min", "max", "self %", "module", "function"});
   for (const Row& r : rows) {
     const model::Function& f = p.functions[r.fn];
     std::string min = r.timed ? FormatTime(r.min, w.machine()) : (w.machine() ? "" : "-");
     std::string max = r.timed ? FormatTime(r.max, w.machine()) : (w.machine() ? "" : "-");
-    w.row({ModuleColumn(p, f), FunctionLabel(p, model::FunctionId(r.fn), options),
-           fmt::format("{}", r.calls), FormatTime(r.total, w.machine()),
+    w.row({fmt::format("{}", r.calls), FormatTime(r.total, w.machine()),
            FormatTime(r.self, w.machine()), FormatTime(r.average, w.machine()), min, max,
-           FormatPercent(r.self_percent)});
+           FormatPercent(r.self_percent), ModuleColumn(p, f),
+           FunctionLabel(p, model::FunctionId(r.fn), options)});
   }
   if (w.machine()) return;
+  w.flush();
 
-  w.title("Self time per procedure (one # is 1%; ! is less than 1%)");
+  w.title("bars", "Self time per procedure (one # is 1%; ! is less than 1%)");
   for (const Row& r : rows) {
     if (r.self == 0) continue;
     size_t hashes = size_t(r.self_percent);
     std::string bar = hashes ? std::string(hashes, '#') : "!";
-    out += fmt::format("{}\t{}\n", bar, FunctionLabel(p, model::FunctionId(r.fn), options));
+    w.row({bar, FunctionLabel(p, model::FunctionId(r.fn), options)});
   }
+  w.flush();
   uint32_t depth = p.summary.traced ? p.summary.max_call_depth : p.summary.max_depth;
-  out += fmt::format("\nmaximum call depth\t{}{}\n", depth,
+  out += fmt::format("\nmaximum call depth: {}{}\n", depth,
                      p.summary.traced ? " (traced)" : " (sampled stacks)");
 }
 

@@ -10,7 +10,7 @@ namespace hotline::report {
 void PrintRaw(const model::Profile& p, const ReportOptions& options, std::string& out) {
   TableWriter w(p, options, out);
   const bool m = w.machine();
-  w.title(options.stack_changes ? "Samples and stack changes" : "Samples");
+  w.title("raw", options.stack_changes ? "Samples and stack changes" : "Samples");
   if (options.stack_changes)
     w.header({"kind", "thread", "time", "depth", "function", "where"});
   else

@@ -6,7 +6,11 @@
 
 namespace hotline::report {
 
-void PrintReport(const model::Profile& p, const ReportOptions& options, std::string& out) {
+void PrintReport(const model::Profile& p, const ReportOptions& asked, std::string& out) {
+  ReportOptions options = asked;
+  int tables = options.top + options.graph + options.files + options.lines + options.flat +
+               options.functions + options.procedures + (options.raw || options.stack_changes);
+  options.name_tables = options.machine && tables > 1;
   if (p.only_thread && !options.machine) {
     std::string name;
     for (const model::Thread& t : p.threads)

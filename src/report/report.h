@@ -30,6 +30,7 @@ struct ReportOptions {
   bool definitions = false;    // -i: " [file:line]" after every function name
   bool machine = false;        // -m: no titles or headers, integer ns, no summary
   bool no_summary = false;     // -N
+  bool name_tables = false;    // -m with several tables: each begins with "# NAME"
   // -pN: rows below N percent are left out. Unset: 1 for -F, -L and -G, 0 for the others.
   std::optional<double> cutoff;
 

@@ -57,7 +57,7 @@ void PrintSummary(const model::Profile& p, const ReportOptions& options, std::st
   if (options.machine || options.no_summary) return;
   const model::Summary& s = p.summary;
   TableWriter w(p, options, out);
-  w.title("Summary");
+  w.title("summary", "Summary");
   auto row = [&](std::string_view key, const std::string& value) { w.row({key, value}); };
   auto countWithShare = [&](uint64_t n) {
     return s.samples

@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cctype>
+
 namespace hotline::report {
 
 std::string FormatTime(uint64_t ns, bool machine) {
@@ -37,28 +40,29 @@ TableWriter::TableWriter(const model::Profile& profile, const ReportOptions& opt
   if (options.machine && profile.only_thread) prefix_ = fmt::format("{}\t", *profile.only_thread);
 }
 
-void TableWriter::title(std::string_view text) {
-  if (options_.machine) return;
-  if (!out_.empty()) out_ += '\n';
-  out_ += text;
-  out_ += '\n';
+TableWriter::~TableWriter() { flush(); }
+
+void TableWriter::title(std::string_view id, std::string_view text) {
+  if (options_.machine) {
+    if (options_.name_tables) out_ += fmt::format("# {}\n", id);
+    return;
+  }
+  pending_.push_back(Line{Kind::kTitle, {std::string(text)}});
 }
 
 void TableWriter::header(std::initializer_list<std::string_view> names) {
   if (options_.machine) return;
-  columns(names);
+  Line line{Kind::kHeader, {}};
+  for (std::string_view name : names) line.cells.emplace_back(name == "percent" ? "%" : name);
+  pending_.push_back(std::move(line));
 }
 
 void TableWriter::row(std::initializer_list<std::string_view> values) {
+  if (!options_.machine) {
+    pending_.push_back(Line{Kind::kRow, std::vector<std::string>(values.begin(), values.end())});
+    return;
+  }
   out_ += prefix_;
-  columns(values);
-}
-
-void TableWriter::blank() {
-  if (!options_.machine) out_ += '\n';
-}
-
-void TableWriter::columns(std::initializer_list<std::string_view> values) {
   bool first = true;
   for (std::string_view v : values) {
     if (!first) out_ += '\t';
@@ -66,6 +70,66 @@ void TableWriter::columns(std::initializer_list<std::string_view> values) {
     first = false;
   }
   out_ += '\n';
+}
+
+void TableWriter::blank() {
+  if (!options_.machine) pending_.push_back(Line{Kind::kBlank, {}});
+}
+
+namespace {
+
+// A cell of a column of numbers: times, counts, percentages, n/m, estimates (~12), or "-".
+bool Numeric(const std::string& cell) {
+  return cell.empty() || cell == "-" || std::isdigit(static_cast<unsigned char>(cell[0])) ||
+         (cell.size() > 1 && (cell[0] == '~' || cell[0] == '-') &&
+          std::isdigit(static_cast<unsigned char>(cell[1])));
+}
+
+}  // namespace
+
+void TableWriter::flush() {
+  if (pending_.empty()) return;
+  // Widths and alignment of every column but each row's last.
+  std::vector<size_t> widths;
+  std::vector<bool> numeric;
+  for (const Line& line : pending_) {
+    if (line.kind != Kind::kRow && line.kind != Kind::kHeader) continue;
+    for (size_t c = 0; c + 1 < line.cells.size(); ++c) {
+      if (widths.size() <= c) widths.resize(c + 1, 0), numeric.resize(c + 1, true);
+      widths[c] = std::max(widths[c], line.cells[c].size());
+      if (line.kind == Kind::kRow && !Numeric(line.cells[c])) numeric[c] = false;
+    }
+  }
+  for (const Line& line : pending_) {
+    switch (line.kind) {
+      case Kind::kTitle:
+        if (!out_.empty()) out_ += '\n';
+        out_ += line.cells[0];
+        out_ += '\n';
+        break;
+      case Kind::kBlank:
+        out_ += '\n';
+        break;
+      case Kind::kHeader:
+      case Kind::kRow: {
+        std::string text;
+        for (size_t c = 0; c < line.cells.size(); ++c) {
+          if (c + 1 == line.cells.size()) {
+            text += line.cells[c];
+          } else if (numeric[c]) {
+            text += fmt::format("{:>{}}  ", line.cells[c], widths[c]);
+          } else {
+            text += fmt::format("{:<{}}  ", line.cells[c], widths[c]);
+          }
+        }
+        while (!text.empty() && text.back() == ' ') text.pop_back();
+        out_ += text;
+        out_ += '\n';
+        break;
+      }
+    }
+  }
+  pending_.clear();
 }
 
 }  // namespace hotline::report

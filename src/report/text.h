@@ -6,6 +6,7 @@
 #include <initializer_list>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "model/profile.h"
 #include "report/report.h"
@@ -25,24 +26,40 @@ std::string FunctionLabel(const model::Profile& profile, model::FunctionId id,
 // The number of a file in every table: its FileId + 1; 0 when unknown.
 std::string FileNumber(model::FileId file);
 
+// Writes one table. For people, the rows are held until flush() (or the end of the writer) and
+// padded to the columns' widths: columns of numbers right-aligned, others left, the last (the
+// names) as it is; a "percent" header reads "%". With -m the rows are TAB-separated as they
+// come, and when several tables are printed each begins with a line naming it ("# graph").
 class TableWriter {
  public:
   TableWriter(const model::Profile& profile, const ReportOptions& options, std::string& out);
+  TableWriter(const ReportOptions& options, std::string& out) : options_(options), out_(out) {}
+  ~TableWriter();
+  TableWriter(const TableWriter&) = delete;
+  TableWriter& operator=(const TableWriter&) = delete;
 
-  // A title line (human mode only), preceded by a blank line unless it is the first output.
-  void title(std::string_view text);
+  // The table's title, preceded by a blank line unless it is the first output; `id` names the
+  // table for -m.
+  void title(std::string_view id, std::string_view text);
   // A header row (human mode only).
   void header(std::initializer_list<std::string_view> columns);
   // A data row; with -m and a one-thread profile, the thread id comes first.
   void row(std::initializer_list<std::string_view> columns);
   void blank();
+  // Writes the rows held so far, aligned among themselves.
+  void flush();
   bool machine() const { return options_.machine; }
 
  private:
-  void columns(std::initializer_list<std::string_view> columns);
+  enum class Kind { kTitle, kHeader, kRow, kBlank };
+  struct Line {
+    Kind kind;
+    std::vector<std::string> cells;
+  };
   const ReportOptions& options_;
   std::string& out_;
   std::string prefix_;
+  std::vector<Line> pending_;
 };
 
 }  // namespace hotline::report

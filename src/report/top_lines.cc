@@ -21,8 +21,8 @@ void PrintTopLines(const model::Profile& p, const ReportOptions& options, std::s
   if (order.size() > options.top_count) order.resize(options.top_count);
 
   TableWriter w(p, options, out);
-  w.title(fmt::format("Top {} lines ({} counts; {})", options.top_count,
-                      p.summary.exact_line_counts ? "exact" : "estimated", SampledClock(p)));
+  w.title("top", fmt::format("Top {} lines ({} counts; {})", options.top_count,
+                             p.summary.exact_line_counts ? "exact" : "estimated", SampledClock(p)));
   w.header({"file", "line", "percent", "time", "count", "average", "file name"});
   for (uint32_t i : order) {
     const model::Line& l = p.lines[i];

@@ -94,6 +94,8 @@ TEST_P(GoldenTest, MatchesGoldenFile) {
 
   std::string out;
   report::PrintReport(*profile, options, out);
+  // People's tables are aligned with spaces; only -m separates columns with TABs.
+  if (!options.machine) EXPECT_EQ(out.find('\t'), std::string::npos) << out;
   std::string actual = testing::Normalise(out);
   std::string golden = std::string(HOTLINE_GOLDEN_DIR) + "/report_" + c.name + ".txt";
   if (const char* update = std::getenv("HOTLINE_UPDATE_GOLDEN"); update && *update == '1') {
@@ -128,6 +130,7 @@ const GoldenCase kCases[] = {
     {"raw_s", [](ReportOptions& o) { o.raw = o.stack_changes = true, o.no_summary = true; }, {}},
     {"raw_s_m", [](ReportOptions& o) { o.stack_changes = true, o.machine = true; }, {}},
     {"all", [](ReportOptions& o) { o.selectAll(); }, {}},
+    {"all_m", [](ReportOptions& o) { o.selectAll(), o.machine = true; }, {}},
     {"thread_101", [](ReportOptions& o) { o.flat = o.graph = true; }, 101},
     {"thread_101_m", [](ReportOptions& o) { o.flat = true, o.machine = true; }, 101},
 };

@@ -53,7 +53,12 @@ std::string Normalise(const std::string& text) {
   std::string s = std::regex_replace(text, path, "$1");
   s = std::regex_replace(s, time, "<time>");
   s = std::regex_replace(s, percent, "<pct>");
-  return std::regex_replace(s, address, "<addr>");
+  s = std::regex_replace(s, address, "<addr>");
+  // Column padding follows the widths of what was replaced: runs of spaces become one gap.
+  static const std::regex edges(R"(^ +| +$)", std::regex::ECMAScript | std::regex::multiline);
+  static const std::regex gaps(R"( {2,})");
+  s = std::regex_replace(s, edges, "");
+  return std::regex_replace(s, gaps, "  ");
 }
 
 }  // namespace hotline::testing

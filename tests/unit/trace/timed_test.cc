@@ -95,7 +95,7 @@ double TotalNs(const std::string& table, const std::string& function) {
     std::vector<std::string> cells;
     std::istringstream fields(row);
     for (std::string cell; std::getline(fields, cell, '\t');) cells.push_back(cell);
-    if (cells.size() == 9 && cells[1] == function) return std::stod(cells[3]);
+    if (cells.size() == 9 && cells[8] == function) return std::stod(cells[1]);
   }
   return -1;
 }
