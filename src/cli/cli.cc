@@ -4,22 +4,105 @@
 #include <stdlib.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
+#include <string>
+#include <vector>
 
 #include "cli/commands.h"
 
 namespace hotline::cli {
+
+CLI::Validator Positive() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        char* end = nullptr;
+        double value = strtod(text.c_str(), &end);
+        if (text.empty() || *end != '\0') return "not a number: " + text;
+        return value > 0 ? "" : "must be above 0, not " + text;
+      },
+      "POSITIVE");
+}
+
+namespace {
+
+constexpr const char* kVersion = "hotline 0.1.0";
+
+// Edits (insertions, deletions, substitutions, swaps of neighbours) from `a` to `b`.
+size_t Distance(const std::string& a, const std::string& b) {
+  std::vector<std::vector<size_t>> d(a.size() + 1, std::vector<size_t>(b.size() + 1));
+  for (size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
+  for (size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
+  for (size_t i = 1; i <= a.size(); ++i)
+    for (size_t j = 1; j <= b.size(); ++j) {
+      d[i][j] = std::min(
+          {d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
+        d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+    }
+  return d[a.size()][b.size()];
+}
+
+CLI::App* FindCommand(CLI::App& app, const std::string& name) {
+  for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; }))
+    if (sub->get_name() == name) return sub;
+  return nullptr;
+}
+
+// "unknown command 'recrod'; did you mean 'record'?" and the commands there are.
+void UnknownCommand(CLI::App& app, const std::string& word) {
+  std::string commands, closest;
+  size_t best = 3;  // more edits than two: no suggestion
+  for (const CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) {
+    commands += fmt::format("  {:<10} {}\n", sub->get_name(), sub->get_description());
+    if (size_t d = Distance(word, sub->get_name()); d < best) best = d, closest = sub->get_name();
+  }
+  fmt::print(stderr, "hotline: unknown command '{}'{}\ncommands:\n{}", word,
+             closest.empty() ? "" : fmt::format("; did you mean '{}'?", closest), commands);
+}
+
+}  // namespace
 
 int RunCli(int argc, char** argv) {
   // libdwfl would ask debuginfod servers for missing debug info; hotline never goes online.
   unsetenv("DEBUGINFOD_URLS");
   CLI::App app{"hotline: a source-level profiler for native programs", "hotline"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", "hotline 0.1.0");
+  app.set_version_flag("-V,--version", kVersion);
   int exit_code = 0;
   RegisterRecordCommand(app, &exit_code);
   RegisterDumpCommand(app, &exit_code);
   RegisterReportCommand(app, &exit_code);
   RegisterAnnotateCommand(app, &exit_code);
+  // What CLI11 would answer with "A subcommand is required": the usage, a version, help on one
+  // command, or a suggestion.
+  std::string first = argc > 1 ? argv[1] : "";
+  if (argc == 1) {
+    fmt::print(stderr, "{}", app.help());
+    return 2;
+  }
+  if (first == "version") {
+    fmt::print("{}\n", kVersion);
+    return 0;
+  }
+  if (first == "help") {
+    const CLI::App* sub = argc > 2 ? FindCommand(app, argv[2]) : nullptr;
+    if (argc > 2 && !sub) {
+      UnknownCommand(app, argv[2]);
+      return 2;
+    }
+    fmt::print("{}", sub ? sub->help() : app.help());
+    return 0;
+  }
+  if (!first.empty() && first[0] != '-' && !FindCommand(app, first)) {
+    UnknownCommand(app, first);
+    return 2;
+  }
+  if (first[0] == '-' && first != "-h" && first != "--help" && first != "-V" &&
+      first != "--version") {
+    fmt::print(stderr, "hotline: unknown option '{}': options go after the command\n{}", first,
+               app.help());
+    return 2;
+  }
   try {
     app.parse(TakeRecordProgram(app, argc, argv), argv);
   } catch (const CLI::CallForHelp& e) {

@@ -12,6 +12,9 @@ void RegisterDumpCommand(CLI::App& app, int* exit_code);
 void RegisterReportCommand(CLI::App& app, int* exit_code);
 void RegisterAnnotateCommand(CLI::App& app, int* exit_code);
 
+// A number above 0, said so in words when it is not (CLI's PositiveNumber prints DBL_MAX).
+CLI::Validator Positive();
+
 // `hotline record` hands everything from the program's name on (or after `--`) to the program
 // untouched, so it is split off before CLI11 parses. Returns how many of argv CLI11 should see.
 int TakeRecordProgram(CLI::App& app, int argc, char** argv);

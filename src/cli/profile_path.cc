@@ -3,6 +3,9 @@
 #include <dirent.h>
 #include <sys/stat.h>
 
+#include <cstdio>
+#include <cstring>
+
 namespace hotline::cli {
 
 Expected<std::string> NewestProfileHere() {
@@ -32,8 +35,21 @@ Expected<std::string> NewestProfileHere() {
 }
 
 Expected<std::string> ProfileArgument(const std::string& file) {
-  if (!file.empty()) return file;
-  return NewestProfileHere();
+  if (file.empty()) return NewestProfileHere();
+  // A program named where its profile was meant: say which profile that would be.
+  char magic[4] = {};
+  FILE* f = fopen(file.c_str(), "rbe");
+  bool elf = f && fread(magic, 1, 4, f) == 4 &&
+             std::memcmp(magic,
+                         "\x7f"
+                         "ELF",
+                         4) == 0;
+  if (f) fclose(f);
+  if (elf) {
+    std::string base = file.substr(file.rfind('/') + 1);
+    return Status::Error(file + " is a program, not a profile; did you mean " + base + ".hotline?");
+  }
+  return file;
 }
 
 }  // namespace hotline::cli

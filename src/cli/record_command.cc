@@ -45,6 +45,7 @@ struct RecordOptions {
   bool heap = false;
   bool counts_only = false;
   bool quiet = false;
+  bool perf_g = false;  // perf's -g: stacks are always recorded here
   int pid = 0;
   double duration = 0;
   std::vector<std::string> command;  // set by TakeRecordProgram, never parsed by CLI11
@@ -86,12 +87,13 @@ struct RecordOptions {
                  "no sampling: exact counts only (--coverage, -finstrument-functions builds); "
                  "hotline annotate then weighs lines by their instructions");
     cmd.add_flag("-q,--quiet", quiet, "no summary line after the run");
+    cmd.add_flag("-g", perf_g, "accepted for perf's sake: hotline always records whole stacks");
     cmd.add_option("-p,--pid", pid,
                    "profile a running process (all its threads) instead of starting a program, "
                    "until Ctrl-C, --duration or its end; it runs on untouched")
-        ->check(CLI::PositiveNumber);
+        ->check(Positive());
     cmd.add_option("--duration", duration, "with -p: stop after this many seconds")
-        ->check(CLI::PositiveNumber);
+        ->check(Positive());
   }
 };
 
@@ -426,6 +428,8 @@ int RunAttach(const RecordOptions& o) {
 }
 
 int RunRecord(const RecordOptions& o, const std::vector<std::string>& command) {
+  if (o.perf_g && !o.quiet)
+    fmt::print(stderr, "hotline: note: -g is not needed: hotline always records whole stacks\n");
   if (o.pid && !command.empty()) {
     fmt::print(stderr, "hotline: record: either -p PID or a program to run, not both\n");
     return 2;
@@ -591,12 +595,21 @@ int TakeRecordProgram(CLI::App& app, int argc, char** argv) {
     int program = -1;
     if (arg == "--") {
       program = i + 1;
-    } else if (arg.size() > 1 && arg[0] == '-') {
-      // An option: skip its value when it takes one and was not written as --name=value.
+    } else if (arg.size() > 2 && arg[0] == '-' && arg[1] == '-') {
+      // A long option: skip its value when it takes one and was not written as --name=value.
       const CLI::Option* opt = cmd->get_option_no_throw(arg.substr(0, arg.find('=')));
-      if (opt && opt->get_expected_max() > 0 && arg.find('=') == std::string::npos &&
-          !(arg.size() > 2 && arg[1] != '-'))
-        ++i;
+      if (opt && opt->get_expected_max() > 0 && arg.find('=') == std::string::npos) ++i;
+      continue;
+    } else if (arg.size() > 1 && arg[0] == '-') {
+      // Short options, bundled perhaps (-qF 99, -qF99): the first that takes a value takes the
+      // rest of the word, or the next word when nothing of this one is left.
+      for (size_t k = 1; k < arg.size(); ++k) {
+        const CLI::Option* opt = cmd->get_option_no_throw(std::string("-") + arg[k]);
+        if (opt && opt->get_expected_max() > 0) {
+          if (k + 1 == arg.size()) ++i;
+          break;
+        }
+      }
       continue;
     } else {
       program = i;

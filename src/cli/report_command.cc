@@ -33,7 +33,7 @@ struct ReportCommandOptions {
     cmd.add_flag("-T,--top", report.top, "top lines by time");
     top_count_option = cmd.add_option("-t,--top-count", report.top_count,
                                       "how many top lines to show (default 10; implies -T)")
-                           ->check(CLI::PositiveNumber);
+                           ->check(Positive());
     cmd.add_flag("-G,--graph", report.graph,
                  "call graph: one section per function, with self and child rows (time/loop)");
     cmd.add_flag("-F,--files", report.files, "files by time");

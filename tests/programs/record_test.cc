@@ -255,6 +255,47 @@ TEST(RecordBadInput, NoProgramAndUnknownFlag) {
       "SIGNOPE");
 }
 
+// The command line answers a mistyped or missing command, version and help requests, and
+// perf's habits, in its own words.
+TEST(CommandLine, SaysWhatItWantsInItsOwnWords) {
+  std::string dir = ScratchDir("cli");
+  RunResult typo = Hotline({"recrod"}, dir);
+  EXPECT_EQ(typo.exit_code, 2);
+  EXPECT_NE(typo.err.find("unknown command 'recrod'; did you mean 'record'?"), std::string::npos)
+      << typo.err;
+  EXPECT_NE(typo.err.find("annotate"), std::string::npos) << typo.err;  // the commands listed
+  RunResult bare = Hotline({}, dir);
+  EXPECT_EQ(bare.exit_code, 2);
+  EXPECT_NE(bare.err.find("Usage: hotline"), std::string::npos) << bare.err;
+  for (const char* asked : {"-V", "--version", "version"}) {
+    RunResult version = Hotline({asked}, dir);
+    EXPECT_EQ(version.exit_code, 0) << asked;
+    EXPECT_EQ(version.out.rfind("hotline ", 0), 0u) << asked << ": " << version.out;
+  }
+  RunResult help = Hotline({"help", "record"}, dir);
+  EXPECT_EQ(help.exit_code, 0);
+  EXPECT_NE(help.out.find("--follow-exec"), std::string::npos) << help.out;
+  ExpectOneLineError(Hotline({"report", "-t", "0"}, dir), "--top-count: must be above 0, not 0");
+  RunResult option_first = Hotline({"--bogus"}, dir);
+  EXPECT_EQ(option_first.exit_code, 2);
+  EXPECT_NE(option_first.err.find("unknown option '--bogus'"), std::string::npos);
+  EXPECT_EQ(option_first.err.find("A subcommand is required"), std::string::npos);
+
+  ExpectOneLineError(Hotline({"report", PROGRAM_cpu_burn}, dir),
+                     "is a program, not a profile; did you mean test_cpu_burn.hotline?");
+
+  // perf's -g and bundled short flags.
+  RunResult g = Hotline({"record", "-g", "-o", dir + "/g.hotline", "--", PROGRAM_cpu_burn}, dir);
+  EXPECT_EQ(g.exit_code, 3) << g.err;
+  EXPECT_NE(g.err.find("-g is not needed"), std::string::npos) << g.err;
+  RunResult bundled =
+      Hotline({"record", "-qF", "99", "-o", dir + "/b.hotline", PROGRAM_cpu_burn}, dir);
+  EXPECT_EQ(bundled.exit_code, 3) << bundled.err;
+  format::RawProfile p = Load(dir + "/b.hotline");
+  ASSERT_TRUE(p.process.has_value());
+  EXPECT_EQ(p.process->period_ns, 1'000'000'000u / 99);
+}
+
 TEST(RecordHelp, ExitsZero) {
   RunResult run = Hotline({"record", "--help"}, ScratchDir("help"));
   EXPECT_EQ(run.exit_code, 0);
