@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <climits>
 #include <cstring>
@@ -278,18 +279,56 @@ void AddNote(const std::string& output, const std::string& text) {
 
 // One line about what was written and how the program ended, and a line for anything the user
 // should know.
-void PrintSummary(const std::string& output, int status) {
+// The other profiles this run wrote beside `output` (forked and executed children's:
+// BASE.PID[.N].hotline, changed since `since`).
+std::vector<std::string> ChildProfiles(const std::string& output, const timespec& since) {
+  std::string base = output.substr(0, output.size() - (output.size() > 8 ? 8 : 0)) + ".";
+  std::vector<std::string> found;
+  std::error_code ec;
+  for (const auto& entry :
+       std::filesystem::directory_iterator(std::filesystem::path(output).parent_path(), ec)) {
+    std::string path = entry.path().string();
+    struct stat st;
+    if (path.rfind(base, 0) != 0 || !path.ends_with(".hotline") || stat(path.c_str(), &st) != 0 ||
+        st.st_mtim.tv_sec < since.tv_sec)
+      continue;
+    std::string middle = path.substr(base.size(), path.size() - base.size() - 8);
+    if (!middle.empty() && std::isdigit(static_cast<unsigned char>(middle[0])))
+      found.push_back(path);
+  }
+  std::sort(found.begin(), found.end());
+  return found;
+}
+
+uint64_t SampleWeight(const format::RawProfile& profile) {
+  uint64_t samples = 0;
+  for (const auto& s : profile.samples) samples += s.weight;
+  return samples;
+}
+
+void PrintSummary(const std::string& output, int status, const timespec& started,
+                  bool follow_exec) {
   format::ReadStats stats;
   Expected<format::RawProfile> profile = format::LoadRawProfile(output, &stats);
   if (!profile.ok()) {
     fmt::print(stderr, "hotline: warning: {}\n", profile.status().message());
     return;
   }
-  uint64_t samples = 0;
-  for (const auto& s : profile->samples) samples += s.weight;
+  uint64_t samples = SampleWeight(*profile);
   fmt::print(stderr, "hotline: wrote {} ({} samples, {} thread{}, {}); the program {}\n", output,
              samples, profile->threads.size(), profile->threads.size() == 1 ? "" : "s",
              HumanBytes(stats.file_bytes), DescribeEnding(status));
+  for (const std::string& child : ChildProfiles(output, started)) {
+    Expected<format::RawProfile> other = format::LoadRawProfile(child, nullptr);
+    if (!other.ok() || !other->process) continue;
+    fmt::print(stderr, "hotline: wrote {} ({} samples; {} {}, {})\n", child, SampleWeight(*other),
+               other->process->flags & format::kExecImage ? "program executed by" : "child of",
+               other->process->ppid, other->process->exe);
+  }
+  if (samples == 0 && !follow_exec && profile->end && profile->end->how == format::EndHow::kExec)
+    fmt::print(stderr,
+               "hotline: hint: the program executed another program before its first sample; "
+               "--follow-exec profiles that one too\n");
   if (!profile->end)
     fmt::print(stderr,
                "hotline: warning: {} has no END record: the program {} before the runtime could "
@@ -508,6 +547,8 @@ int RunRecord(const RecordOptions& o, const std::vector<std::string>& command) {
     fmt::print(stderr, "hotline: cannot create a pipe: {}\n", strerror(errno));
     return 1;
   }
+  timespec started;
+  clock_gettime(CLOCK_REALTIME, &started);
   pid_t child = fork();
   if (child < 0) {
     fmt::print(stderr, "hotline: cannot start {}: {}\n", command[0], strerror(errno));
@@ -565,7 +606,7 @@ int RunRecord(const RecordOptions& o, const std::vector<std::string>& command) {
       fmt::print(stderr, "hotline: warning: no exact line counts: {}\n", appended.message());
     coverage::RemoveCoverageDirectory(counts);
   }
-  if (!o.quiet) PrintSummary(output, status);
+  if (!o.quiet) PrintSummary(output, status, started, o.follow_exec);
   if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
   return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
 }

@@ -284,6 +284,11 @@ TEST(CommandLine, SaysWhatItWantsInItsOwnWords) {
   ExpectOneLineError(Hotline({"report", PROGRAM_cpu_burn}, dir),
                      "is a program, not a profile; did you mean test_cpu_burn.hotline?");
 
+  // record names every profile it wrote, the forked child's too.
+  RunResult forker = Hotline({"record", "-o", dir + "/f.hotline", "--", PROGRAM_forker}, dir);
+  EXPECT_NE(forker.err.find("wrote " + dir + "/f.hotline ("), std::string::npos) << forker.err;
+  EXPECT_NE(forker.err.find("samples; child of"), std::string::npos) << forker.err;
+
   // perf's -g and bundled short flags.
   RunResult g = Hotline({"record", "-g", "-o", dir + "/g.hotline", "--", PROGRAM_cpu_burn}, dir);
   EXPECT_EQ(g.exit_code, 3) << g.err;
