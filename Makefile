@@ -3,12 +3,20 @@ BUILD ?= build
 JOBS ?= 2
 PREFIX ?= /usr/local
 
-.PHONY: all deps configure build test demo install bench clean asan
+.PHONY: all deps test-deps bench-deps configure build test demo install bench clean asan
 
 all: build
 
+# What building and running hotline needs; the test and bench sets add their toolchains and
+# peers (scripts/install-deps.sh).
 deps:
-	@bash scripts/install-deps.sh
+	@bash scripts/install-deps.sh build
+
+test-deps:
+	@bash scripts/install-deps.sh test
+
+bench-deps:
+	@bash scripts/install-deps.sh bench
 
 configure: deps
 	@if [ ! -f $(BUILD)/build.ninja ]; then cmake --preset release -B $(BUILD); fi
@@ -16,21 +24,24 @@ configure: deps
 build: configure
 	cmake --build $(BUILD) -j$(JOBS)
 
-test: build
+# GoogleTest may have arrived since the first configure: configuring again finds it.
+test: test-deps configure
+	cmake -B $(BUILD) -DHOTLINE_TESTS=ON >/dev/null
+	cmake --build $(BUILD) -j$(JOBS)
 	cd $(BUILD) && ctest --output-on-failure -j$(JOBS)
 
 demo: build
 	@bash examples/demo.sh $(BUILD)
 
-asan: deps
+asan: test-deps
 	cmake --preset asan -B build-asan
 	cmake --build build-asan -j$(JOBS)
 	cd build-asan && ctest --output-on-failure -j$(JOBS)
 
 install: build
-	cmake --install $(BUILD) --prefix $(PREFIX)
+	cmake --install $(BUILD) --prefix $(PREFIX) --strip
 
-bench: build
+bench: bench-deps build
 	@bash bench/run-all.sh $(BUILD)
 
 clean:

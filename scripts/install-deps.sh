@@ -1,19 +1,34 @@
 #!/usr/bin/env bash
-# Installs the Debian packages hotline needs to build, test and benchmark. Idempotent: it only
-# calls apt-get when something is missing.
+# Installs the Debian packages hotline needs, by set: `build` (building and running hotline: the
+# default, what `make demo` and `make install` use), `test` (the toolchains and consumers the
+# test suite runs: `make test`), `bench` (the peer tools the benchmarks compare with: `make
+# bench`). Each set includes the ones before it. Idempotent: apt-get runs only when something
+# is missing.
+#   scripts/install-deps.sh [build|test|bench]
 set -euo pipefail
 
-packages=(
-  build-essential cmake ninja-build pkg-config git
+build=(
+  build-essential cmake ninja-build pkg-config
   libdw-dev libelf-dev libunwind-dev libzstd-dev libfmt-dev libcli11-dev nlohmann-json3-dev
   libcapstone-dev
-  libgtest-dev libgmock-dev libbenchmark-dev
-  clang libclang-rt-14-dev llvm
-  gfortran fpc gm2-12 libgm2-12-dev
-  binutils
-  heaptrack valgrind linux-perf uftrace
-  libc6-dbg
 )
+test=(
+  libgtest-dev libgmock-dev
+  gfortran fp-compiler gm2-12 libgm2-12-dev
+  binutils libc6-dbg python3 heaptrack
+)
+bench=(linux-perf uftrace valgrind)
+
+set_name=${1:-build}
+case $set_name in
+  build) packages=("${build[@]}") ;;
+  test) packages=("${build[@]}" "${test[@]}") ;;
+  bench) packages=("${build[@]}" "${test[@]}" "${bench[@]}") ;;
+  *)
+    echo "install-deps: unknown set '$set_name' (build, test or bench)" >&2
+    exit 2
+    ;;
+esac
 
 missing=()
 for p in "${packages[@]}"; do
