@@ -2,43 +2,54 @@
 
 #include <algorithm>
 #include <cmath>
-#include <functional>
 #include <map>
 #include <unordered_map>
 
 namespace hotline::model {
 namespace {
 
-// Strongly connected components of the call graph (Tarjan): the cycles of recursion.
+// Strongly connected components of the call graph (Tarjan's algorithm, without recursion: a
+// call chain can be as long as the program has functions). Components are numbered in the
+// order they complete, which puts every function's callees in its own or an earlier one.
 std::vector<int> Components(const std::vector<std::vector<int>>& edges) {
   int n = static_cast<int>(edges.size()), counter = 0, components = 0;
   std::vector<int> index(n, -1), low(n, 0), component(n, -1), stack;
   std::vector<bool> on_stack(n, false);
-  std::function<void(int)> visit = [&](int v) {
-    index[v] = low[v] = counter++;
-    stack.push_back(v);
-    on_stack[v] = true;
-    for (int w : edges[v]) {
-      if (index[w] < 0) {
-        visit(w);
-        low[v] = std::min(low[v], low[w]);
-      } else if (on_stack[w]) {
-        low[v] = std::min(low[v], index[w]);
+  std::vector<std::pair<int, size_t>> walk;  // (function, next edge to follow)
+  for (int root = 0; root < n; ++root) {
+    if (index[root] >= 0) continue;
+    walk.emplace_back(root, 0);
+    while (!walk.empty()) {
+      auto& [v, next] = walk.back();
+      if (next == 0 && index[v] < 0) {
+        index[v] = low[v] = counter++;
+        stack.push_back(v);
+        on_stack[v] = true;
       }
+      if (next < edges[v].size()) {
+        int w = edges[v][next++];
+        if (index[w] < 0) {
+          walk.emplace_back(w, 0);
+        } else if (on_stack[w]) {
+          low[v] = std::min(low[v], index[w]);
+        }
+        continue;
+      }
+      if (low[v] == index[v]) {
+        int w;
+        do {
+          w = stack.back();
+          stack.pop_back();
+          on_stack[w] = false;
+          component[w] = components;
+        } while (w != v);
+        ++components;
+      }
+      int done = v;
+      walk.pop_back();
+      if (!walk.empty()) low[walk.back().first] = std::min(low[walk.back().first], low[done]);
     }
-    if (low[v] == index[v]) {
-      int w;
-      do {
-        w = stack.back();
-        stack.pop_back();
-        on_stack[w] = false;
-        component[w] = components;
-      } while (w != v);
-      ++components;
-    }
-  };
-  for (int v = 0; v < n; ++v)
-    if (index[v] < 0) visit(v);
+  }
   return component;
 }
 
@@ -107,47 +118,64 @@ Expected<CostModel> CostsFromCounts(const format::RawProfile& raw, const symboli
   // A call on a line that also holds a condition is charged every execution of the line; where
   // that makes more calls into g than gcov counted executions of g, the estimates are scaled
   // down to gcov's exact total.
-  for (int g = 0; g < n; ++g) {
-    double into = 0;
-    for (int f = 0; f < n; ++f)
-      if (auto k = calls[f].find(g); k != calls[f].end()) into += k->second;
-    double exact = double(model.functions[g].calls);
-    if (into <= exact || into == 0) continue;
-    for (int f = 0; f < n; ++f)
-      if (auto k = calls[f].find(g); k != calls[f].end()) k->second *= exact / into;
-  }
+  std::vector<double> into(n, 0);
+  for (int f = 0; f < n; ++f)
+    for (const auto& [g, k] : calls[f]) into[g] += k;
+  for (int f = 0; f < n; ++f)
+    for (auto& [g, k] : calls[f]) {
+      double exact = double(model.functions[g].calls);
+      if (into[g] > exact && into[g] > 0) k *= exact / into[g];
+    }
 
   // x_f, the implicit cost of one call of f: x = c + P x, P[f][g] = calls(f→g) / calls(f).
-  std::vector<std::vector<double>> a(n, std::vector<double>(n, 0));
-  std::vector<double> b(n, 0);
+  // Solved one strongly connected component at a time, callees' components first: outside its
+  // own component a function only calls functions already solved, so each component is a small
+  // system of its own, and memory and time grow with the graph, not with its square.
   std::vector<std::vector<int>> edges(n);
-  for (int f = 0; f < n; ++f) {
-    a[f][f] = 1;
-    double calls_f = double(model.functions[f].calls);
-    if (calls_f == 0) continue;
-    b[f] = model.functions[f].explicit_cost / calls_f;
-    for (const auto& [g, k] : calls[f]) {
-      a[f][g] -= k / calls_f;
+  for (int f = 0; f < n; ++f)
+    for (const auto& [g, k] : calls[f])
       if (k > 0) edges[f].push_back(g);
+  std::vector<int> component = Components(edges);
+  int components = n ? *std::max_element(component.begin(), component.end()) + 1 : 0;
+  std::vector<std::vector<int>> members(components);
+  for (int f = 0; f < n; ++f) members[component[f]].push_back(f);
+  std::vector<double> x(n, 0);
+  std::vector<int> position(n, -1);
+  for (const std::vector<int>& group : members) {
+    size_t m = group.size();
+    for (size_t i = 0; i < m; ++i) position[group[i]] = int(i);
+    std::vector<std::vector<double>> a(m, std::vector<double>(m, 0));
+    std::vector<double> b(m, 0);
+    for (size_t i = 0; i < m; ++i) {
+      int f = group[i];
+      a[i][i] = 1;
+      double calls_f = double(model.functions[f].calls);
+      if (calls_f == 0) continue;
+      b[i] = model.functions[f].explicit_cost / calls_f;
+      for (const auto& [g, k] : calls[f]) {
+        if (component[g] == component[f]) {
+          a[i][size_t(position[g])] -= k / calls_f;
+        } else {
+          b[i] += k / calls_f * x[g];  // a callee solved before
+        }
+      }
     }
+    std::vector<double> solved;
+    if (!Solve(a, b, &solved))
+      return Status::Error("the call counts are inconsistent (the system is singular)");
+    for (size_t i = 0; i < m; ++i) x[group[i]] = solved[i];
   }
-  std::vector<double> x;
-  if (!Solve(a, b, &x))
-    return Status::Error("the call counts are inconsistent (the system is singular)");
 
   // A function's implicit cost counts the calls into it from outside its cycle of recursion
   // (its outermost activations); every member of a cycle of mutual recursion shares the cost
   // of the whole cycle, as gprof's cycles do.
-  std::vector<int> component = Components(edges);
+  std::vector<double> inside(n, 0);
+  for (int f = 0; f < n; ++f)
+    for (const auto& [g, k] : calls[f])
+      if (component[g] == component[f]) inside[g] += k;
   std::vector<double> external(n, 0);
-  for (int f = 0; f < n; ++f) {
-    double inside = 0;
-    for (int g = 0; g < n; ++g) {
-      auto k = calls[g].find(f);
-      if (k != calls[g].end() && component[g] == component[f]) inside += k->second;
-    }
-    external[f] = std::max(0.0, double(model.functions[f].calls) - inside);
-  }
+  for (int f = 0; f < n; ++f)
+    external[f] = std::max(0.0, double(model.functions[f].calls) - inside[f]);
   std::map<int, double> cycle_cost;
   std::map<int, int> cycle_size;
   for (int f = 0; f < n; ++f) {
