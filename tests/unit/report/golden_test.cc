@@ -95,7 +95,9 @@ TEST_P(GoldenTest, MatchesGoldenFile) {
   std::string out;
   report::PrintReport(*profile, options, out);
   // People's tables are aligned with spaces; only -m separates columns with TABs.
-  if (!options.machine) EXPECT_EQ(out.find('\t'), std::string::npos) << out;
+  if (!options.machine) {
+    EXPECT_EQ(out.find('\t'), std::string::npos) << out;
+  }
   std::string actual = testing::Normalise(out);
   std::string golden = std::string(HOTLINE_GOLDEN_DIR) + "/report_" + c.name + ".txt";
   if (const char* update = std::getenv("HOTLINE_UPDATE_GOLDEN"); update && *update == '1') {
