@@ -36,7 +36,7 @@ void PrintCallGraph(const model::Profile& p, const ReportOptions& options, std::
     if (!first) w.blank();
     first = false;
     std::string name = FunctionLabel(p, id, options);
-    std::string calls = fmt::format("{}", f.calls);
+    std::string calls = FormatCount(f.calls, f.calls_exact, m);
     if (m) {
       w.row({"function", FormatTime(f.inclusive_ns, true), "0",
              FormatPercent(p.percentOfTotal(f.inclusive_ns)), calls, calls, name});
@@ -55,7 +55,10 @@ void PrintCallGraph(const model::Profile& p, const ReportOptions& options, std::
                child_name});
       } else {
         w.row({FormatTime(e.time_ns, false), e.loop_ns ? FormatTime(e.loop_ns, false) : "",
-               ofSection(e.time_ns), fmt::format("{}/{}", e.calls, child.calls),
+               ofSection(e.time_ns),
+               // One mark for the pair: n/m is estimated unless both counts are exact.
+               FormatCount(e.calls, child.calls_exact && f.calls_exact, false) +
+                   fmt::format("/{}", child.calls),
                "  " + child_name});
       }
     }

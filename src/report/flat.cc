@@ -31,8 +31,10 @@ void PrintFlat(const model::Profile& p, const ReportOptions& options, std::strin
     const model::Function& f = p.functions[i];
     uint64_t per_call = f.calls ? f.self_ns / f.calls : 0;
     w.row({FormatPercent(p.percentOfTotal(f.self_ns)), FormatTime(f.self_ns, w.machine()),
-           FormatTime(f.inclusive_ns, w.machine()), fmt::format("{}", f.calls),
-           FormatTime(per_call, w.machine()), FunctionLabel(p, model::FunctionId(i), options)});
+           FormatTime(f.inclusive_ns, w.machine()),
+           FormatCount(f.calls, f.calls_exact, w.machine()),
+           FormatAverage(per_call, f.calls_exact, w.machine()),
+           FunctionLabel(p, model::FunctionId(i), options)});
   }
 }
 

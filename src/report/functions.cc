@@ -33,8 +33,9 @@ void PrintFunctions(const model::Profile& p, const ReportOptions& options, std::
   w.header({"file", "line", "calls", "self", "cumulative", "name"});
   for (uint32_t i : order) {
     const model::Function& f = p.functions[i];
-    w.row({FileNumber(f.file), fmt::format("{}", f.line), fmt::format("{}", f.calls),
-           FormatTime(f.self_ns, w.machine()), FormatTime(f.inclusive_ns, w.machine()),
+    w.row({FileNumber(f.file), fmt::format("{}", f.line),
+           FormatCount(f.calls, f.calls_exact, w.machine()), FormatTime(f.self_ns, w.machine()),
+           FormatTime(f.inclusive_ns, w.machine()),
            FunctionLabel(p, model::FunctionId(i), options)});
   }
 }

@@ -40,8 +40,9 @@ void PrintLines(const model::Profile& p, const ReportOptions& options, std::stri
       any = true;
       uint64_t average = l.count ? l.time_ns / l.count : 0;
       w.row({FileNumber(l.file), fmt::format("{}", l.line), FormatPercent(percent),
-             FormatTime(l.time_ns, w.machine()), fmt::format("{}", l.count),
-             FormatTime(average, w.machine()), p.files[f].path});
+             FormatTime(l.time_ns, w.machine()),
+             FormatCount(l.count, p.summary.exact_line_counts, w.machine()),
+             FormatAverage(average, p.summary.exact_line_counts, w.machine()), p.files[f].path});
     }
   }
 }

@@ -79,9 +79,9 @@ void PrintProcedures(const model::Profile& p, const ReportOptions& options, std:
     const model::Function& f = p.functions[r.fn];
     std::string min = r.timed ? FormatTime(r.min, w.machine()) : (w.machine() ? "" : "-");
     std::string max = r.timed ? FormatTime(r.max, w.machine()) : (w.machine() ? "" : "-");
-    w.row({fmt::format("{}", r.calls), FormatTime(r.total, w.machine()),
-           FormatTime(r.self, w.machine()), FormatTime(r.average, w.machine()), min, max,
-           FormatPercent(r.self_percent), ModuleColumn(p, f),
+    w.row({FormatCount(r.calls, f.calls_exact, w.machine()), FormatTime(r.total, w.machine()),
+           FormatTime(r.self, w.machine()), FormatAverage(r.average, f.calls_exact, w.machine()),
+           min, max, FormatPercent(r.self_percent), ModuleColumn(p, f),
            FunctionLabel(p, model::FunctionId(r.fn), options)});
   }
   if (w.machine()) return;

@@ -30,6 +30,14 @@ std::string FunctionLabel(const model::Profile& profile, model::FunctionId id,
   return fmt::format("{} [{}:{}]", f.name, profile.file(f.file).path, f.line);
 }
 
+std::string FormatCount(uint64_t count, bool exact, bool machine) {
+  return fmt::format("{}{}", exact || machine || count == 0 ? "" : "~", count);
+}
+
+std::string FormatAverage(uint64_t ns, bool exact, bool machine) {
+  return (exact || machine || ns == 0 ? "" : "~") + FormatTime(ns, machine);
+}
+
 std::string FileNumber(model::FileId file) {
   return file.valid() ? fmt::format("{}", file.index() + 1) : "0";
 }

@@ -23,6 +23,10 @@ std::string SampledClock(const model::Profile& p);
 // The function's name, with " [file:line]" of its definition under -i (real functions only).
 std::string FunctionLabel(const model::Profile& profile, model::FunctionId id,
                           const ReportOptions& options);
+// A count, or an average per call, that comes from samples is an estimate, and says so to
+// people: "~12", "~1.25ms". Exact ones (gcov's, the tracer's) and -m's stay bare.
+std::string FormatCount(uint64_t count, bool exact, bool machine);
+std::string FormatAverage(uint64_t ns, bool exact, bool machine);
 // The number of a file in every table: its FileId + 1; 0 when unknown.
 std::string FileNumber(model::FileId file);
 

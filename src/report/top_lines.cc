@@ -29,7 +29,8 @@ void PrintTopLines(const model::Profile& p, const ReportOptions& options, std::s
     uint64_t average = l.count ? l.time_ns / l.count : 0;
     w.row({FileNumber(l.file), fmt::format("{}", l.line),
            FormatPercent(p.percentOfTotal(l.time_ns)), FormatTime(l.time_ns, w.machine()),
-           fmt::format("{}", l.count), FormatTime(average, w.machine()), p.file(l.file).path});
+           FormatCount(l.count, p.summary.exact_line_counts, w.machine()),
+           FormatAverage(average, p.summary.exact_line_counts, w.machine()), p.file(l.file).path});
   }
 }
 
