@@ -2,6 +2,8 @@
 #include <fmt/core.h>
 #include <unistd.h>
 
+#include <cstdio>
+#include <cstring>
 #include <memory>
 #include <optional>
 #include <string>
@@ -9,6 +11,7 @@
 
 #include "cli/commands.h"
 #include "cli/profile_path.h"
+#include "cli/terminal.h"
 #include "format/raw_profile.h"
 #include "model/build.h"
 #include "model/costs.h"
@@ -23,6 +26,7 @@ struct AnnotateCommandOptions {
   std::vector<std::string> arguments;  // [FILE] [SOURCE...]
   report::AnnotateOptions annotate;
   bool no_color = false;
+  std::string color = "auto";
 
   void Register(CLI::App& cmd) {
     cmd.add_option("-p,--cutoff", annotate.cutoff,
@@ -30,7 +34,8 @@ struct AnnotateCommandOptions {
         ->check(CLI::Range(0.0, 100.0));
     cmd.add_option("--source-dir", annotate.source_dirs,
                    "another directory to look for sources in (repeatable)");
-    cmd.add_flag("--no-color", no_color, "no colours, even on a terminal");
+    AddColorOption(cmd, color);
+    cmd.add_flag("--no-color", no_color, "same as --color=never");
     cmd.add_flag("-m,--machine", annotate.machine,
                  "one row per executable line: file, line, count (empty when unknown), time_ns");
     cmd.add_option("FILE SOURCE", arguments,
@@ -39,11 +44,20 @@ struct AnnotateCommandOptions {
   }
 };
 
+// Whether `path` begins like a profile, whatever its name.
+bool IsProfile(const std::string& path) {
+  uint8_t magic[sizeof format::kMagic] = {};
+  FILE* f = fopen(path.c_str(), "rbe");
+  bool is = f && fread(magic, 1, sizeof magic, f) == sizeof magic &&
+            std::memcmp(magic, format::kMagic, sizeof magic) == 0;
+  if (f) fclose(f);
+  return is;
+}
+
 int RunAnnotate(AnnotateCommandOptions& o) {
   std::string file;
   std::vector<std::string> sources = o.arguments;
-  if (!sources.empty() && sources[0].size() > 8 &&
-      sources[0].compare(sources[0].size() - 8, 8, ".hotline") == 0) {
+  if (!sources.empty() && (sources[0].ends_with(".hotline") || IsProfile(sources[0]))) {
     file = sources[0];
     sources.erase(sources.begin());
   }
@@ -53,7 +67,7 @@ int RunAnnotate(AnnotateCommandOptions& o) {
     return 1;
   }
   o.annotate.sources = sources;
-  o.annotate.color = !o.no_color && !o.annotate.machine && isatty(1);
+  o.annotate.color = !o.no_color && !o.annotate.machine && UseColor(o.color);
   symbolize::Symbolizer symbolizer;
   model::SymbolizerResolver resolver(symbolizer);
   format::ReadStats stats;

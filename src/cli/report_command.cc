@@ -6,6 +6,7 @@
 
 #include "cli/commands.h"
 #include "cli/profile_path.h"
+#include "cli/terminal.h"
 #include "format/raw_profile.h"
 #include "format/reader.h"
 #include "model/build.h"
@@ -28,6 +29,7 @@ struct ReportCommandOptions {
   double cutoff = 0;
   CLI::Option* cutoff_option = nullptr;
   CLI::Option* top_count_option = nullptr;
+  std::string color = "auto";
 
   void Register(CLI::App& cmd) {
     cmd.add_flag("-T,--top", report.top, "top lines by time");
@@ -60,6 +62,7 @@ struct ReportCommandOptions {
                  "machine readable: no titles or headers, integer ns, n/m as two columns, "
                  "no summary");
     cmd.add_flag("-N,--no-summary", report.no_summary, "no summary");
+    AddColorOption(cmd, color);
     cmd.add_flag("-A,--all", all, "the usual set: -T -G -F -C and the summary");
     cmd.add_flag("--threads", threads, "the chosen tables once per thread");
     cmd.add_flag("-H,--heap", heap,
@@ -76,6 +79,7 @@ int RunReport(ReportCommandOptions& o) {
   if (o.all) asked.selectAll();
   if (o.cutoff_option->count() > 0) asked.cutoff = o.cutoff;
   if (o.top_count_option->count() > 0) asked.top = true;
+  asked.color = !asked.machine && UseColor(o.color);
   // No table asked for: the functions by self time, the top lines and the summary.
   if (!(asked.top || asked.graph || asked.files || asked.lines || asked.flat || asked.functions ||
         asked.procedures || asked.raw || asked.stack_changes || o.heap))

@@ -14,15 +14,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr const char* kReset = "\x1b[0m";
-
 // Heat by share of the total: the hottest lines stand out in red.
-const char* Heat(double percent) {
-  if (percent >= 10) return "\x1b[1;31m";
-  if (percent >= 2) return "\x1b[33m";
-  if (percent > 0) return "\x1b[32m";
-  return "";
-}
 
 bool Wanted(const std::string& path, const AnnotateOptions& options) {
   if (options.sources.empty()) return true;
@@ -223,10 +215,10 @@ void PrintAnnotated(const model::Profile& p, const AnnotateOptions& options, std
                              l.time_ns ? average : "", l.time_ns ? FormatPercent(share) : "");
         }
       }
-      const char* color = options.color ? Heat(share) : "";
+      const char* color = options.color ? HeatColor(share) : "";
       bool never_ran = it != lines.end() && it->second->count_exact && it->second->count == 0;
       if (options.color && never_ran) color = "\x1b[35m";
-      out += fmt::format("{}{}{}  {}\n", color, left, *color ? kReset : "", text[number - 1]);
+      out += fmt::format("{}{}{}  {}\n", color, left, *color ? kColorReset : "", text[number - 1]);
     }
   }
 

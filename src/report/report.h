@@ -31,6 +31,7 @@ struct ReportOptions {
   bool machine = false;        // -m: no titles or headers, integer ns, no summary
   bool no_summary = false;     // -N
   bool name_tables = false;    // -m with several tables: each begins with "# NAME"
+  bool color = false;          // heat colours in the percent columns (a terminal)
   // -pN: rows below N percent are left out. Unset: 1 for -F, -L and -G, 0 for the others.
   std::optional<double> cutoff;
 

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdlib>
 
 namespace hotline::report {
 
@@ -36,6 +37,13 @@ std::string FormatCount(uint64_t count, bool exact, bool machine) {
 
 std::string FormatAverage(uint64_t ns, bool exact, bool machine) {
   return (exact || machine || ns == 0 ? "" : "~") + FormatTime(ns, machine);
+}
+
+const char* HeatColor(double percent) {
+  if (percent >= 10) return "\x1b[1;31m";
+  if (percent >= 2) return "\x1b[33m";
+  if (percent > 0) return "\x1b[32m";
+  return "";
 }
 
 std::string FileNumber(model::FileId file) {
@@ -97,9 +105,15 @@ bool Numeric(const std::string& cell) {
 
 void TableWriter::flush() {
   if (pending_.empty()) return;
-  // Widths and alignment of every column but each row's last.
+  // Widths and alignment of every column but each row's last; which columns are percentages.
   std::vector<size_t> widths;
-  std::vector<bool> numeric;
+  std::vector<bool> numeric, percent;
+  for (const Line& line : pending_)
+    if (line.kind == Kind::kHeader)
+      for (size_t c = 0; c < line.cells.size(); ++c) {
+        if (percent.size() <= c) percent.resize(c + 1, false);
+        percent[c] = line.cells[c] == "%" || line.cells[c] == "self %";
+      }
   for (const Line& line : pending_) {
     if (line.kind != Kind::kRow && line.kind != Kind::kHeader) continue;
     for (size_t c = 0; c + 1 < line.cells.size(); ++c) {
@@ -122,13 +136,20 @@ void TableWriter::flush() {
       case Kind::kRow: {
         std::string text;
         for (size_t c = 0; c < line.cells.size(); ++c) {
+          std::string cell;
           if (c + 1 == line.cells.size()) {
-            text += line.cells[c];
+            cell = line.cells[c];
           } else if (numeric[c]) {
-            text += fmt::format("{:>{}}  ", line.cells[c], widths[c]);
+            cell = fmt::format("{:>{}}", line.cells[c], widths[c]);
           } else {
-            text += fmt::format("{:<{}}  ", line.cells[c], widths[c]);
+            cell = fmt::format("{:<{}}", line.cells[c], widths[c]);
           }
+          const char* heat =
+              options_.color && line.kind == Kind::kRow && c < percent.size() && percent[c]
+                  ? HeatColor(std::atof(line.cells[c].c_str()))
+                  : "";
+          text += *heat ? heat + cell + kColorReset : cell;
+          if (c + 1 < line.cells.size()) text += "  ";
         }
         while (!text.empty() && text.back() == ' ') text.pop_back();
         out_ += text;

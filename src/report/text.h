@@ -27,6 +27,9 @@ std::string FunctionLabel(const model::Profile& profile, model::FunctionId id,
 // people: "~12", "~1.25ms". Exact ones (gcov's, the tracer's) and -m's stay bare.
 std::string FormatCount(uint64_t count, bool exact, bool machine);
 std::string FormatAverage(uint64_t ns, bool exact, bool machine);
+// Terminal colours for a share of the total: hot red, warm yellow, some green; "" for none.
+const char* HeatColor(double percent);
+inline constexpr const char* kColorReset = "\x1b[0m";
 // The number of a file in every table: its FileId + 1; 0 when unknown.
 std::string FileNumber(model::FileId file);
 

@@ -11,6 +11,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -288,6 +289,19 @@ TEST(CommandLine, SaysWhatItWantsInItsOwnWords) {
   RunResult forker = Hotline({"record", "-o", dir + "/f.hotline", "--", PROGRAM_forker}, dir);
   EXPECT_NE(forker.err.find("wrote " + dir + "/f.hotline ("), std::string::npos) << forker.err;
   EXPECT_NE(forker.err.find("samples; child of"), std::string::npos) << forker.err;
+
+  // Heat colours: asked for, or on a terminal only (this output is a pipe).
+  RunResult colored = Hotline({"report", "-C", "--color=always", dir + "/f.hotline"}, dir);
+  EXPECT_NE(colored.out.find("\x1b["), std::string::npos) << colored.out;
+  for (const char* mode : {"--color=never", "--color=auto"}) {
+    RunResult plain = Hotline({"report", "-C", mode, dir + "/f.hotline"}, dir);
+    EXPECT_EQ(plain.out.find("\x1b["), std::string::npos) << mode;
+  }
+  // annotate takes a profile for one whatever its name.
+  std::filesystem::copy_file(dir + "/f.hotline", dir + "/renamed");
+  RunResult annotated = Hotline({"annotate", dir + "/renamed"}, dir);
+  EXPECT_EQ(annotated.exit_code, 0) << annotated.err;
+  EXPECT_NE(annotated.out.find("Index"), std::string::npos) << annotated.out;
 
   // perf's -g and bundled short flags.
   RunResult g = Hotline({"record", "-g", "-o", dir + "/g.hotline", "--", PROGRAM_cpu_burn}, dir);
