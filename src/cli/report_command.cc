@@ -30,6 +30,8 @@ struct ReportCommandOptions {
   CLI::Option* cutoff_option = nullptr;
   CLI::Option* top_count_option = nullptr;
   std::string color = "auto";
+  uint32_t width = 0;
+  CLI::Option* width_option = nullptr;
 
   void Register(CLI::App& cmd) {
     cmd.add_flag("-T,--top", report.top, "top lines by time");
@@ -63,6 +65,12 @@ struct ReportCommandOptions {
                  "no summary");
     cmd.add_flag("-N,--no-summary", report.no_summary, "no summary");
     AddColorOption(cmd, color);
+    cmd.add_flag("--full-names", report.full_names,
+                 "C++ names whole (default: parameter lists only where overloads need them, "
+                 "template arguments as <…>)");
+    width_option = cmd.add_option("--width", width,
+                                  "cut rows to N characters, names ending in … (default: the "
+                                  "terminal's width; 0 or not a terminal: never)");
     cmd.add_flag("-A,--all", all, "the usual set: -T -G -F -C and the summary");
     cmd.add_flag("--threads", threads, "the chosen tables once per thread");
     cmd.add_flag("-H,--heap", heap,
@@ -80,6 +88,7 @@ int RunReport(ReportCommandOptions& o) {
   if (o.cutoff_option->count() > 0) asked.cutoff = o.cutoff;
   if (o.top_count_option->count() > 0) asked.top = true;
   asked.color = !asked.machine && UseColor(o.color);
+  if (!asked.machine) asked.width = o.width_option->count() > 0 ? o.width : TerminalWidth();
   // No table asked for: the functions by self time, the top lines and the summary.
   if (!(asked.top || asked.graph || asked.files || asked.lines || asked.flat || asked.functions ||
         asked.procedures || asked.raw || asked.stack_changes || o.heap))

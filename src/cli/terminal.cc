@@ -1,5 +1,6 @@
 #include "cli/terminal.h"
 
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -20,6 +21,12 @@ bool UseColor(const std::string& mode) {
   const char* term = std::getenv("TERM");
   return isatty(STDOUT_FILENO) && !(no_color && *no_color) &&
          !(term && std::string(term) == "dumb");
+}
+
+uint32_t TerminalWidth() {
+  winsize size{};
+  if (!isatty(STDOUT_FILENO) || ioctl(STDOUT_FILENO, TIOCGWINSZ, &size) != 0) return 0;
+  return size.ws_col;
 }
 
 }  // namespace hotline::cli

@@ -13,4 +13,7 @@ void AddColorOption(CLI::App& cmd, std::string& mode);
 // is unset (or empty) and TERM is not `dumb`.
 bool UseColor(const std::string& mode);
 
+// The width of the terminal stdout is, in columns; 0 when it is not one.
+uint32_t TerminalWidth();
+
 }  // namespace hotline::cli

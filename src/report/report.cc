@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "report/names.h"
 #include "report/text.h"
 
 namespace hotline::report {
@@ -11,6 +12,9 @@ void PrintReport(const model::Profile& p, const ReportOptions& asked, std::strin
   int tables = options.top + options.graph + options.files + options.lines + options.flat +
                options.functions + options.procedures + (options.raw || options.stack_changes);
   options.name_tables = options.machine && tables > 1;
+  // -m keeps the whole names: they are what a program matches on.
+  if (!options.full_names && !options.machine && !options.names)
+    options.names = std::make_shared<const std::vector<std::string>>(ShortNames(p));
   if (p.only_thread && !options.machine) {
     std::string name;
     for (const model::Thread& t : p.threads)

@@ -5,8 +5,10 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "model/profile.h"
 
@@ -32,6 +34,10 @@ struct ReportOptions {
   bool no_summary = false;     // -N
   bool name_tables = false;    // -m with several tables: each begins with "# NAME"
   bool color = false;          // heat colours in the percent columns (a terminal)
+  bool full_names = false;     // --full-names: C++ names whole, parameters and templates
+  uint32_t width = 0;          // --width: rows cut to this many characters (0: never)
+  // The names the tables show, by FunctionId (set by PrintReport; the full names when empty).
+  std::shared_ptr<const std::vector<std::string>> names;
   // -pN: rows below N percent are left out. Unset: 1 for -F, -L and -G, 0 for the others.
   std::optional<double> cutoff;
 

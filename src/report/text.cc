@@ -26,9 +26,10 @@ std::string SampledClock(const model::Profile& p) {
 std::string FunctionLabel(const model::Profile& profile, model::FunctionId id,
                           const ReportOptions& options) {
   const model::Function& f = profile.function(id);
-  if (!options.definitions || f.pseudo != model::PseudoKind::kNone || !f.file.valid())
-    return f.name;
-  return fmt::format("{} [{}:{}]", f.name, profile.file(f.file).path, f.line);
+  const std::string& name =
+      options.names && id.index() < options.names->size() ? (*options.names)[id.index()] : f.name;
+  if (!options.definitions || f.pseudo != model::PseudoKind::kNone || !f.file.valid()) return name;
+  return fmt::format("{} [{}:{}]", name, profile.file(f.file).path, f.line);
 }
 
 std::string FormatCount(uint64_t count, bool exact, bool machine) {
@@ -101,6 +102,25 @@ bool Numeric(const std::string& cell) {
           std::isdigit(static_cast<unsigned char>(cell[1])));
 }
 
+// `text` cut to `room` characters (counting a UTF-8 sequence as one) with an ellipsis, when
+// `limited`; never below 12 characters, so that a name stays recognisable.
+std::string Fit(const std::string& text, size_t room, bool limited) {
+  if (!limited) return text;
+  room = std::max<size_t>(room, 12);
+  size_t shown = 0, at = 0;
+  while (at < text.size() && shown < room) {
+    at += 1;
+    while (at < text.size() && (static_cast<unsigned char>(text[at]) & 0xC0) == 0x80) ++at;
+    ++shown;
+  }
+  if (at >= text.size()) return text;
+  // Room for the ellipsis: drop the last character shown.
+  size_t cut = at;
+  do --cut;
+  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80);
+  return text.substr(0, cut) + "…";
+}
+
 }  // namespace
 
 void TableWriter::flush() {
@@ -135,10 +155,12 @@ void TableWriter::flush() {
       case Kind::kHeader:
       case Kind::kRow: {
         std::string text;
+        size_t used = 0;  // characters shown before the last cell
         for (size_t c = 0; c < line.cells.size(); ++c) {
           std::string cell;
           if (c + 1 == line.cells.size()) {
-            cell = line.cells[c];
+            cell = Fit(line.cells[c], options_.width > used ? options_.width - used : 0,
+                       options_.width != 0);
           } else if (numeric[c]) {
             cell = fmt::format("{:>{}}", line.cells[c], widths[c]);
           } else {
@@ -149,7 +171,10 @@ void TableWriter::flush() {
                   ? HeatColor(std::atof(line.cells[c].c_str()))
                   : "";
           text += *heat ? heat + cell + kColorReset : cell;
-          if (c + 1 < line.cells.size()) text += "  ";
+          if (c + 1 < line.cells.size()) {
+            text += "  ";
+            used += cell.size() + 2;
+          }
         }
         while (!text.empty() && text.back() == ' ') text.pop_back();
         out_ += text;
