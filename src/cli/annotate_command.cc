@@ -2,8 +2,10 @@
 #include <fmt/core.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <memory>
 #include <optional>
 #include <string>
@@ -33,7 +35,8 @@ struct AnnotateCommandOptions {
                    "functions and files in the index cost at least this percent (default 2)")
         ->check(CLI::Range(0.0, 100.0));
     cmd.add_option("--source-dir", annotate.source_dirs,
-                   "another directory to look for sources in (repeatable)");
+                   "another directory to look for sources in (repeatable)")
+        ->allow_extra_args(false);  // one directory per --source-dir: what follows is FILE
     AddColorOption(cmd, color);
     cmd.add_flag("--no-color", no_color, "same as --color=never");
     cmd.add_flag("-m,--machine", annotate.machine,
@@ -80,6 +83,21 @@ int RunAnnotate(AnnotateCommandOptions& o) {
     fmt::print(stderr, "hotline: warning: {}: damaged, annotating what could be read: {}\n", *path,
                stats.summary());
   for (const std::string& w : profile->warnings) fmt::print(stderr, "hotline: warning: {}\n", w);
+  // What was asked for and cannot be: a directory that is not there, a source the profile has
+  // no file of.
+  for (const std::string& dir : o.annotate.source_dirs) {
+    std::error_code ec;
+    if (!std::filesystem::is_directory(dir, ec))
+      fmt::print(stderr, "hotline: warning: annotate: --source-dir {}: no such directory\n", dir);
+  }
+  for (const std::string& source : sources) {
+    bool known =
+        std::any_of(profile->files.begin(), profile->files.end(),
+                    [&](const model::File& f) { return report::SourceMatches(f.path, source); });
+    if (!known)
+      fmt::print(stderr, "hotline: warning: annotate: {} matches no source file of {}\n", source,
+                 *path);
+  }
   // Counts but no timing (a counts-only run): Knuth's costs from the binary's instructions.
   std::optional<model::CostModel> costs;
   if (profile->summary.exact_line_counts && profile->summary.samples == 0) {

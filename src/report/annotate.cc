@@ -18,14 +18,19 @@ namespace fs = std::filesystem;
 
 bool Wanted(const std::string& path, const AnnotateOptions& options) {
   if (options.sources.empty()) return true;
-  for (const std::string& s : options.sources) {
-    if (path == s) return true;
-    if (path.size() > s.size() && path.compare(path.size() - s.size(), s.size(), s) == 0 &&
-        path[path.size() - s.size() - 1] == '/')
-      return true;
-  }
+  for (const std::string& s : options.sources)
+    if (SourceMatches(path, s)) return true;
   return false;
 }
+
+}  // namespace
+
+bool SourceMatches(const std::string& path, const std::string& source) {
+  return path == source || (path.size() > source.size() && path.ends_with(source) &&
+                            path[path.size() - source.size() - 1] == '/');
+}
+
+namespace {
 
 // The file as DWARF names it, else its name under each --source-dir, else its path relative to
 // each --source-dir's tail. Empty when not found.

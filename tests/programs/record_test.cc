@@ -303,6 +303,15 @@ TEST(CommandLine, SaysWhatItWantsInItsOwnWords) {
   EXPECT_EQ(annotated.exit_code, 0) << annotated.err;
   EXPECT_NE(annotated.out.find("Index"), std::string::npos) << annotated.out;
 
+  // What annotate was asked for and cannot find is said.
+  RunResult missing = Hotline(
+      {"annotate", "--source-dir", dir + "/nowhere", dir + "/f.hotline", "nosuch.c"}, dir);
+  EXPECT_NE(missing.err.find("--source-dir " + dir + "/nowhere: no such directory"),
+            std::string::npos)
+      << missing.err;
+  EXPECT_NE(missing.err.find("nosuch.c matches no source file"), std::string::npos)
+      << missing.err;
+
   // perf's -g and bundled short flags.
   RunResult g = Hotline({"record", "-g", "-o", dir + "/g.hotline", "--", PROGRAM_cpu_burn}, dir);
   EXPECT_EQ(g.exit_code, 3) << g.err;
