@@ -68,6 +68,8 @@ int RunCli(int argc, char** argv) {
   CLI::App app{"hotline: a source-level profiler for native programs", "hotline"};
   app.require_subcommand(1);
   app.set_version_flag("-V,--version", kVersion);
+  // A flag given a value (--top=5, --heap=no) is an error, never silently the flag.
+  app.option_defaults()->disable_flag_override();
   int exit_code = 0;
   RegisterRecordCommand(app, &exit_code);
   RegisterDumpCommand(app, &exit_code);
@@ -112,7 +114,13 @@ int RunCli(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    fmt::print(stderr, "hotline: {}\n", e.what());
+    std::string what = e.what();
+    // CLI11's words for --flag=value, in ours.
+    const std::string override_text = " was given a disallowed flag override";
+    if (size_t at = what.find(override_text); at != std::string::npos)
+      what = fmt::format("--{} takes no value{}", what.substr(0, at),
+                         what.starts_with("top") ? " (how many top lines: -t N)" : "");
+    fmt::print(stderr, "hotline: {}\n", what);
     return 2;
   }
   return exit_code;

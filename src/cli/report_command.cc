@@ -34,7 +34,7 @@ struct ReportCommandOptions {
   CLI::Option* width_option = nullptr;
 
   void Register(CLI::App& cmd) {
-    cmd.add_flag("-T,--top", report.top, "top lines by time");
+    cmd.add_flag("-T,--top", report.top, "top lines by time (how many: -t N)");
     top_count_option = cmd.add_option("-t,--top-count", report.top_count,
                                       "how many top lines to show (default 10; implies -T)")
                            ->check(Positive());

@@ -277,6 +277,8 @@ TEST(CommandLine, SaysWhatItWantsInItsOwnWords) {
   EXPECT_EQ(help.exit_code, 0);
   EXPECT_NE(help.out.find("--follow-exec"), std::string::npos) << help.out;
   ExpectOneLineError(Hotline({"report", "-t", "0"}, dir), "--top-count: must be above 0, not 0");
+  ExpectOneLineError(Hotline({"report", "--top=5"}, dir),
+                     "--top takes no value (how many top lines: -t N)");
   RunResult option_first = Hotline({"--bogus"}, dir);
   EXPECT_EQ(option_first.exit_code, 2);
   EXPECT_NE(option_first.err.find("unknown option '--bogus'"), std::string::npos);
@@ -304,13 +306,12 @@ TEST(CommandLine, SaysWhatItWantsInItsOwnWords) {
   EXPECT_NE(annotated.out.find("Index"), std::string::npos) << annotated.out;
 
   // What annotate was asked for and cannot find is said.
-  RunResult missing = Hotline(
-      {"annotate", "--source-dir", dir + "/nowhere", dir + "/f.hotline", "nosuch.c"}, dir);
+  RunResult missing =
+      Hotline({"annotate", "--source-dir", dir + "/nowhere", dir + "/f.hotline", "nosuch.c"}, dir);
   EXPECT_NE(missing.err.find("--source-dir " + dir + "/nowhere: no such directory"),
             std::string::npos)
       << missing.err;
-  EXPECT_NE(missing.err.find("nosuch.c matches no source file"), std::string::npos)
-      << missing.err;
+  EXPECT_NE(missing.err.find("nosuch.c matches no source file"), std::string::npos) << missing.err;
 
   // perf's -g and bundled short flags.
   RunResult g = Hotline({"record", "-g", "-o", dir + "/g.hotline", "--", PROGRAM_cpu_burn}, dir);
