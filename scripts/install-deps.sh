@@ -10,7 +10,7 @@ set -euo pipefail
 build=(
   build-essential cmake ninja-build pkg-config
   libdw-dev libelf-dev libunwind-dev libzstd-dev libfmt-dev libcli11-dev nlohmann-json3-dev
-  libcapstone-dev
+  libcapstone-dev help2man
 )
 test=(
   libgtest-dev libgmock-dev

@@ -1,0 +1,25 @@
+# bash completion for hotline: the commands, each command's options (read from its own --help,
+# so they never drift from it), profiles for report, annotate and dump, programs for record.
+_hotline() {
+  local cur=${COMP_WORDS[COMP_CWORD]} command=${COMP_WORDS[1]:-}
+  local commands="record report annotate dump help version"
+  if [ "$COMP_CWORD" -eq 1 ]; then
+    mapfile -t COMPREPLY < <(compgen -W "$commands" -- "$cur")
+    return
+  fi
+  if [[ $cur == -* ]]; then
+    local options
+    options=$("${COMP_WORDS[0]}" "$command" --help 2>/dev/null |
+      grep -oE -- '(^|[ ,])--?[A-Za-z][-A-Za-z]*' | tr -d ' ,' | sort -u)
+    mapfile -t COMPREPLY < <(compgen -W "$options" -- "$cur")
+    return
+  fi
+  case $command in
+    report | annotate | dump)
+      mapfile -t COMPREPLY < <(compgen -f -X '!*.hotline' -- "$cur"; compgen -d -- "$cur")
+      ;;
+    record) mapfile -t COMPREPLY < <(compgen -c -- "$cur"; compgen -f -- "$cur") ;;
+    help) mapfile -t COMPREPLY < <(compgen -W "record report annotate dump" -- "$cur") ;;
+  esac
+}
+complete -F _hotline hotline
