@@ -13,17 +13,13 @@
 #include <optional>
 #include <vector>
 
+#include "base/clock.h"
+#include "cli/profile_path.h"
 #include "format/raw_profile.h"
 #include "format/writer.h"
 
 namespace hotline::cli {
 namespace {
-
-uint64_t Now(clockid_t clock) {
-  timespec ts;
-  clock_gettime(clock, &ts);
-  return uint64_t(ts.tv_sec) * 1'000'000'000u + uint64_t(ts.tv_nsec);
-}
 
 Status CopyStream(int from, int to) {
   if (lseek(from, 0, SEEK_SET) != 0)
@@ -50,18 +46,8 @@ struct Candidate {
 };
 
 std::vector<Candidate> ProfilesOf(const std::string& output, uint32_t pid) {
-  std::string base = output;
-  if (base.size() > 8 && base.compare(base.size() - 8, 8, ".hotline") == 0)
-    base.resize(base.size() - 8);
   std::vector<Candidate> found;
-  std::string prefix = base + "." + std::to_string(pid) + ".";
-  std::filesystem::path dir = std::filesystem::path(output).parent_path();
-  std::error_code ec;
-  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
-    std::string path = entry.path().string();
-    if (path.rfind(prefix, 0) != 0 || path.size() < 8 ||
-        path.compare(path.size() - 8, 8, ".hotline") != 0)
-      continue;
+  for (const std::string& path : ChildProfilePaths(output, pid)) {
     Expected<format::RawProfile> profile = format::LoadRawProfile(path, nullptr);
     if (profile.ok() && profile->process && profile->process->pid == pid)
       found.push_back(Candidate{path, *profile->process});
@@ -84,7 +70,7 @@ std::string ProfileFor(const std::string& output, const sampler::SampledImage& i
     if (exec_image && ++execs_seen == image.execs) return c.path;
   }
   *exists = false;
-  std::string base = output.substr(0, output.size() - (output.size() > 8 ? 8 : 0));
+  std::string base = ProfileBase(output);
   for (int n = 0;; ++n) {
     std::string path = base + "." + std::to_string(image.pid) +
                        (n ? "." + std::to_string(n) : std::string()) + ".hotline";
@@ -114,8 +100,8 @@ Status AddImage(const std::string& path, bool runtime_wrote, const sampler::Samp
     format::ProcessRecord r;
     r.pid = image.pid;
     r.ppid = image.ppid;
-    r.realtime_ns = Now(CLOCK_REALTIME);
-    r.time = image.start_time ? image.start_time : Now(CLOCK_MONOTONIC);
+    r.realtime_ns = ClockNs(CLOCK_REALTIME);
+    r.time = image.start_time ? image.start_time : ClockNs(CLOCK_MONOTONIC);
     r.exe = head.internString(image.exe.c_str());
     r.argc = argv.size();
     r.argv = argv.data();
@@ -143,7 +129,7 @@ Status AddImage(const std::string& path, bool runtime_wrote, const sampler::Samp
 
 format::EndRecord EndFromStatus(int status) {
   format::EndRecord end;
-  end.time = Now(CLOCK_MONOTONIC);
+  end.time = ClockNs(CLOCK_MONOTONIC);
   if (WIFSIGNALED(status)) {
     end.how = format::EndHow::kSignal;
     end.code = uint64_t(WTERMSIG(status));

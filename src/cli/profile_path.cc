@@ -3,8 +3,11 @@
 #include <dirent.h>
 #include <sys/stat.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 
 namespace hotline::cli {
 
@@ -32,6 +35,29 @@ Expected<std::string> NewestProfileHere() {
   if (best.empty())
     return Status::Error("no profile named and no *.hotline file in the current directory");
   return best;
+}
+
+std::string ProfileBase(const std::string& output) {
+  return output.ends_with(".hotline") ? output.substr(0, output.size() - 8) : output;
+}
+
+std::vector<std::string> ChildProfilePaths(const std::string& output, uint32_t pid) {
+  std::string prefix = ProfileBase(output) + "." + (pid ? std::to_string(pid) + "." : "");
+  std::vector<std::string> found;
+  std::error_code ec;
+  for (const auto& entry :
+       std::filesystem::directory_iterator(std::filesystem::path(output).parent_path(), ec)) {
+    std::string path = entry.path().string();
+    if (path.rfind(prefix, 0) != 0 || !path.ends_with(".hotline")) continue;
+    // BASE.PID.hotline or BASE.PID.N.hotline: after the prefix comes the PID (a digit), or, when
+    // the PID is in the prefix, "hotline" or N (a digit). BASE.hotline itself is not a child's.
+    std::string rest = path.substr(prefix.size());
+    if (!rest.empty() &&
+        (std::isdigit(static_cast<unsigned char>(rest[0])) || (pid && rest == "hotline")))
+      found.push_back(path);
+  }
+  std::sort(found.begin(), found.end());
+  return found;
 }
 
 Expected<std::string> ProfileArgument(const std::string& file) {

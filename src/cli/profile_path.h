@@ -1,7 +1,9 @@
 // Finding the profile a subcommand reads when none is named.
 #pragma once
 
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "base/status.h"
 
@@ -9,6 +11,13 @@ namespace hotline::cli {
 
 // The newest regular *.hotline file in the current directory.
 Expected<std::string> NewestProfileHere();
+
+// `output` without its ".hotline": the BASE of the runtime's BASE.PID[.N].hotline for the
+// run's other processes and programs.
+std::string ProfileBase(const std::string& output);
+
+// The BASE.PID[.N].hotline files beside `output`: of process `pid`, or of any process when 0.
+std::vector<std::string> ChildProfilePaths(const std::string& output, uint32_t pid);
 
 // `file` when given, else the newest *.hotline here.
 Expected<std::string> ProfileArgument(const std::string& file);

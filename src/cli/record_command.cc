@@ -18,9 +18,11 @@
 #include <string>
 #include <vector>
 
+#include "base/clock.h"
 #include "base/signals.h"
 #include "cli/commands.h"
 #include "cli/kernel_sampling.h"
+#include "cli/profile_path.h"
 #include "cli/program_check.h"
 #include "coverage/coverage.h"
 #include "format/raw_profile.h"
@@ -269,34 +271,19 @@ void AddNote(const std::string& output, const std::string& text) {
   if (fd < 0) return;
   format::Writer writer;
   writer.beginAppend(fd);
-  timespec now;
-  clock_gettime(CLOCK_MONOTONIC, &now);
-  writer.add(
-      format::NoteRecord{uint64_t(now.tv_sec) * 1'000'000'000u + uint64_t(now.tv_nsec), text});
+  writer.add(format::NoteRecord{ClockNs(CLOCK_MONOTONIC), text});
   writer.flush();
   close(fd);
 }
 
-// One line about what was written and how the program ended, and a line for anything the user
-// should know.
-// The other profiles this run wrote beside `output` (forked and executed children's:
-// BASE.PID[.N].hotline, changed since `since`).
+// The other profiles this run wrote beside `output` (forked and executed children's), changed
+// since `since`.
 std::vector<std::string> ChildProfiles(const std::string& output, const timespec& since) {
-  std::string base = output.substr(0, output.size() - (output.size() > 8 ? 8 : 0)) + ".";
-  std::vector<std::string> found;
-  std::error_code ec;
-  for (const auto& entry :
-       std::filesystem::directory_iterator(std::filesystem::path(output).parent_path(), ec)) {
-    std::string path = entry.path().string();
+  std::vector<std::string> found = ChildProfilePaths(output, 0);
+  std::erase_if(found, [&](const std::string& path) {
     struct stat st;
-    if (path.rfind(base, 0) != 0 || !path.ends_with(".hotline") || stat(path.c_str(), &st) != 0 ||
-        st.st_mtim.tv_sec < since.tv_sec)
-      continue;
-    std::string middle = path.substr(base.size(), path.size() - base.size() - 8);
-    if (!middle.empty() && std::isdigit(static_cast<unsigned char>(middle[0])))
-      found.push_back(path);
-  }
-  std::sort(found.begin(), found.end());
+    return stat(path.c_str(), &st) != 0 || st.st_mtim.tv_sec < since.tv_sec;
+  });
   return found;
 }
 
@@ -306,6 +293,8 @@ uint64_t SampleWeight(const format::RawProfile& profile) {
   return samples;
 }
 
+// One line per profile written and how the program ended, and a line for anything the user
+// should know.
 void PrintSummary(const std::string& output, int status, const timespec& started,
                   bool follow_exec) {
   format::ReadStats stats;
@@ -423,8 +412,7 @@ int RunAttach(const RecordOptions& o) {
   if (!o.quiet)
     fmt::print(stderr, "hotline: sampling process {} ({}){}\n", pid, Basename(program),
                o.duration > 0 ? fmt::format(" for {} s", o.duration) : ", Ctrl-C to stop");
-  timespec began;
-  clock_gettime(CLOCK_MONOTONIC, &began);
+  uint64_t stop_at = o.duration > 0 ? ClockNs(CLOCK_MONOTONIC) + uint64_t(o.duration * 1e9) : 0;
   bool ended = false;
   while (!g_stop_attach) {
     recording.pump(50);
@@ -432,10 +420,7 @@ int RunAttach(const RecordOptions& o) {
       ended = true;
       break;
     }
-    timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    double elapsed = double(now.tv_sec - began.tv_sec) + double(now.tv_nsec - began.tv_nsec) / 1e9;
-    if (o.duration > 0 && elapsed >= o.duration) break;
+    if (stop_at && ClockNs(CLOCK_MONOTONIC) >= stop_at) break;
   }
   Status finished = recording.finish();
   if (!finished.ok()) {
@@ -444,11 +429,8 @@ int RunAttach(const RecordOptions& o) {
   }
   KernelSettings settings = SettingsFor(o);
   settings.follow_exec = true;  // what the process runs next is what was asked for
-  timespec now;
-  clock_gettime(CLOCK_MONOTONIC, &now);
   // How a process that is not hotline's child ended is its parent's to know: no END then.
-  format::EndRecord detached{uint64_t(now.tv_sec) * 1'000'000'000u + uint64_t(now.tv_nsec),
-                             format::EndHow::kDetached, 0};
+  format::EndRecord detached{ClockNs(CLOCK_MONOTONIC), format::EndHow::kDetached, 0};
   KernelResult added = AddKernelSamples(output, recording, settings, ended ? nullptr : &detached);
   if (!added.status.ok()) {
     fmt::print(stderr, "hotline: {}\n", added.status.message());
@@ -457,9 +439,7 @@ int RunAttach(const RecordOptions& o) {
   if (!o.quiet) {
     format::ReadStats stats;
     Expected<format::RawProfile> profile = format::LoadRawProfile(output, &stats);
-    uint64_t samples = 0;
-    if (profile.ok())
-      for (const auto& s : profile->samples) samples += s.weight;
+    uint64_t samples = profile.ok() ? SampleWeight(*profile) : 0;
     fmt::print(stderr, "hotline: wrote {} ({} samples, {}); process {} {}\n", output, samples,
                HumanBytes(stats.file_bytes), pid, ended ? "ended meanwhile" : "runs on, detached");
   }

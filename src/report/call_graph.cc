@@ -33,8 +33,8 @@ void PrintCallGraph(const model::Profile& p, const ReportOptions& options, std::
   }
   // Who calls each function, as gprof shows above its line: every edge, seen from its child.
   std::vector<std::vector<std::pair<model::FunctionId, const model::CallEdge*>>> callers(
-      p.functions.size());
-  for (uint32_t i = 0; i < p.functions.size(); ++i)
+      options.machine ? 0 : p.functions.size());
+  for (uint32_t i = 0; i < callers.size(); ++i)
     for (const model::CallEdge& e : p.calleesOf(model::FunctionId(i)))
       callers[e.child.index()].emplace_back(model::FunctionId(i), &e);
   std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {

@@ -12,6 +12,8 @@
 #include <cstring>
 #include <ctime>
 
+#include "base/clock.h"
+
 namespace hotline::sampler {
 namespace {
 constexpr uint64_t kKernelSpaceStart = 0xffff800000000000ull;
@@ -45,7 +47,6 @@ struct Recording::Stream {
   format::Writer writer;
   uint64_t next_module = format::kAppendedIdBase;
   std::vector<std::pair<PerfMapping, uint64_t>> modules;  // with their load bias
-  std::vector<uint32_t> threads;                          // with a THREAD_START here
 };
 
 namespace {
@@ -59,23 +60,24 @@ int ScratchFile(const std::string& dir) {
   return fd;
 }
 
-uint64_t MonotonicNs() {
-  timespec now;
-  clock_gettime(CLOCK_MONOTONIC, &now);
-  return uint64_t(now.tv_sec) * 1'000'000'000u + uint64_t(now.tv_nsec);
-}
+// A thread's state and its process's parent, from /proc/PID/task/TID/stat.
+struct TaskStat {
+  char state = '?';  // R running, S sleeping, D in uninterruptible sleep, ... ('?' when gone)
+  uint32_t ppid = 0;
+};
 
-// R running, S sleeping, D in uninterruptible sleep, ... ('?' when gone).
-char ThreadState(uint32_t pid, uint32_t tid) {
+TaskStat ReadTaskStat(uint32_t pid, uint32_t tid) {
+  TaskStat stat;
   std::string path = "/proc/" + std::to_string(pid) + "/task/" + std::to_string(tid) + "/stat";
   FILE* file = fopen(path.c_str(), "re");
-  if (!file) return '?';
+  if (!file) return stat;
   char text[1024];
   size_t n = fread(text, 1, sizeof text - 1, file);
   fclose(file);
   text[n] = '\0';
-  const char* close = strrchr(text, ')');  // the name may hold anything; it ends at the last ')'
-  return close && close[1] == ' ' ? close[2] : '?';
+  // "tid (name) state ppid ...": the name may hold anything; it ends at the last ')'.
+  if (const char* close = strrchr(text, ')')) sscanf(close + 1, " %c %u", &stat.state, &stat.ppid);
+  return stat;
 }
 
 std::vector<std::string> CommandLine(uint32_t pid) {
@@ -127,17 +129,8 @@ Status Recording::attach(pid_t pid, const RecordingOptions& options) {
   attached_ = true;
   period_ns_ = 1'000'000'000u / (options.freq_hz ? options.freq_hz : 1000);
   std::string proc = "/proc/" + std::to_string(pid);
-  uint32_t ppid = 0;
-  if (FILE* stat = fopen((proc + "/stat").c_str(), "re")) {
-    // pid (comm) state ppid: the name may hold spaces and parentheses; it ends at the last ')'.
-    char text[1024];
-    size_t n = fread(text, 1, sizeof text - 1, stat);
-    text[n] = '\0';
-    if (const char* close = strrchr(text, ')')) sscanf(close + 1, " %*c %u", &ppid);
-    fclose(stat);
-  }
-  uint64_t now = MonotonicNs();
-  Stream* root = addImage(root_pid_, ppid, now, false);
+  uint64_t now = ClockNs(CLOCK_MONOTONIC);
+  Stream* root = addImage(root_pid_, ReadTaskStat(root_pid_, root_pid_).ppid, now, false);
   if (!root) return Status::Error("cannot create a scratch file in " + options.scratch_dir);
   char exe[4096];
   ssize_t length = readlink((proc + "/exe").c_str(), exe, sizeof exe - 1);
@@ -176,12 +169,11 @@ Status Recording::attach(pid_t pid, const RecordingOptions& options) {
       if (fgets(name, sizeof name, comm)) name[strcspn(name, "\n")] = '\0';
       fclose(comm);
     }
-    root->threads.push_back(uint32_t(tid));
     Thread& thread = threads_[uint32_t(tid)];
     thread.pid = root_pid_;
-    thread.last_stream = root;
+    thread.last_stream = thread.started_in = root;
     // Wall clock: a thread blocked now waits from now on.
-    if (options.wall_clock && ThreadState(uint32_t(pid), uint32_t(tid)) != 'R')
+    if (options.wall_clock && ReadTaskStat(root_pid_, uint32_t(tid)).state != 'R')
       thread.off_since = now;
     root->writer.add(format::ThreadStartRecord{now, uint64_t(tid), root->writer.internString(name),
                                                uint64_t(format::kThreadPreexisting)});
@@ -251,21 +243,23 @@ Status Recording::finish() {
   return Status();
 }
 
-void Recording::threadSeen(Stream& stream, uint32_t tid, uint64_t time) {
+Recording::Thread& Recording::threadSeen(Stream& stream, uint32_t tid, uint64_t time) {
   Thread& thread = threads_[tid];
   thread.pid = stream.image->pid;
   if (thread.last_stream != &stream) thread.last_node = 0;  // a node of another stream
   thread.last_stream = &stream;
-  if (std::find(stream.threads.begin(), stream.threads.end(), tid) != stream.threads.end()) return;
-  stream.threads.push_back(tid);
-  stream.writer.add(format::ThreadStartRecord{time, tid, 0, 0});
+  if (thread.started_in != &stream) {
+    thread.started_in = &stream;
+    stream.writer.add(format::ThreadStartRecord{time, tid, 0, 0});
+  }
+  return thread;
 }
 
 // Its THREAD_END, with the CPU time the kernel counted (read as the thread ended).
 void Recording::endThread(uint32_t tid, Thread& thread) {
   thread.ended = true;
   if (!thread.last_stream) return;
-  uint64_t time = thread.exit_time ? thread.exit_time : MonotonicNs();
+  uint64_t time = thread.exit_time ? thread.exit_time : ClockNs(CLOCK_MONOTONIC);
   if (thread.off_since) addWait(tid, thread, time);  // blocked to the end
   thread.last_stream->writer.add(
       format::ThreadEndRecord{time, tid, thread.counted ? thread.cpu_ns : format::kCpuUnknown});
@@ -351,7 +345,7 @@ uint64_t Recording::blockedStack(uint32_t pid, uint32_t tid, Stream& stream) {
 void Recording::onSample(const PerfSample& s) {
   Stream* stream = imageAt(s.pid, s.time);
   if (!stream) return;
-  threadSeen(*stream, s.tid, s.time);
+  Thread& thread = threadSeen(*stream, s.tid, s.time);
   UnwoundStack stack = unwinder_.unwind(s, options_.max_depth);
   frames_.clear();
   // A sample in the kernel (a system call): the kernel on top of the user stack that made it.
@@ -362,7 +356,6 @@ void Recording::onSample(const PerfSample& s) {
   if (stack.incomplete && stack.frames.size() <= 1) flags |= format::kSampleBroken;
   uint64_t node = 0;
   for (size_t i = frames_.size(); i-- > 0;) node = stream->writer.internStackNode(node, frames_[i]);
-  Thread& thread = threads_[s.tid];
   thread.last_node = node;
   if (s.switch_out) return;  // where the next wait began: weighed when it ends
   ++stream->image->samples;

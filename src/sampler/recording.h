@@ -85,11 +85,13 @@ class Recording : public PerfHandler {
     uint64_t wait_node = 0;      // wall clock: the stack it was seen blocked with
     uint64_t wait_node_for = 0;  // the off_since of the wait wait_node belongs to
     Stream* last_stream = nullptr;
+    Stream* started_in = nullptr;  // the stream its THREAD_START went into last
   };
   Stream* addImage(uint32_t pid, uint32_t ppid, uint64_t time, bool forked);
   void addModule(Stream& stream, const PerfMapping& mapping, uint64_t bias, uint64_t time);
   Stream* imageAt(uint32_t pid, uint64_t time);
-  void threadSeen(Stream& stream, uint32_t tid, uint64_t time);
+  // The thread, noted as running in `stream` (its THREAD_START written there the first time).
+  Thread& threadSeen(Stream& stream, uint32_t tid, uint64_t time);
   void endThread(uint32_t tid, Thread& thread);
   // Periods in `ns` of CPU time, at least 1.
   uint64_t weightOf(uint64_t ns) const;
