@@ -46,11 +46,18 @@ class ProfileBuilder {
   void accountUnsampled(const format::RawProfile& raw);
 
  private:
-  // A run of function ids in arena_ (outermost first) with the innermost one's line and module.
+  // A run of function ids in arena_ (outermost first) with the innermost one's line and module;
+  // a whole sample stack also has its StackId.
   struct Frames {
     uint32_t offset = 0, count = 0;
     LineId line;
     ModuleId module;
+    StackId stack;
+  };
+  // What arena_ holds beside each function id: the line and the address of that frame.
+  struct FrameInfo {
+    LineId line;
+    uint64_t address = 0;
   };
   struct ThreadCursor {
     LineId last_line;
@@ -64,7 +71,13 @@ class ProfileBuilder {
   LineId line(FileId file, uint32_t line);
   ModuleId module(const format::RawModule& raw);
   ModuleId pseudoModule(PseudoKind kind, const std::string& name);
-  Frames single(FunctionId fn);
+  Frames single(FunctionId fn, uint64_t address = 0);
+  // Makes `frames` (a run of arena_) one of the profile's distinct stacks.
+  void addStack(Frames& frames);
+  // Adds `ns` of `samples` to the time of `stack` on the thread at `thread_index`.
+  void addStackTime(StackId stack, uint32_t thread_index, uint64_t ns, uint64_t samples);
+  // Each line's inclusive time, from the stacks' times.
+  void addLineInclusiveTimes();
   const Frames& expand(const format::RawProfile& raw, uint64_t address, bool is_return,
                        uint64_t time);
   const Frames& stack(const format::RawProfile& raw, const format::SampleRecord& sample);
@@ -87,13 +100,17 @@ class ProfileBuilder {
   std::unordered_map<std::string, ModuleId> module_index_;
   std::unordered_map<uint64_t, LineId> line_index_;
   std::vector<FunctionId> arena_;
+  std::vector<FrameInfo> frame_info_;                                 // parallel to arena_
   std::unordered_map<uint64_t, Frames> caller_frames_, leaf_frames_;  // by address
   std::unordered_map<uint64_t, Frames> stacks_;                       // by node << 1 | broken
   std::optional<Frames> profiler_stack_;
+  Frames unsampled_stack_;
   std::unordered_map<uint64_t, ThreadCursor> threads_;
   std::unordered_map<uint64_t, bool> runtime_threads_;
   uint64_t period_ns_ = 0;
   std::vector<FunctionId> scratch_;
+  std::vector<FrameInfo> scratch_info_;
+  std::unordered_map<uint64_t, uint32_t> stack_time_index_;  // stack << 32 | thread → index
   // Times at which sampling switched, ascending, and whether it was on before the first.
   std::vector<std::pair<uint64_t, bool>> switches_;
   size_t switches_from_ = ~size_t(0);  // raw.states.size() when switches_ was made
@@ -123,6 +140,10 @@ ModuleId ProfileBuilder::module(const format::RawModule& raw) {
     m.path = raw.path;
     m.name = baseName(raw.path);
     m.build_id = raw.build_id;
+    m.bias = raw.bias;
+    m.start = raw.start;
+    m.size = raw.size;
+    m.file_offset = raw.file_offset;
     profile_.modules.push_back(std::move(m));
   }
   return it->second;
@@ -183,7 +204,7 @@ FunctionId ProfileBuilder::pseudoFunction(PseudoKind kind, const std::string& na
   return it->second;
 }
 
-ProfileBuilder::Frames ProfileBuilder::single(FunctionId fn) {
+ProfileBuilder::Frames ProfileBuilder::single(FunctionId fn, uint64_t address) {
   Frames frames;
   frames.offset = static_cast<uint32_t>(arena_.size());
   frames.count = 1;
@@ -191,7 +212,42 @@ ProfileBuilder::Frames ProfileBuilder::single(FunctionId fn) {
   const Function& f = profile_.functions[fn.index()];
   frames.line = line(f.file, 0);
   frames.module = f.module;
+  frame_info_.push_back(FrameInfo{frames.line, address});
   return frames;
+}
+
+void ProfileBuilder::addStack(Frames& frames) {
+  frames.stack = StackId(profile_.stacks.size());
+  profile_.stacks.push_back(
+      Stack{static_cast<uint32_t>(profile_.stack_frames.size()), frames.count});
+  for (uint32_t k = 0; k < frames.count; ++k) {
+    const FrameInfo& info = frame_info_[frames.offset + k];
+    profile_.stack_frames.push_back(StackFrame{arena_[frames.offset + k], info.line, info.address});
+  }
+}
+
+void ProfileBuilder::addStackTime(StackId stack, uint32_t thread_index, uint64_t ns,
+                                  uint64_t samples) {
+  uint64_t key = (uint64_t{stack.index()} << 32) | thread_index;
+  auto [it, inserted] =
+      stack_time_index_.try_emplace(key, static_cast<uint32_t>(profile_.stack_times.size()));
+  if (inserted) profile_.stack_times.push_back(StackTime{stack, thread_index, 0, 0});
+  StackTime& t = profile_.stack_times[it->second];
+  t.ns += ns;
+  t.samples += samples;
+}
+
+void ProfileBuilder::addLineInclusiveTimes() {
+  // A line on the stack twice (a recursion) counts once per sample.
+  std::vector<uint32_t> seen_in(profile_.lines.size(), ~0u);
+  for (uint32_t i = 0; i < profile_.stack_times.size(); ++i) {
+    const StackTime& t = profile_.stack_times[i];
+    for (const StackFrame& f : profile_.framesOf(t.stack)) {
+      if (seen_in[f.line.index()] == i) continue;
+      seen_in[f.line.index()] = i;
+      profile_.lines[f.line.index()].inclusive_ns += t.ns;
+    }
+  }
 }
 
 const ProfileBuilder::Frames& ProfileBuilder::expand(const format::RawProfile& raw,
@@ -204,15 +260,18 @@ const ProfileBuilder::Frames& ProfileBuilder::expand(const format::RawProfile& r
   Frames frames;
   if (address >= kKernelSpaceStart) {
     frames = single(pseudoFunction(PseudoKind::kKernel, "[kernel]",
-                                   pseudoModule(PseudoKind::kKernel, "[kernel]")));
+                                   pseudoModule(PseudoKind::kKernel, "[kernel]")),
+                    address);
   } else if (const format::RawModule* raw_module = raw.moduleAt(address, time); !raw_module) {
     frames = single(pseudoFunction(PseudoKind::kUnknown, "[unknown]",
-                                   pseudoModule(PseudoKind::kUnknown, "[unknown]")));
+                                   pseudoModule(PseudoKind::kUnknown, "[unknown]")),
+                    address);
   } else if (IsRuntimeModule(raw_module->path)) {
     // hotline's own code (the tracing hooks, the heap shims): the profiler's time, under the
     // function that called into it.
     frames = single(pseudoFunction(PseudoKind::kProfiler, "[profiler]",
-                                   pseudoModule(PseudoKind::kProfiler, "[profiler]")));
+                                   pseudoModule(PseudoKind::kProfiler, "[profiler]")),
+                    address);
   } else {
     ModuleId mod = module(*raw_module);
     symbolize::ModuleInfo info{raw_module->path, raw_module->build_id, raw_module->bias};
@@ -222,22 +281,22 @@ const ProfileBuilder::Frames& ProfileBuilder::expand(const format::RawProfile& r
     const std::string module_label =
         module_name.starts_with('[') ? module_name : "[" + module_name + "]";
     if (resolved.frames.empty() || resolved.frames.back().function.empty()) {
-      frames = single(pseudoFunction(PseudoKind::kModule, module_label, mod));
+      frames = single(pseudoFunction(PseudoKind::kModule, module_label, mod), address);
     } else {
+      auto line_of = [&](const symbolize::ResolvedFrame& f) {
+        return f.file.empty() ? line(file(module_label, PseudoKind::kModule), 0)
+                              : line(file(f.file, PseudoKind::kNone), f.line);
+      };
       frames.offset = static_cast<uint32_t>(arena_.size());
       // The symbolizer lists the inline chain innermost first; stacks go outermost first. An
       // inlined level without a name cannot be told apart from its caller: it is left out.
       for (auto it = resolved.frames.rbegin(); it != resolved.frames.rend(); ++it) {
         if (it->function.empty()) continue;
         arena_.push_back(function(it->function, it->decl_file, it->decl_line, mod));
+        frame_info_.push_back(FrameInfo{line_of(*it), address});
       }
       frames.count = static_cast<uint32_t>(arena_.size() - frames.offset);
-      const symbolize::ResolvedFrame& innermost = resolved.frames.front();
-      if (innermost.file.empty()) {
-        frames.line = line(file(module_label, PseudoKind::kModule), 0);
-      } else {
-        frames.line = line(file(innermost.file, PseudoKind::kNone), innermost.line);
-      }
+      frames.line = line_of(resolved.frames.front());
       frames.module = mod;
     }
   }
@@ -259,6 +318,7 @@ const ProfileBuilder::Frames& ProfileBuilder::stack(const format::RawProfile& ra
     if (!profiler_stack_) {
       profiler_stack_ = single(pseudoFunction(PseudoKind::kProfiler, "[profiler]",
                                               pseudoModule(PseudoKind::kProfiler, "[profiler]")));
+      addStack(*profiler_stack_);
     }
     return *profiler_stack_;
   }
@@ -282,9 +342,13 @@ const ProfileBuilder::Frames& ProfileBuilder::stack(const format::RawProfile& ra
                                             pseudoModule(PseudoKind::kUnknown, "[unknown]")));
   } else {
     scratch_.clear();
+    scratch_info_.clear();
     // The known frames keep their time; the missing outer part of the stack is one
     // pseudo-frame, so the broken samples show up as a section of the call graph.
-    if (broken) scratch_.push_back(broken_fn);
+    if (broken) {
+      scratch_.push_back(broken_fn);
+      scratch_info_.push_back(FrameInfo{line(profile_.functions[broken_fn.index()].file, 0), 0});
+    }
     bool shadow = (sample.flags & format::kSampleShadowStack) != 0;
     Frames leaf;
     for (size_t i = addresses.size(); i-- > 0;) {
@@ -299,8 +363,10 @@ const ProfileBuilder::Frames& ProfileBuilder::stack(const format::RawProfile& ra
       // The interrupted instruction inside the innermost traced function: its own frames
       // (with the inline chain and the line) replace that function's entry frame.
       if (shadow && i == 0 && frames.count > 0 && !scratch_.empty() &&
-          scratch_.back() == arena_[frames.offset])
+          scratch_.back() == arena_[frames.offset]) {
         scratch_.pop_back();
+        scratch_info_.pop_back();
+      }
       for (uint32_t k = 0; k < frames.count; ++k) {
         FunctionId fn = arena_[frames.offset + k];
         // Consecutive frames in one symbol-less module are one pseudo-frame, not a recursion.
@@ -308,15 +374,18 @@ const ProfileBuilder::Frames& ProfileBuilder::stack(const format::RawProfile& ra
             profile_.functions[fn.index()].pseudo != PseudoKind::kNone)
           continue;
         scratch_.push_back(fn);
+        scratch_info_.push_back(frame_info_[frames.offset + k]);
       }
       if (i == 0) leaf = frames;
     }
     result.offset = static_cast<uint32_t>(arena_.size());
     result.count = static_cast<uint32_t>(scratch_.size());
     arena_.insert(arena_.end(), scratch_.begin(), scratch_.end());
+    frame_info_.insert(frame_info_.end(), scratch_info_.begin(), scratch_info_.end());
     result.line = leaf.line;
     result.module = leaf.module;
   }
+  addStack(result);
   return stacks_.emplace(key, result).first->second;
 }
 
@@ -382,6 +451,7 @@ void ProfileBuilder::addSample(const format::RawProfile& raw, const format::Samp
     ++line.count;
     cursor.last_line = frames.line;
   }
+  addStackTime(frames.stack, cursor.index, ns, 1);
   FunctionId leaf = functions.back();
   ++profile_.functions[leaf.index()].samples;
   Module& mod = profile_.modules[frames.module.index()];
@@ -410,6 +480,7 @@ void ProfileBuilder::addSample(const format::RawProfile& raw, const format::Samp
     kept.ns = ns;
     kept.leaf = leaf;
     kept.line = frames.line;
+    kept.stack = frames.stack;
     kept.depth = frames.count;
     kept.flags = static_cast<uint32_t>(sample.flags);
     kept.popped = change.popped;
@@ -523,6 +594,11 @@ Expected<Profile> ProfileBuilder::finish(const format::RawProfile& raw) {
   }
   p.lines = std::move(lines);
   for (Sample& s : p.samples) s.line = new_line[s.line.index()];
+  for (StackFrame& f : p.stack_frames) f.line = new_line[f.line.index()];
+  std::sort(p.stack_times.begin(), p.stack_times.end(), [](const StackTime& a, const StackTime& b) {
+    return a.stack != b.stack ? a.stack < b.stack : a.thread < b.thread;
+  });
+  addLineInclusiveTimes();
 
   for (const Line& l : p.lines) {
     File& f = p.files[l.file.index()];
@@ -604,6 +680,11 @@ void ProfileBuilder::accountUnsampled(const format::RawProfile& raw) {
                                  pseudoModule(PseudoKind::kUnsampled, "[unsampled]"));
     FunctionId stack[] = {unsampled};
     graph_.onSample(t.tid, stack, ns);
+    if (!unsampled_stack_.stack.valid()) {
+      unsampled_stack_ = single(unsampled);
+      addStack(unsampled_stack_);
+    }
+    addStackTime(unsampled_stack_.stack, cursor.index, ns, 0);
     const Function& fn = profile_.functions[unsampled.index()];
     profile_.lines[line(fn.file, 0).index()].time_ns += ns;
     profile_.modules[fn.module.index()].self_ns += ns;

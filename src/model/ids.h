@@ -34,6 +34,7 @@ using LineId = Id<struct LineTag>;
 using ModuleId = Id<struct ModuleTag>;
 using ThreadId = Id<struct ThreadTag>;
 using EdgeId = Id<struct EdgeTag>;
+using StackId = Id<struct StackTag>;
 
 }  // namespace hotline::model
 

@@ -36,6 +36,14 @@ Status CheckInvariants(const Profile& p) {
     return Status::Error("sum of module times " + n(modules) + " != total " + n(total));
   if (threads != total)
     return Status::Error("sum of thread times " + n(threads) + " != total " + n(total));
+  uint64_t stacks = 0;
+  for (const StackTime& t : p.stack_times) stacks += t.ns;
+  if (stacks != total)
+    return Status::Error("sum of stack times " + n(stacks) + " != total " + n(total));
+  for (const Line& l : p.lines)
+    if (l.inclusive_ns < l.time_ns)
+      return Status::Error("a line's inclusive time " + n(l.inclusive_ns) + " < its time " +
+                           n(l.time_ns));
   if (p.callees.size() != p.functions.size())
     return Status::Error("call graph has " + n(p.callees.size()) + " sections for " +
                          n(p.functions.size()) + " functions");

@@ -2,7 +2,8 @@
 // print; every number they show is computed here, by model::BuildProfile.
 //
 // Guarantees (checked by model::CheckInvariants, and by the tests on every profile they make):
-//   - Σ line time = Σ function self time = Σ file time = Σ module time = total_ns;
+//   - Σ line time = Σ function self time = Σ file time = Σ module time = Σ stack time = total_ns;
+//     a line's inclusive time is at least its own;
 //   - for every function, self_ns + Σ callees' time_ns = inclusive_ns (loop_ns is not part of
 //     the sum: it is time already counted in the function itself through recursion);
 //   - every sample lands somewhere: time that cannot be attributed to a real function goes to a
@@ -19,6 +20,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -45,6 +47,9 @@ struct Module {
   std::string build_id;  // raw bytes
   uint64_t self_ns = 0;  // time of samples whose innermost frame is in this module
   uint64_t samples = 0;
+  // Where it was first seen mapped: runtime address = ELF virtual address + bias, the mapping
+  // [start, start + size) holding the file from file_offset. All 0 for pseudo-modules.
+  uint64_t bias = 0, start = 0, size = 0, file_offset = 0;
 };
 
 struct File {
@@ -62,6 +67,9 @@ struct Line {
   uint64_t count = 0;        // estimated entries, see above; executions when count_exact
   uint64_t samples = 0;      // samples whose innermost frame is at this line
   bool count_exact = false;  // executions counted by gcov (--coverage builds)
+  // Time of the samples with this line anywhere on their stack, once per sample: for a line
+  // that calls, its own time and its callees'. Never below time_ns.
+  uint64_t inclusive_ns = 0;
 };
 
 // A function is identified by (name, definition file, definition line): two static functions of
@@ -93,6 +101,29 @@ struct CallEdge {
   uint64_t calls = 0;    // activations of this edge; n in "n/m", m being the child's calls
 };
 
+// One frame of a sampled stack: the function, the line it was at (the sampled line for the
+// innermost frame, the line of the call for the others, inline levels included) and the code
+// address, shared by the inline levels of one address (0 for pseudo-frames).
+struct StackFrame {
+  FunctionId function;
+  LineId line;
+  uint64_t address = 0;
+};
+
+// A distinct stack the samples saw: Profile::stack_frames[offset, offset + count), outermost
+// first. Two stacks may hold the same functions at different addresses.
+struct Stack {
+  uint32_t offset = 0, count = 0;
+};
+
+// The time one stack stands for on one thread. Σ ns over all = the total.
+struct StackTime {
+  StackId stack;
+  uint32_t thread = 0;  // index into Profile::threads
+  uint64_t ns = 0;
+  uint64_t samples = 0;  // 0 for [unsampled] time
+};
+
 struct Thread {
   uint64_t tid = 0;
   std::string name;
@@ -109,6 +140,7 @@ struct Sample {
   uint64_t ns = 0;    // the time it stands for: weight × period
   FunctionId leaf;
   LineId line;
+  StackId stack;
   uint32_t depth = 0;  // function frames, inline frames and pseudo-frames included
   uint32_t flags = 0;  // format::SampleFlags
   // The innermost frame's runtime address (0 when the sample has no frames) and, when it lies
@@ -176,7 +208,10 @@ class Profile {
   // Indexed by FunctionId: the callees of each function, by decreasing time.
   std::vector<std::vector<CallEdge>> callees;
   std::vector<Thread> threads;  // in order of first appearance
-  std::vector<Sample> samples;  // empty unless kept
+  std::vector<StackFrame> stack_frames;
+  std::vector<Stack> stacks;
+  std::vector<StackTime> stack_times;  // by stack, then thread
+  std::vector<Sample> samples;         // empty unless kept
   std::vector<Mark> marks;
   std::vector<StateChange> states;
   std::vector<std::pair<std::string, uint64_t>> runtime_stats;
@@ -193,6 +228,10 @@ class Profile {
   const Line& line(LineId id) const { return lines[id.index()]; }
   const Module& module(ModuleId id) const { return modules[id.index()]; }
   const std::vector<CallEdge>& calleesOf(FunctionId id) const { return callees[id.index()]; }
+  std::span<const StackFrame> framesOf(StackId id) const {
+    const Stack& s = stacks[id.index()];
+    return {stack_frames.data() + s.offset, s.count};
+  }
   // Percent of the total, 0 for an empty profile.
   double percentOfTotal(uint64_t ns) const {
     return summary.total_ns

@@ -178,6 +178,38 @@ TEST_F(BuildTest, InlinedFunctionsAreFunctionsOfTheirOwn) {
   EXPECT_EQ(findLine(p, "util.h", 5)->time_ns, 1000u);
 }
 
+TEST_F(BuildTest, StacksKeepEveryFramesLineAndTimePerThread) {
+  sample(1, {0x1111, 0x1300});     // main:11 → work:22 → helper (inlined) util.h:5
+  sample(1, {0x1111, 0x1300}, 2);  // the same stack, twice the weight
+  sample(2, {0x1111, 0x1200});     // main:11 → work:20, on another thread
+  Profile p = build();
+  ASSERT_EQ(p.stacks.size(), 2u);
+  std::vector<std::string> inlined;
+  for (const StackFrame& f : p.framesOf(StackId(0u)))
+    inlined.push_back(p.function(f.function).name + " " + p.file(p.line(f.line).file).path + ":" +
+                      std::to_string(p.line(f.line).line) + " " + std::to_string(f.address));
+  // The inline levels of one address share it; the caller's frame is at its return address.
+  EXPECT_EQ(inlined, (std::vector<std::string>{"main main.c:11 4369", "work main.c:22 4864",
+                                               "helper util.h:5 4864"}));
+  ASSERT_EQ(p.stack_times.size(), 2u);
+  EXPECT_EQ(p.stack_times[0].ns, 3000u);
+  EXPECT_EQ(p.stack_times[0].samples, 2u);
+  EXPECT_EQ(p.threads[p.stack_times[1].thread].tid, 2u);
+  // A calling line's inclusive time holds its callees'; a leaf line's is its own.
+  EXPECT_EQ(findLine(p, "main.c", 11)->inclusive_ns, 4000u);
+  EXPECT_EQ(findLine(p, "main.c", 11)->time_ns, 0u);
+  EXPECT_EQ(findLine(p, "main.c", 22)->inclusive_ns, 3000u);
+  EXPECT_EQ(findLine(p, "util.h", 5)->inclusive_ns, 3000u);
+  EXPECT_EQ(findLine(p, "main.c", 20)->inclusive_ns, 1000u);
+}
+
+TEST_F(BuildTest, ALineInARecursionCountsOncePerSample) {
+  // main:11 calls main (the same return address twice), then work.
+  sample(1, {0x1111, 0x1111, 0x1200});
+  Profile p = build();
+  EXPECT_EQ(findLine(p, "main.c", 11)->inclusive_ns, 1000u);
+}
+
 TEST_F(BuildTest, SameNameInTwoFilesIsTwoFunctions) {
   sample(1, {0x1111, 0x1300});
   sample(1, {0x1111, 0x1400});
@@ -311,12 +343,22 @@ TEST(InvariantsTest, CatchesASectionThatDoesNotAddUp) {
   p.lines.push_back(Line{FileId(0u), 1, 10, 1, 1});
   p.files.push_back(File{"f.c", PseudoKind::kNone, 10, 1, 1});
   p.modules.push_back(Module{"m", PseudoKind::kNone, "m", "", 10, 1});
-  p.threads.push_back(Thread{1, "", 10, 1, {}});
+  p.threads.push_back(Thread{1, "", 10, 0, 1, {}});
+  p.lines[0].inclusive_ns = 10;
+  p.stack_frames.push_back(StackFrame{FunctionId(0u), LineId(0u), 0x1000});
+  p.stacks.push_back(Stack{0, 1});
+  p.stack_times.push_back(StackTime{StackId(0u), 0, 10, 1});
   Status s = CheckInvariants(p);
   EXPECT_FALSE(s.ok());
   EXPECT_NE(s.message().find("inclusive"), std::string::npos) << s.message();
   p.functions[0].inclusive_ns = 10;
   EXPECT_TRUE(CheckInvariants(p).ok());
+  p.stack_times[0].ns = 9;
+  EXPECT_FALSE(CheckInvariants(p).ok());
+  p.stack_times[0].ns = 10;
+  p.lines[0].inclusive_ns = 9;
+  EXPECT_FALSE(CheckInvariants(p).ok());
+  p.lines[0].inclusive_ns = 10;
   p.lines[0].time_ns = 9;
   EXPECT_FALSE(CheckInvariants(p).ok());
 }
