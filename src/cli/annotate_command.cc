@@ -18,6 +18,7 @@
 #include "model/build.h"
 #include "model/costs.h"
 #include "report/annotate.h"
+#include "report/sources.h"
 #include "symbolize/code_map.h"
 #include "symbolize/symbolizer.h"
 

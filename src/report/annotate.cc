@@ -7,6 +7,7 @@
 #include <fstream>
 #include <map>
 
+#include "report/sources.h"
 #include "report/text.h"
 
 namespace hotline::report {
@@ -21,41 +22,6 @@ bool Wanted(const std::string& path, const AnnotateOptions& options) {
   for (const std::string& s : options.sources)
     if (SourceMatches(path, s)) return true;
   return false;
-}
-
-}  // namespace
-
-bool SourceMatches(const std::string& path, const std::string& source) {
-  return path == source || (path.size() > source.size() && path.ends_with(source) &&
-                            path[path.size() - source.size() - 1] == '/');
-}
-
-namespace {
-
-// The file as DWARF names it, else its name under each --source-dir, else its path relative to
-// each --source-dir's tail. Empty when not found.
-std::string FindSource(const std::string& path, const AnnotateOptions& options) {
-  std::error_code ec;
-  if (fs::is_regular_file(path, ec)) return path;
-  fs::path p(path);
-  for (const std::string& dir : options.source_dirs) {
-    // Try ever shorter tails of the path: a/b/c.c, b/c.c, c.c.
-    std::vector<fs::path> parts(p.begin(), p.end());
-    for (size_t skip = 0; skip < parts.size(); ++skip) {
-      fs::path candidate(dir);
-      for (size_t i = skip; i < parts.size(); ++i)
-        if (parts[i] != "/") candidate /= parts[i];
-      if (fs::is_regular_file(candidate, ec)) return candidate.string();
-    }
-  }
-  return {};
-}
-
-std::vector<std::string> ReadLines(const std::string& path) {
-  std::vector<std::string> lines;
-  std::ifstream in(path);
-  for (std::string line; std::getline(in, line);) lines.push_back(line);
-  return lines;
 }
 
 std::string Ranges(const std::vector<uint32_t>& lines) {
@@ -165,7 +131,7 @@ void PrintAnnotated(const model::Profile& p, const AnnotateOptions& options, std
   for (const auto& [file, lines] : lines_of) {
     const std::string& path = p.file(model::FileId(file)).path;
     if (!Wanted(path, options)) continue;
-    std::string found = FindSource(path, options);
+    std::string found = FindSource(path, options.source_dirs);
     std::vector<uint32_t> never_here;
     for (const auto& [number, l] : lines)
       if (l->count_exact && l->count == 0) never_here.push_back(number);
@@ -174,7 +140,7 @@ void PrintAnnotated(const model::Profile& p, const AnnotateOptions& options, std
       notes.push_back(fmt::format("cannot find the source {} (use --source-dir DIR)", path));
       continue;
     }
-    std::vector<std::string> text = ReadLines(found);
+    std::vector<std::string> text = ReadSourceLines(found);
     out += fmt::format("\n{}\n", found);
     out += fmt::format("{:>12}  {:>10}  {:>10}  {:>6}  source\n", "count",
                        options.costs ? "cost" : "time", options.costs ? "" : "average", "%");

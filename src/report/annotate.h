@@ -26,10 +26,6 @@ struct AnnotateOptions {
   std::map<std::pair<std::string, uint32_t>, uint32_t> weights;  // instructions per line
 };
 
-// Whether the profile's file at `path` is the one `source` names: the same path, or a path
-// ending in /source.
-bool SourceMatches(const std::string& path, const std::string& source);
-
 // Prints the listing into `out`; one line per source that could not be found into `notes`.
 void PrintAnnotated(const model::Profile& profile, const AnnotateOptions& options, std::string& out,
                     std::vector<std::string>& notes);

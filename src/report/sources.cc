@@ -1,0 +1,38 @@
+#include "report/sources.h"
+
+#include <filesystem>
+#include <fstream>
+
+namespace hotline::report {
+
+namespace fs = std::filesystem;
+
+bool SourceMatches(const std::string& path, const std::string& source) {
+  return path == source || (path.size() > source.size() && path.ends_with(source) &&
+                            path[path.size() - source.size() - 1] == '/');
+}
+
+std::string FindSource(const std::string& path, const std::vector<std::string>& source_dirs) {
+  std::error_code ec;
+  if (fs::is_regular_file(path, ec)) return path;
+  fs::path p(path);
+  std::vector<fs::path> parts(p.begin(), p.end());
+  for (const std::string& dir : source_dirs) {
+    for (size_t skip = 0; skip < parts.size(); ++skip) {
+      fs::path candidate(dir);
+      for (size_t i = skip; i < parts.size(); ++i)
+        if (parts[i] != "/") candidate /= parts[i];
+      if (fs::is_regular_file(candidate, ec)) return candidate.string();
+    }
+  }
+  return {};
+}
+
+std::vector<std::string> ReadSourceLines(const std::string& path) {
+  std::vector<std::string> lines;
+  std::ifstream in(path);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+}  // namespace hotline::report
