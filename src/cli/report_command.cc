@@ -26,6 +26,7 @@ struct ReportCommandOptions {
   bool all = false;
   bool threads = false;
   bool heap = false;
+  model::HeapOptions heap_options;
   double cutoff = 0;
   CLI::Option* cutoff_option = nullptr;
   CLI::Option* top_count_option = nullptr;
@@ -76,6 +77,9 @@ struct ReportCommandOptions {
     cmd.add_flag("-H,--heap", heap,
                  "the heap: peak, totals, temporary allocations, leaks, top sites, sizes "
                  "(a profile recorded with --heap)");
+    cmd.add_flag("--allocator-frames", heap_options.allocator_frames,
+                 "-H: sites at the allocator's caller as recorded (std::allocator, libraries), "
+                 "not at the program's own line");
     cmd.add_option("FILE", file, "the profile (default: the newest *.hotline here)");
   }
 };
@@ -140,7 +144,7 @@ int RunReport(ReportCommandOptions& o) {
 
   std::string out;
   if (o.heap) {
-    Expected<model::HeapProfile> heap = model::BuildHeapProfile(*raw, resolver);
+    Expected<model::HeapProfile> heap = model::BuildHeapProfile(*raw, resolver, o.heap_options);
     if (!heap) {
       fmt::print(stderr, "hotline: {}: {}\n", o.file, heap.status().message());
       return 1;

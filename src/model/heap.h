@@ -23,15 +23,42 @@
 
 namespace hotline::model {
 
-// The place a block was allocated from: the caller of the allocator, as function and line.
+// One frame of an allocation's stack; an inlined function is a frame of its own, at the same
+// address as the function it was inlined into.
+struct HeapFrame {
+  std::string function;  // "[unknown]" when nothing is known, "[module]" without symbols
+  std::string file;
+  uint32_t line = 0;
+  uint64_t address = 0;  // the return address (the allocator's caller: its call)
+  bool system = false;   // in the allocator, the standard library or another system library
+};
+
+// The blocks allocated from one full stack.
+struct HeapStack {
+  std::vector<HeapFrame> frames;  // innermost first
+  uint64_t calls = 0, bytes = 0;
+  uint64_t live_calls = 0, live_bytes = 0;  // still allocated at the end
+};
+
+// The callers above a site that allocated through it, `calls` blocks of `bytes`.
+struct HeapChain {
+  std::vector<std::string> frames;  // "function (file:line)", the site's caller first
+  uint64_t calls = 0, bytes = 0;
+};
+
+// The place blocks were allocated from: the first frame of the program's own code, outside the
+// allocator and the standard library (or, with HeapOptions::allocator_frames, the allocator's
+// caller as recorded), as function and line.
 struct HeapSite {
   std::string function;  // "[unknown]" when the stack was lost
   std::string file;
   uint32_t line = 0;
+  std::string via;  // the library function the site called that allocated; "" when none
   uint64_t calls = 0, bytes = 0;
   uint64_t peak_bytes = 0;  // of this site's blocks live at the moment of the peak
   uint64_t temporary_calls = 0;
   uint64_t leaked_calls = 0, leaked_bytes = 0;
+  std::vector<HeapChain> chains;  // the top caller chains, by bytes
 };
 
 // Blocks still live at the end that share one full stack.
@@ -50,15 +77,25 @@ struct HeapProfile {
   uint64_t total_bytes = 0, alloc_calls = 0, free_calls = 0, temporary_calls = 0;
   uint64_t leaked_bytes = 0, leaked_calls = 0;
   uint64_t mmap_calls = 0, mmap_bytes = 0, munmap_calls = 0, mmap_leaked_bytes = 0;
-  uint64_t unknown_frees = 0;   // releases of blocks the profile never saw allocated
-  std::vector<HeapSite> sites;  // unordered; views sort
-  std::vector<HeapLeak> leaks;  // by bytes, largest first
+  uint64_t unknown_frees = 0;     // releases of blocks the profile never saw allocated
+  std::vector<HeapSite> sites;    // unordered; views sort
+  std::vector<HeapStack> stacks;  // unordered
+  std::vector<HeapLeak> leaks;    // by bytes, largest first
   // (lower bound of a power-of-two size class, calls): 0, 1, 2, 4, 8, ...
   std::vector<std::pair<uint64_t, uint64_t>> size_histogram;
   std::vector<HeapPoint> timeline;  // at most about 1000 points, for graphs
 };
 
+struct HeapOptions {
+  // Sites at the allocator's caller, whatever code that is (std::allocator's new_allocator.h),
+  // instead of at the program's own line.
+  bool allocator_frames = false;
+  uint32_t chain_depth = 4;  // callers per chain
+  uint32_t chains = 3;       // chains per site
+};
+
 // Fails when the profile holds no heap records (recorded without --heap).
-Expected<HeapProfile> BuildHeapProfile(const format::RawProfile& raw, AddressResolver& resolver);
+Expected<HeapProfile> BuildHeapProfile(const format::RawProfile& raw, AddressResolver& resolver,
+                                       const HeapOptions& options = {});
 
 }  // namespace hotline::model

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "model/system_code.h"
 #include "report/report.h"
 #include "report/text.h"
 
@@ -16,9 +17,7 @@ namespace {
 // libc's start-up chain above main: for people, no section of its own when it spends nothing
 // itself (it still shows as main's caller).
 bool StartupChain(const model::Function& f) {
-  return f.self_ns == 0 &&
-         (f.name == "_start" || f.name == "__libc_start_main" ||
-          f.name == "__libc_start_main_impl" || f.name == "__libc_start_call_main");
+  return f.self_ns == 0 && model::IsStartupFunction(f.name);
 }
 
 }  // namespace

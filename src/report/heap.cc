@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "report/names.h"
 #include "report/text.h"
 
 namespace hotline::report {
@@ -16,9 +17,31 @@ std::string Bytes(uint64_t bytes) {
   return fmt::format("{} B", bytes);
 }
 
-std::string SiteName(const model::HeapSite& s) {
-  if (s.file.empty()) return s.function;
-  return fmt::format("{} ({}:{})", s.function, s.file, s.line);
+// A name as the options want it: short unless --full-names.
+std::string Name(const std::string& name, const ReportOptions& options) {
+  return options.full_names ? name : ShortName(name, false);
+}
+
+// "std::vector<…>::push_back from analytics::crunch (app.cc:41)".
+std::string SiteName(const model::HeapSite& s, const ReportOptions& options) {
+  std::string name = Name(s.function, options);
+  if (!s.file.empty()) name += fmt::format(" ({}:{})", s.file, s.line);
+  return s.via.empty() ? name : Name(s.via, options) + " from " + name;
+}
+
+// A stack frame's "function (file:line)" with the function's name as the options want it.
+std::string FrameText(const std::string& frame, const ReportOptions& options) {
+  size_t paren = frame.rfind(" (");
+  if (paren == std::string::npos) return Name(frame, options);
+  return Name(frame.substr(0, paren), options) + frame.substr(paren);
+}
+
+// "← stage_a (app.cc:60) ← main (app.cc:70)".
+std::string ChainText(const model::HeapChain& chain, const ReportOptions& options) {
+  std::string text;
+  for (const std::string& frame : chain.frames)
+    text += (text.empty() ? "← " : " ← ") + FrameText(frame, options);
+  return text;
 }
 
 std::string Percent(uint64_t part, uint64_t whole) {
@@ -28,21 +51,27 @@ std::string Percent(uint64_t part, uint64_t whole) {
 // The first `limit` sites by `key`, leaving out those at zero. Every site table has the same
 // columns; only the order differs.
 template <typename Key>
-void SiteTable(const model::HeapProfile& heap, TableWriter& w, std::string_view id,
-               std::string_view title, Key key, uint32_t limit) {
+void SiteTable(const model::HeapProfile& heap, const ReportOptions& options, TableWriter& w,
+               std::string_view id, std::string_view title, Key key, bool with_chains) {
   std::vector<const model::HeapSite*> sites;
   for (const auto& s : heap.sites)
     if (key(s) > 0) sites.push_back(&s);
   std::sort(sites.begin(), sites.end(), [&](const auto* a, const auto* b) {
     if (key(*a) != key(*b)) return key(*a) > key(*b);
-    return SiteName(*a) < SiteName(*b);
+    return SiteName(*a, options) < SiteName(*b, options);
   });
-  if (sites.size() > limit) sites.resize(limit);
+  if (sites.size() > options.top_count) sites.resize(options.top_count);
   w.title(id, title);
   w.header({"bytes", "calls", "at peak", "temporary", "leaked", "site"});
-  for (const auto* s : sites)
+  for (const auto* s : sites) {
     w.row({Bytes(s->bytes), fmt::format("{}", s->calls), Bytes(s->peak_bytes),
-           fmt::format("{}", s->temporary_calls), Bytes(s->leaked_bytes), SiteName(*s)});
+           fmt::format("{}", s->temporary_calls), Bytes(s->leaked_bytes), SiteName(*s, options)});
+    // Where the site was called from, when more than one way or not plainly from main.
+    if (!with_chains) continue;
+    for (const model::HeapChain& chain : s->chains)
+      w.row({Bytes(chain.bytes), fmt::format("{}", chain.calls), "", "", "",
+             "  " + ChainText(chain, options)});
+  }
   w.flush();
 }
 
@@ -74,16 +103,17 @@ void PrintHeap(const model::HeapProfile& heap, const ReportOptions& options, std
     w.row({"releases of blocks allocated before recording", fmt::format("{}", heap.unknown_frees)});
   w.flush();
 
+  SiteTable(
+      heap, options, w, "sites_by_bytes",
+      "Allocation sites by bytes (each with the callers it was reached from, ← caller)",
+      [](const model::HeapSite& s) { return s.bytes; }, true);
+  SiteTable(
+      heap, options, w, "sites_by_calls", "Allocation sites by calls",
+      [](const model::HeapSite& s) { return s.calls; }, false);
+  SiteTable(
+      heap, options, w, "sites_by_peak", "Allocation sites by peak contribution",
+      [](const model::HeapSite& s) { return s.peak_bytes; }, false);
   uint32_t limit = options.top_count;
-  SiteTable(
-      heap, w, "sites_by_bytes", "Allocation sites by bytes",
-      [](const model::HeapSite& s) { return s.bytes; }, limit);
-  SiteTable(
-      heap, w, "sites_by_calls", "Allocation sites by calls",
-      [](const model::HeapSite& s) { return s.calls; }, limit);
-  SiteTable(
-      heap, w, "sites_by_peak", "Allocation sites by peak contribution",
-      [](const model::HeapSite& s) { return s.peak_bytes; }, limit);
 
   w.title("leaks", "Leaks");
   w.header({"bytes", "blocks", "stack"});
@@ -91,8 +121,9 @@ void PrintHeap(const model::HeapProfile& heap, const ReportOptions& options, std
   for (const auto& leak : heap.leaks) {
     if (shown++ == limit) break;
     w.row({Bytes(leak.bytes), fmt::format("{}", leak.calls),
-           leak.stack.empty() ? "[unknown]" : leak.stack.front()});
-    for (size_t i = 1; i < leak.stack.size(); ++i) w.row({"", "", "  " + leak.stack[i]});
+           leak.stack.empty() ? "[unknown]" : FrameText(leak.stack.front(), options)});
+    for (size_t i = 1; i < leak.stack.size(); ++i)
+      w.row({"", "", "  " + FrameText(leak.stack[i], options)});
   }
   w.flush();
 

@@ -100,6 +100,61 @@ TEST(Heap, CppNewAndDeleteInAllTheirForms) {
   EXPECT_EQ(h["leaked_calls"], 1u);
 }
 
+// The row of `report` whose site column contains `text`: its cells split on runs of spaces
+// before the site (bytes and units stay together: "63.97 KiB").
+std::string RowWith(const std::string& report, const std::string& text) {
+  std::istringstream in(report);
+  for (std::string line; std::getline(in, line);)
+    if (line.find(text) != std::string::npos) return line;
+  return "";
+}
+
+// The calls column of a site or chain row: the number after the bytes.
+uint64_t CallsOf(const std::string& row) {
+  std::istringstream in(row);
+  std::string number, unit;
+  uint64_t calls = 0;
+  in >> number >> unit >> calls;
+  return calls;
+}
+
+TEST(Heap, SitesAreTheProgramsOwnLinesWithTheirCallers) {
+  RunResult run;
+  std::string profile = RecordHeap("heap_sites", PROGRAM_heap_sites, &run);
+  std::string dir = ScratchDir("heap_sites_report");
+  RunResult r = Hotline({"report", "-H", profile}, dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  // The vector's growth is pinned on crunch's line, through push_back; not on the allocator.
+  std::string site = RowWith(r.out, "std::vector<…>::push_back from analytics::crunch (");
+  ASSERT_NE(site, "") << r.out;
+  EXPECT_NE(site.find("heap_sites.cc:13)"), std::string::npos) << site;
+  EXPECT_EQ(r.out.find("new_allocator.h"), std::string::npos) << r.out;
+  // 1000 push_backs grow the vector 11 times (1, 2, 4, ... 1024): 3 crunches from stage_a,
+  // one from stage_b, each chain up to main.
+  EXPECT_EQ(CallsOf(site), 44u) << site;
+  std::string from_a = RowWith(r.out, "← stage_a (");
+  std::string from_b = RowWith(r.out, "← stage_b (");
+  EXPECT_EQ(CallsOf(from_a), 33u) << r.out;
+  EXPECT_EQ(CallsOf(from_b), 11u) << r.out;
+  EXPECT_NE(from_a.find("← main ("), std::string::npos) << from_a;
+  // Chains end at main: libc's start-up above it is left out.
+  std::string sites = r.out.substr(0, r.out.find("Leaks"));
+  EXPECT_EQ(sites.find("__libc_start"), std::string::npos) << sites;
+  // std::string's buffers: at label_length's line, through the string's constructor.
+  std::string label = RowWith(r.out, " from label_length (");
+  EXPECT_NE(label.find("basic_string"), std::string::npos) << r.out;
+  EXPECT_EQ(CallsOf(label), 10u) << label;
+
+  // --allocator-frames: the allocator's caller as recorded.
+  RunResult raw = Hotline({"report", "-H", "--allocator-frames", profile}, dir);
+  ASSERT_EQ(raw.exit_code, 0) << raw.err;
+  EXPECT_NE(raw.out.find("new_allocator.h"), std::string::npos) << raw.out;
+  // --full-names: the whole template arguments.
+  RunResult full = Hotline({"report", "-H", "--full-names", profile}, dir);
+  EXPECT_NE(full.out.find("std::vector<long, std::allocator<long> >::push_back"), std::string::npos)
+      << full.out;
+}
+
 TEST(Heap, ThreadsAllocatingAtOnceAreCountedExactly) {
   RunResult run;
   format::RawProfile p = Load(RecordHeap("heap_threads", PROGRAM_heap_threads, &run));
