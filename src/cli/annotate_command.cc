@@ -33,8 +33,16 @@ struct AnnotateCommandOptions {
 
   void Register(CLI::App& cmd) {
     cmd.add_option("-p,--cutoff", annotate.cutoff,
-                   "functions and files in the index cost at least this percent (default 2)")
+                   "functions listed and in the index cost at least this percent (default 2)")
         ->check(CLI::Range(0.0, 100.0));
+    cmd.add_flag("-a,--all", annotate.all,
+                 "whole files, nothing folded (default: the functions above the cutoff, hot "
+                 "lines with two lines of context)");
+    cmd.add_flag("--system", annotate.system,
+                 "system headers and libraries' sources too (default: the program's own files, "
+                 "and those named as SOURCE)");
+    cmd.add_flag("--full-names", annotate.full_names,
+                 "C++ names whole, with parameters and template arguments");
     cmd.add_option("--source-dir", annotate.source_dirs,
                    "another directory to look for sources in (repeatable)")
         ->allow_extra_args(false);  // one directory per --source-dir: what follows is FILE
@@ -122,8 +130,10 @@ int RunAnnotate(AnnotateCommandOptions& o) {
     }
   }
   std::string out;
-  std::vector<std::string> notes;
-  report::PrintAnnotated(*profile, o.annotate, out, notes);
+  report::AnnotateMessages messages;
+  report::PrintAnnotated(*profile, o.annotate, out, messages);
+  for (const std::string& w : messages.warnings) fmt::print(stderr, "hotline: warning: {}\n", w);
+  const std::vector<std::string>& notes = messages.notes;
   if (!sources.empty() || notes.size() == 1) {
     for (const std::string& n : notes) fmt::print(stderr, "hotline: note: {}\n", n);
   } else if (!notes.empty()) {
@@ -132,6 +142,14 @@ int RunAnnotate(AnnotateCommandOptions& o) {
     fmt::print(stderr, "hotline: note: {} of the sources with data were not found, e.g. {}\n",
                notes.size(), notes.front());
   }
+  if (messages.system_files)
+    fmt::print(stderr, "hotline: note: {} system file{} with data left out (--system shows them)\n",
+               messages.system_files, messages.system_files == 1 ? "" : "s");
+  if (messages.files_below_cutoff)
+    fmt::print(stderr,
+               "hotline: note: {} file{} with data but no function above the cutoff left out "
+               "(--all shows them)\n",
+               messages.files_below_cutoff, messages.files_below_cutoff == 1 ? "" : "s");
   fmt::print("{}", out);
   return 0;
 }

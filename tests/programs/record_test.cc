@@ -370,5 +370,52 @@ TEST(DumpBadInput, MissingTextAndNothingHere) {
   ExpectOneLineError(Hotline({"dump"}, empty_dir), "no *.hotline");
 }
 
+// The listing of a sampled run, as a user builds and reads it: folded around the functions
+// above the cutoff, line numbers, inclusive time on the lines that call, the program's own files
+// only, and a warning when a source was edited after the build.
+TEST(Annotate, FoldsShowsCallingLinesAndWarnsOfStaleSources) {
+  std::string dir = ScratchDir("annotate_listing");
+  for (const char* source : {SOURCE_cpu_burn, SOURCE_burn_h})
+    ASSERT_EQ(Execute({"/bin/cp", source, dir}, dir).exit_code, 0);
+  ASSERT_EQ(Execute({"/usr/bin/gcc", "-O1", "-g", "-o", dir + "/burn", dir + "/cpu_burn.c"}, dir)
+                .exit_code,
+            0);
+  std::string profile = dir + "/burn.hotline";
+  ASSERT_EQ(Hotline({"record", "-q", "-o", profile, "--", dir + "/burn"}, dir).exit_code, 3);
+
+  RunResult folded = Hotline({"annotate", profile}, dir);
+  ASSERT_EQ(folded.exit_code, 0) << folded.err;
+  EXPECT_NE(folded.out.find(" folded\n"), std::string::npos) << folded.out;
+  // main's line 10 calls heavy and light: nothing of its own, all of their time inclusive.
+  std::string calling;
+  std::istringstream rows(folded.out);
+  for (std::string row; std::getline(rows, row);)
+    if (row.find("double r = heavy() + light();") != std::string::npos) calling = row;
+  ASSERT_NE(calling, "") << folded.out;
+  std::istringstream cells(calling);
+  std::string number, inclusive, percent;
+  cells >> number >> inclusive >> percent;
+  EXPECT_EQ(number, "10") << calling;
+  EXPECT_TRUE(inclusive.ends_with("ms")) << calling;
+  EXPECT_GT(std::stod(percent), 90.0) << calling;
+  EXPECT_NE(folded.out.find("-- heavy: self "), std::string::npos) << folded.out;
+  // libc's sources are the system's: left out, and said.
+  EXPECT_NE(folded.err.find("system file"), std::string::npos) << folded.err;
+  EXPECT_EQ(folded.out.find("libc-start"), std::string::npos) << folded.out;
+  EXPECT_EQ(folded.err.find("modified after"), std::string::npos) << folded.err;
+
+  RunResult whole = Hotline({"annotate", "--all", profile}, dir);
+  EXPECT_EQ(whole.out.find(" folded\n"), std::string::npos) << whole.out;
+  EXPECT_NE(whole.out.find("cpu_burn stderr line"), std::string::npos) << whole.out;
+
+  // A source edited after the build.
+  ASSERT_EQ(Execute({"/usr/bin/touch", "-d", "+1 hour", dir + "/cpu_burn.c"}, dir).exit_code, 0);
+  RunResult stale = Hotline({"annotate", profile}, dir);
+  EXPECT_NE(stale.err.find("warning: " + dir + "/cpu_burn.c was modified after " + dir +
+                           "/burn was built"),
+            std::string::npos)
+      << stale.err;
+}
+
 }  // namespace
 }  // namespace hotline
