@@ -18,6 +18,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <optional>
+#include <string_view>
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
@@ -174,6 +175,7 @@ class SymbolIndex {
       if (sym.st_size == 0) end = SectionEnd(elf, section, bias, address);
       symbols_.push_back({address, end, rank, name, {}, false});
     }
+    addPltStubs(mod);
     // At one address, aliases sort by preference (sized, then global over weak over local) so
     // that the backward search below meets the preferred one first.
     std::sort(symbols_.begin(), symbols_.end(), [](const Symbol& a, const Symbol& b) {
@@ -218,6 +220,73 @@ class SymbolIndex {
     std::string demangled;
     bool ready;
   };
+
+  // The PLT's stubs have no symbols: each is named after the function whose GOT slot its jump
+  // reads (`puts@plt`, as objdump and perf say), found in the relocations of that slot. x86-64
+  // only: a stub's jump is `jmp *disp32(%rip)` (ff 25), after an endbr64 and a bnd prefix
+  // when the code is built for CET.
+  void addPltStubs(Dwfl_Module* mod) {
+    Dwarf_Addr bias = 0;
+    Elf* elf = dwfl_module_getelf(mod, &bias);
+    GElf_Ehdr ehdr;
+    size_t names = 0;
+    if (!elf || !gelf_getehdr(elf, &ehdr) || ehdr.e_machine != EM_X86_64 ||
+        elf_getshdrstrndx(elf, &names) != 0)
+      return;
+    std::unordered_map<uint64_t, const char*> slots;  // GOT slot → the function it holds
+    std::vector<Elf_Scn*> stubs;
+    for (Elf_Scn* scn = elf_nextscn(elf, nullptr); scn; scn = elf_nextscn(elf, scn)) {
+      GElf_Shdr header;
+      if (!gelf_getshdr(scn, &header)) continue;
+      const char* name = elf_strptr(elf, names, header.sh_name);
+      if (header.sh_type == SHT_RELA) addSlots(elf, scn, header, slots);
+      if (name && std::string_view(name).starts_with(".plt") && header.sh_type == SHT_PROGBITS)
+        stubs.push_back(scn);
+    }
+    for (Elf_Scn* scn : stubs) {
+      GElf_Shdr header;
+      Elf_Data* data = elf_getdata(scn, nullptr);
+      if (!gelf_getshdr(scn, &header) || !data || !data->d_buf) continue;
+      uint64_t size = std::min<uint64_t>(header.sh_size, data->d_size);
+      uint64_t step = header.sh_entsize ? header.sh_entsize : 16;
+      const auto* bytes = static_cast<const uint8_t*>(data->d_buf);
+      for (uint64_t at = 0; at + step <= size; at += step) {
+        for (uint64_t k = at; k + 6 <= at + step; ++k) {
+          if (bytes[k] != 0xff || bytes[k + 1] != 0x25) continue;
+          int32_t displacement;
+          std::memcpy(&displacement, bytes + k + 2, sizeof displacement);
+          auto slot = slots.find(header.sh_addr + k + 6 + static_cast<int64_t>(displacement));
+          if (slot != slots.end()) {
+            uint64_t start = header.sh_addr + at + bias;
+            symbols_.push_back(
+                {start, start + step, 0, slot->second, demangle(slot->second) + "@plt", true});
+          }
+          break;
+        }
+      }
+    }
+  }
+
+  // The GOT slots a relocation section fills with functions, and their names.
+  static void addSlots(Elf* elf, Elf_Scn* scn, const GElf_Shdr& header,
+                       std::unordered_map<uint64_t, const char*>& slots) {
+    Elf_Scn* symbols = elf_getscn(elf, header.sh_link);
+    GElf_Shdr symbols_header;
+    Elf_Data* relocations = elf_getdata(scn, nullptr);
+    Elf_Data* symbol_data = symbols ? elf_getdata(symbols, nullptr) : nullptr;
+    if (!relocations || !symbol_data || !gelf_getshdr(symbols, &symbols_header)) return;
+    size_t count = header.sh_entsize ? header.sh_size / header.sh_entsize : 0;
+    for (size_t i = 0; i < count; ++i) {
+      GElf_Rela rela;
+      GElf_Sym symbol;
+      if (!gelf_getrela(relocations, static_cast<int>(i), &rela)) break;
+      uint64_t type = GELF_R_TYPE(rela.r_info);
+      if (type != R_X86_64_JUMP_SLOT && type != R_X86_64_GLOB_DAT) continue;
+      if (!gelf_getsym(symbol_data, static_cast<int>(GELF_R_SYM(rela.r_info)), &symbol)) continue;
+      const char* name = elf_strptr(elf, symbols_header.sh_link, symbol.st_name);
+      if (name && *name) slots[rela.r_offset] = name;
+    }
+  }
   const std::string* name(Symbol& symbol, uint64_t* start) {
     if (!symbol.ready) {
       symbol.demangled = demangle(symbol.raw);

@@ -615,6 +615,39 @@ TEST(Symbolizer, UnstrippedExecutableAsPie) {
   EXPECT_EQ(r.frames[0].line, static_cast<uint32_t>(lineOfAddress(lineRows(SYM_EXE), work->value)));
 }
 
+// The PLT stubs objdump names (`printf@plt`), by address: objdump is the independent truth.
+std::map<uint64_t, std::string> PltStubs(const std::string& path) {
+  std::map<uint64_t, std::string> stubs;
+  std::string command = "objdump -d -C -j .plt -j .plt.sec -j .plt.got '" + path + "' 2>/dev/null";
+  FILE* pipe = popen(command.c_str(), "r");
+  if (!pipe) return stubs;
+  char text[4096];
+  while (fgets(text, sizeof text, pipe)) {
+    std::string line(text);
+    size_t open = line.find(" <"), close = line.rfind("@plt>:");
+    if (open == std::string::npos || close == std::string::npos || close < open) continue;
+    stubs[std::stoull(line.substr(0, open), nullptr, 16)] = line.substr(open + 2, close + 2 - open);
+  }
+  pclose(pipe);
+  return stubs;
+}
+
+TEST(Symbolizer, PltStubsAreNamedAfterTheirFunction) {
+  for (const char* path : {SYM_EXE, SYM_LIB_CXX}) {
+    std::map<uint64_t, std::string> stubs = PltStubs(path);
+    ASSERT_GE(stubs.size(), 1u) << path << ": objdump found no PLT stubs";
+    ElfFacts facts = readElf(path);
+    Symbolizer symbolizer;
+    ModuleInfo module{path, facts.build_id, biasFor(facts)};
+    for (const auto& [address, name] : stubs) {
+      // An address inside the stub, past its first instruction.
+      const ResolvedAddress& r = symbolizer.resolve(module, module.bias + address + 6, false);
+      ASSERT_EQ(r.frames.size(), 1u) << path << " " << name;
+      EXPECT_EQ(r.frames[0].function, name) << path;
+    }
+  }
+}
+
 TEST(Symbolizer, MissingFileWarnsOnceAndResolvesNothing) {
   Symbolizer symbolizer;
   const std::string path = "/nonexistent/hotline/libgone.so";
