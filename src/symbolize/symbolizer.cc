@@ -175,6 +175,7 @@ class SymbolIndex {
       if (sym.st_size == 0) end = SectionEnd(elf, section, bias, address);
       symbols_.push_back({address, end, rank, name, {}, false});
     }
+    has_symbols_ = !symbols_.empty();
     addPltStubs(mod);
     // At one address, aliases sort by preference (sized, then global over weak over local) so
     // that the backward search below meets the preferred one first.
@@ -192,7 +193,8 @@ class SymbolIndex {
     }
   }
 
-  bool empty() const { return symbols_.empty(); }
+  // Whether the module has no symbol table: the PLT stubs' names alone do not make one.
+  bool empty() const { return !has_symbols_; }
 
   // The demangled name of the function containing `address` and where it starts; a symbol
   // without a size (hand-written assembler) counts as reaching up to the address when it is
@@ -297,6 +299,7 @@ class SymbolIndex {
   }
   std::vector<Symbol> symbols_;
   std::vector<uint64_t> max_end_;
+  bool has_symbols_ = false;
 };
 
 // One spelling per file: relative names are taken against the compilation directory and `.`,

@@ -12,11 +12,16 @@ TEST(ShortName, CollapsesTemplatesAndDropsParameters) {
   EXPECT_EQ(ShortName("void std::__invoke_impl<void, main::{lambda()#1}>(std::__invoke_other, "
                       "main::{lambda()#1}&&)",
                       false),
-            "void std::__invoke_impl<…>");
+            "std::__invoke_impl<…>");
   EXPECT_EQ(ShortName("analytics::crunch(std::map<int, int> const&) const", false),
             "analytics::crunch");
   EXPECT_EQ(ShortName("(anonymous namespace)::helper(int)", false),
             "(anonymous namespace)::helper");
+  // A function template's return type goes; operators keep their words.
+  EXPECT_EQ(ShortName("double std::accumulate<double*, double>(double*, double*, double)", false),
+            "std::accumulate<…>");
+  EXPECT_EQ(ShortName("operator new(unsigned long)", false), "operator new");
+  EXPECT_EQ(ShortName("Foo::operator char const*() const", false), "Foo::operator char const*");
   EXPECT_EQ(ShortName("std::vector<int>::push_back(int const&)", true),
             "std::vector<…>::push_back(int const&)");
 }
@@ -56,9 +61,23 @@ TEST(ShortNames, InstantiationsAreToldApart) {
   }
   std::vector<std::string> names = ShortNames(p);
   EXPECT_NE(names[0], names[1]);
-  EXPECT_EQ(names[0], "void run<…>(main::{lambda(int)#1}, int)");
+  EXPECT_EQ(names[0], "run<…>(main::{lambda(int)#1}, int)");
 
-  // Alike even with their parameters: the whole names.
+  // Alike even with their parameters: their template arguments, as few levels as tell them
+  // apart.
+  model::Profile r;
+  for (const char* name :
+       {"std::vector<std::pair<int, long>, std::allocator<std::pair<int, long> > "
+        ">::~vector()",
+        "std::vector<Record, std::allocator<Record> >::~vector()"}) {
+    model::Function f;
+    f.name = name;
+    r.functions.push_back(f);
+  }
+  names = ShortNames(r);
+  EXPECT_EQ(names[0], "std::vector<std::pair<…>, std::allocator<…> >::~vector()");
+  EXPECT_EQ(names[1], "std::vector<Record, std::allocator<…> >::~vector()");
+
   model::Profile q;
   for (const char* name : {"int f<int>(int)", "int f<long>(int)"}) {
     model::Function f;
@@ -66,8 +85,8 @@ TEST(ShortNames, InstantiationsAreToldApart) {
     q.functions.push_back(f);
   }
   names = ShortNames(q);
-  EXPECT_EQ(names[0], "int f<int>(int)");
-  EXPECT_EQ(names[1], "int f<long>(int)");
+  EXPECT_EQ(names[0], "f<int>(int)");
+  EXPECT_EQ(names[1], "f<long>(int)");
 }
 
 }  // namespace
