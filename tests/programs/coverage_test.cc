@@ -229,6 +229,7 @@ TEST(Coverage, AnnotatedListingMatchesGolden) {
             0);
   RunResult listing = Hotline({"annotate", "--no-color", profile, "coverage_c.c"}, dir);
   ASSERT_EQ(listing.exit_code, 0) << listing.err;
+  EXPECT_EQ(listing.out.find('\t'), std::string::npos) << "a TAB in the listing for people";
   std::string text = listing.out;
   // Paths: only the file name stays.
   for (size_t at; (at = text.find(SOURCE_coverage_c)) != std::string::npos;)

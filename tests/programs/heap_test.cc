@@ -124,6 +124,7 @@ TEST(Heap, SitesAreTheProgramsOwnLinesWithTheirCallers) {
   std::string dir = ScratchDir("heap_sites_report");
   RunResult r = Hotline({"report", "-H", profile}, dir);
   ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out.find('\t'), std::string::npos) << "a TAB in the tables for people";
   // The vector's growth is pinned on crunch's line, through push_back; not on the allocator.
   std::string site = RowWith(r.out, "std::vector<…>::push_back from analytics::crunch (");
   ASSERT_NE(site, "") << r.out;
