@@ -78,6 +78,7 @@ int RunAnnotate(AnnotateCommandOptions& o) {
     fmt::print(stderr, "hotline: annotate: {}\n", path.status().message());
     return 1;
   }
+  if (file.empty()) fmt::print(stderr, "hotline: reading {} (the newest profile here)\n", *path);
   o.annotate.sources = sources;
   o.annotate.color = !o.no_color && !o.annotate.machine && UseColor(o.color);
   symbolize::Symbolizer symbolizer;

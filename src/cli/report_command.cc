@@ -105,6 +105,7 @@ int RunReport(ReportCommandOptions& o) {
   }
   o.file = *file;
   if (!named) fmt::print(stderr, "hotline: reading {} (the newest profile here)\n", o.file);
+  asked.profile_path = o.file;
 
   symbolize::Symbolizer symbolizer;
   model::SymbolizerResolver resolver(symbolizer);

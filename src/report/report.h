@@ -36,6 +36,7 @@ struct ReportOptions {
   bool color = false;          // heat colours in the percent columns (a terminal)
   bool full_names = false;     // --full-names: C++ names whole, parameters and templates
   uint32_t width = 0;          // --width: rows cut to this many characters (0: never)
+  std::string profile_path;    // the file read, the summary's first row (none when empty)
   // The names the tables show, by FunctionId (set by PrintReport; the full names when empty).
   std::shared_ptr<const std::vector<std::string>> names;
   // -pN: rows below N percent are left out. Unset: 1 for -F, -L and -G, 0 for the others.

@@ -66,6 +66,7 @@ void PrintSummary(const model::Profile& p, const ReportOptions& options, std::st
                      FormatPercent(100.0 * static_cast<double>(n) / static_cast<double>(s.samples)))
                : fmt::format("{}", n);
   };
+  if (!options.profile_path.empty()) row("profile", options.profile_path);
   if (!s.exe.empty()) row("program", s.exe);
   row("ended", DescribeEnding(p));
   if (s.sampler != format::Sampler::kNone) row("sampler", SamplerName(s.sampler));

@@ -299,6 +299,16 @@ TEST(CommandLine, SaysWhatItWantsInItsOwnWords) {
     RunResult plain = Hotline({"report", "-C", mode, dir + "/f.hotline"}, dir);
     EXPECT_EQ(plain.out.find("\x1b["), std::string::npos) << mode;
   }
+  // Every command says which profile it read: report in its summary's first row, and both on
+  // stderr when they chose the newest profile here themselves.
+  RunResult summary = Hotline({"report", dir + "/f.hotline"}, dir);
+  EXPECT_NE(summary.out.find("Summary\nprofile "), std::string::npos) << summary.out;
+  EXPECT_NE(summary.out.find(dir + "/f.hotline\n"), std::string::npos) << summary.out;
+  for (const char* command : {"report", "annotate"}) {
+    RunResult newest = Hotline({command}, dir);
+    EXPECT_NE(newest.err.find("(the newest profile here)"), std::string::npos)
+        << command << ": " << newest.err;
+  }
   // annotate takes a profile for one whatever its name.
   std::filesystem::copy_file(dir + "/f.hotline", dir + "/renamed");
   RunResult annotated = Hotline({"annotate", dir + "/renamed"}, dir);
