@@ -1,6 +1,7 @@
 // `hotline report [flags] [FILE]`: texprofile's tables (docs/report.md). Reads the profile,
 // symbolizes it, builds the model and prints the tables the flags ask for.
 #include <fmt/core.h>
+#include <fmt/ranges.h>
 
 #include <string>
 
@@ -11,6 +12,7 @@
 #include "format/reader.h"
 #include "model/build.h"
 #include "model/heap.h"
+#include "model/merge.h"
 #include "report/heap.h"
 #include "report/report.h"
 #include "symbolize/symbolizer.h"
@@ -21,12 +23,14 @@ namespace {
 
 // Everything `hotline report` accepts, declared once: Register() derives parsing and --help.
 struct ReportCommandOptions {
-  std::string file;
+  std::vector<std::string> files;
+  std::string file;  // the one profile read, or the first of several
   report::ReportOptions report;
   bool all = false;
   bool threads = false;
   bool heap = false;
   model::HeapOptions heap_options;
+  model::MergeOptions merge;
   double cutoff = 0;
   CLI::Option* cutoff_option = nullptr;
   CLI::Option* top_count_option = nullptr;
@@ -80,11 +84,53 @@ struct ReportCommandOptions {
     cmd.add_flag("--allocator-frames", heap_options.allocator_frames,
                  "-H: sites at the allocator's caller as recorded (std::allocator, libraries), "
                  "not at the program's own line");
-    cmd.add_option("FILE", file, "the profile (default: the newest *.hotline here)");
+    cmd.add_flag("--force", merge.force, "with several FILEs: add up runs of different programs");
+    cmd.add_option("FILE", files,
+                   "the profile (default: the newest *.hotline here); several are runs of one "
+                   "program, added up");
   }
 };
 
 void Warn(const std::string& what) { fmt::print(stderr, "hotline: warning: {}\n", what); }
+
+// What was wrong with the file at `path`, on stderr.
+void WarnAboutFile(const std::string& path, const format::ReadStats& stats,
+                   const model::Profile& profile) {
+  if (stats.damaged())
+    Warn(fmt::format("{}: damaged, reporting what could be read: {}", path, stats.summary()));
+  for (const std::string& problem : stats.problems) Warn(fmt::format("{}: {}", path, problem));
+  if (stats.unknown_records)
+    Warn(fmt::format("{}: {} records of unknown kinds skipped (written by a newer hotline)", path,
+                     stats.unknown_records));
+  if (!profile.summary.end) Warn(fmt::format("{}: {}", path, report::DescribeEnding(profile)));
+}
+
+Expected<model::Profile> LoadOne(const std::string& path, model::AddressResolver& resolver,
+                                 const model::BuildOptions& build) {
+  format::ReadStats stats;
+  Expected<model::Profile> profile = model::LoadProfile(path, resolver, build, &stats);
+  if (profile) WarnAboutFile(path, stats, *profile);
+  return profile;
+}
+
+// Several runs read as one (report A B ...).
+Expected<model::Profile> LoadRuns(const std::vector<std::string>& paths,
+                                  model::AddressResolver& resolver,
+                                  const model::BuildOptions& build,
+                                  const model::MergeOptions& merge) {
+  std::vector<model::Profile> runs;
+  for (const std::string& path : paths) {
+    Expected<model::Profile> run = LoadOne(path, resolver, build);
+    if (!run) return run;
+    runs.push_back(std::move(*run));
+  }
+  std::vector<const model::Profile*> pointers;
+  for (const model::Profile& run : runs) pointers.push_back(&run);
+  Expected<model::Profile> merged = model::MergeProfiles(pointers, merge);
+  if (!merged)
+    return Status::Error(fmt::format("{}: {}", fmt::join(paths, ", "), merged.status().message()));
+  return merged;
+}
 
 int RunReport(ReportCommandOptions& o) {
   report::ReportOptions& asked = o.report;
@@ -97,15 +143,26 @@ int RunReport(ReportCommandOptions& o) {
   if (!(asked.top || asked.graph || asked.files || asked.lines || asked.flat || asked.functions ||
         asked.procedures || asked.raw || asked.stack_changes || o.heap))
     asked.top = asked.flat = true;
-  bool named = !o.file.empty();
-  Expected<std::string> file = ProfileArgument(o.file);
-  if (!file) {
-    fmt::print(stderr, "hotline: {}\n", file.status().message());
-    return 1;
+  bool named = !o.files.empty();
+  if (!named) o.files.emplace_back();
+  for (std::string& f : o.files) {
+    Expected<std::string> file = ProfileArgument(f);
+    if (!file) {
+      fmt::print(stderr, "hotline: {}\n", file.status().message());
+      return 1;
+    }
+    f = *file;
   }
-  o.file = *file;
+  o.file = o.files.front();
   if (!named) fmt::print(stderr, "hotline: reading {} (the newest profile here)\n", o.file);
-  asked.profile_path = o.file;
+  asked.profile_path = o.files.size() == 1
+                           ? o.file
+                           : fmt::format("{} ({} runs)", fmt::join(o.files, ", "), o.files.size());
+  if (o.files.size() > 1 && (o.threads || o.heap)) {
+    fmt::print(stderr, "hotline: report: {} reads one profile at a time\n",
+               o.heap ? "-H" : "--threads");
+    return 2;
+  }
 
   symbolize::Symbolizer symbolizer;
   model::SymbolizerResolver resolver(symbolizer);
@@ -124,24 +181,22 @@ int RunReport(ReportCommandOptions& o) {
     raw = std::move(*loaded);
   }
   Expected<model::Profile> profile = raw ? model::BuildProfile(*raw, resolver, build)
-                                         : model::LoadProfile(o.file, resolver, build, &stats);
+                                     : o.files.size() > 1
+                                         ? LoadRuns(o.files, resolver, build, o.merge)
+                                         : LoadOne(o.file, resolver, build);
   if (!profile) {
     fmt::print(stderr, "hotline: {}\n", profile.status().message());
     return 1;
   }
-  if (stats.damaged())
-    Warn(fmt::format("{}: damaged, reporting what could be read: {}", o.file, stats.summary()));
-  for (const std::string& problem : stats.problems) Warn(fmt::format("{}: {}", o.file, problem));
-  if (stats.unknown_records)
-    Warn(fmt::format("{}: {} records of unknown kinds skipped (written by a newer hotline)", o.file,
-                     stats.unknown_records));
+  if (raw) WarnAboutFile(o.file, stats, *profile);
   for (const std::string& w : profile->warnings) Warn(w);
-  if (!profile->summary.end) Warn(fmt::format("{}: {}", o.file, report::DescribeEnding(*profile)));
   const report::ReportOptions& r = o.report;
   bool sample_tables = r.top || r.graph || r.files || r.lines || r.flat || r.functions ||
                        r.procedures || r.raw || r.stack_changes || !o.heap;
   if (profile->summary.samples == 0 && sample_tables)
-    Warn(fmt::format("{}: the profile holds no samples", o.file));
+    Warn(o.files.size() == 1
+             ? fmt::format("{}: the profile holds no samples", o.file)
+             : fmt::format("{}: the profiles hold no samples", fmt::join(o.files, ", ")));
 
   std::string out;
   if (o.heap) {

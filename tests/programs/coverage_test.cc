@@ -152,6 +152,45 @@ std::map<std::string, std::pair<double, double>> CostIndex(const std::string& li
   return costs;
 }
 
+// Runs read as one add up: three runs of the counting program make exactly three times the
+// calls, still exact.
+TEST(Coverage, RunsReadAsOneAddTheirExactCalls) {
+  std::string dir = Build(SOURCE_coverage_c, "gcc", "runs");
+  std::vector<std::string> command = {"report", "-M", "-m"};
+  for (int run = 1; run <= 3; ++run) {
+    std::string profile = dir + "/run" + std::to_string(run) + ".hotline";
+    ASSERT_EQ(Hotline({"record", "-q", "--counts-only", "-o", profile, "--", dir + "/runs"}, dir)
+                  .exit_code,
+              0);
+    command.push_back(profile);
+  }
+  RunResult merged = Hotline(command, dir);
+  ASSERT_EQ(merged.exit_code, 0) << merged.err;
+  // -M -m: file, line, calls, self, cumulative, name.
+  std::map<std::string, std::string> calls;
+  std::istringstream rows(merged.out);
+  for (std::string row; std::getline(rows, row);) {
+    std::vector<std::string> cells;
+    std::istringstream fields(row);
+    for (std::string cell; std::getline(fields, cell, '\t');) cells.push_back(cell);
+    if (cells.size() == 6) calls[cells[5]] = cells[2];
+  }
+  EXPECT_EQ(calls["fib"], "65673") << merged.out;  // 3 × 21891
+  EXPECT_EQ(calls["square"], "300") << merged.out;
+  EXPECT_EQ(calls["main"], "3") << merged.out;
+  RunResult people = Hotline({"report", "-M", command[3], command[4]}, dir);
+  EXPECT_EQ(people.out.find("~"), std::string::npos) << "exact calls stay exact: " << people.out;
+
+  // Runs of another program are refused, unless forced.
+  std::string other = dir + "/other.hotline";
+  ASSERT_EQ(Hotline({"record", "-q", "-o", other, "--", PROGRAM_cpu_burn}, dir).exit_code, 3);
+  RunResult refused = Hotline({"report", "-M", command[3], other}, dir);
+  EXPECT_EQ(refused.exit_code, 1);
+  EXPECT_NE(refused.err.find("profiles of different programs"), std::string::npos) << refused.err;
+  EXPECT_NE(refused.err.find("--force"), std::string::npos) << refused.err;
+  EXPECT_EQ(Hotline({"report", "-M", "--force", command[3], other}, dir).exit_code, 0);
+}
+
 TEST(Coverage, ImplicitCostsFromCountsSolveTheRecursion) {
   std::string dir = Build(SOURCE_coverage_c, "gcc", "costs");
   std::string profile = dir + "/p.hotline";

@@ -8,6 +8,7 @@
 
 #include "format/schema.h"
 #include "model/invariants.h"
+#include "model/merge.h"
 
 namespace hotline::model {
 namespace {
@@ -465,6 +466,102 @@ TEST_F(BuildTest, RuntimeShimsAreNoFramesAndProfilerSamplesMatchTheRow) {
   for (const CallEdge& e : p.calleesOf(FunctionId(uint32_t(find(p, "main") - &p.functions[0]))))
     EXPECT_TRUE(e.child == FunctionId(uint32_t(work - &p.functions[0])) ||
                 e.child == FunctionId(uint32_t(profiler - &p.functions[0])));
+}
+
+// Merging runs: the profiles of three runs with different samples, added up by symbol.
+class MergeTest : public BuildTest {
+ protected:
+  // A run of `samples` (each a thread and a stack).
+  Profile run(const std::vector<std::pair<uint64_t, std::vector<uint64_t>>>& samples,
+              const std::string& build_id = "") {
+    raw_.samples.clear();
+    raw_.stack_nodes.clear();
+    raw_.modules[0].build_id = build_id;
+    for (const auto& [tid, stack] : samples) sample(tid, stack);
+    return build();
+  }
+  // Everything merging adds up, in an order that does not depend on the runs' order.
+  static std::string Canonical(const Profile& p) {
+    std::vector<std::string> rows;
+    for (size_t i = 0; i < p.functions.size(); ++i) {
+      const Function& f = p.functions[i];
+      rows.push_back("f " + f.name + " " + std::to_string(f.self_ns) + " " +
+                     std::to_string(f.inclusive_ns) + " " + std::to_string(f.calls));
+      for (const CallEdge& e : p.callees[i])
+        rows.push_back("e " + f.name + ">" + p.function(e.child).name + " " +
+                       std::to_string(e.time_ns) + " " + std::to_string(e.loop_ns) + " " +
+                       std::to_string(e.calls));
+    }
+    for (const Line& l : p.lines)
+      rows.push_back("l " + p.file(l.file).path + ":" + std::to_string(l.line) + " " +
+                     std::to_string(l.time_ns) + " " + std::to_string(l.count) + " " +
+                     std::to_string(l.inclusive_ns));
+    for (const StackTime& t : p.stack_times) {
+      std::string frames;
+      for (const StackFrame& f : p.framesOf(t.stack)) frames += p.function(f.function).name + ";";
+      rows.push_back("s " + frames + " " + std::to_string(p.threads[t.thread].tid) + " " +
+                     std::to_string(t.ns));
+    }
+    rows.push_back("total " + std::to_string(p.summary.total_ns) + " samples " +
+                   std::to_string(p.summary.samples));
+    std::sort(rows.begin(), rows.end());
+    std::string text;
+    for (const std::string& r : rows) text += r + "\n";
+    return text;
+  }
+  static Profile Merged(std::vector<const Profile*> runs, MergeOptions options = {}) {
+    Expected<Profile> merged = MergeProfiles(runs, options);
+    EXPECT_TRUE(merged.ok()) << merged.status().message();
+    Status invariants = CheckInvariants(*merged);
+    EXPECT_TRUE(invariants.ok()) << invariants.message();
+    return std::move(*merged);
+  }
+};
+
+TEST_F(MergeTest, RunsAddUpAndKeepTheInvariants) {
+  Profile a = run({{1, {0x1111, 0x1200}}, {1, {0x1111, 0x1300}}});
+  Profile b = run({{1, {0x1111, 0x1204}}, {2, {0x1111, 0x1200}}, {2, {0x1111, 0x1200}}});
+  Profile m = Merged({&a, &b});
+  EXPECT_EQ(m.summary.total_ns, a.summary.total_ns + b.summary.total_ns);
+  EXPECT_EQ(find(m, "work")->self_ns, 4000u);
+  EXPECT_EQ(find(m, "main")->inclusive_ns, 5000u);
+  EXPECT_EQ(findLine(m, "main.c", 20)->time_ns, 3000u);
+  EXPECT_EQ(findLine(m, "main.c", 11)->inclusive_ns, 5000u);
+  EXPECT_EQ(m.threads.size(), 3u);  // the runs' threads stay apart
+}
+
+TEST_F(MergeTest, IsAssociativeAndCommutative) {
+  Profile a = run({{1, {0x1111, 0x1200}}, {1, {0x1111, 0x1300}}, {1, {0x1400}}});
+  Profile b = run({{1, {0x1111, 0x1204}}, {2, {0x1111, 0x1111, 0x1200}}});
+  Profile c = run({{3, {0x1111, 0x1300}}, {3, {0x1111, 0x1200}}, {3, {}}});
+  Profile ab = Merged({&a, &b}), bc = Merged({&b, &c}), ba = Merged({&b, &a});
+  Profile ab_c = Merged({&ab, &c}), a_bc = Merged({&a, &bc});
+  EXPECT_EQ(Canonical(ab_c), Canonical(a_bc));
+  EXPECT_EQ(Canonical(ab), Canonical(ba));
+  EXPECT_EQ(Canonical(Merged({&a, &b, &c})), Canonical(ab_c));
+}
+
+TEST_F(MergeTest, DifferentProgramsOnlyWhenForced) {
+  Profile a = run({{1, {0x1111, 0x1200}}});
+  raw_.process->exe = "/bin/other";
+  Profile b = run({{1, {0x1111, 0x1200}}});
+  Expected<Profile> refused = MergeProfiles({&a, &b});
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("different programs"), std::string::npos);
+  MergeOptions force;
+  force.force = true;
+  EXPECT_EQ(Merged({&a, &b}, force).summary.total_ns, 2000u);
+}
+
+TEST_F(MergeTest, TwoBuildsMeetByFunctionAndLineWithAWarning) {
+  Profile a = run({{1, {0x1111, 0x1200}}}, "build-1");
+  Profile b = run({{1, {0x1111, 0x1200}}}, "build-2");
+  Profile m = Merged({&a, &b});
+  EXPECT_EQ(find(m, "work")->self_ns, 2000u);
+  EXPECT_EQ(find(m, "work", 1), nullptr);  // one function, not one per build
+  std::string warnings;
+  for (const std::string& w : m.warnings) warnings += w + "\n";
+  EXPECT_NE(warnings.find("different builds of /bin/prog"), std::string::npos) << warnings;
 }
 
 }  // namespace
