@@ -179,6 +179,13 @@ int RunReport(ReportCommandOptions& o) {
       return 1;
     }
     raw = std::move(*loaded);
+    if (stats.next_run) {
+      fmt::print(stderr,
+                 "hotline: report: {} holds several runs (hotline merge); {} reads one run: "
+                 "give the runs' own files\n",
+                 o.file, o.heap ? "-H" : "--threads");
+      return 2;
+    }
   }
   Expected<model::Profile> profile = raw ? model::BuildProfile(*raw, resolver, build)
                                      : o.files.size() > 1

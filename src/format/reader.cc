@@ -318,6 +318,29 @@ std::string ReadStats::summary() const {
   return s;
 }
 
+void ReadStats::add(const ReadStats& run) {
+  file_bytes += run.file_bytes;
+  chunks += run.chunks;
+  damaged_chunks += run.damaged_chunks;
+  bytes_skipped += run.bytes_skipped;
+  truncated_bytes += run.truncated_bytes;
+  records += run.records;
+  unknown_records += run.unknown_records;
+  malformed_records += run.malformed_records;
+  problems.insert(problems.end(), run.problems.begin(), run.problems.end());
+}
+
+namespace {
+
+// Whether a whole profile's header, checksum included, begins at `p`: the next run of a file
+// of several.
+bool RunHeaderAt(const uint8_t* p, size_t left) {
+  return left >= kFileHeaderSize && std::memcmp(p, kMagic, sizeof kMagic) == 0 &&
+         Crc32c(p, 28) == Le32(p + 28);
+}
+
+}  // namespace
+
 Status ReadProfileBytes(const uint8_t* data, size_t size, std::string_view name,
                         RecordVisitor& visitor, ReadStats* stats_out) {
   ReadStats local;
@@ -354,6 +377,10 @@ Status ReadProfileBytes(const uint8_t* data, size_t size, std::string_view name,
   size_t pos = header_size;
   bool in_damage = false;  // scanning forward after a damaged chunk
   while (pos < size) {
+    if (RunHeaderAt(data + pos, size - pos)) {
+      stats.next_run = pos;
+      break;
+    }
     ChunkHeader h;
     bool header_ok = size - pos >= kChunkHeaderSize && ParseChunkHeader(data + pos, &h);
     if (!header_ok) {
@@ -404,10 +431,12 @@ Status ReadProfileBytes(const uint8_t* data, size_t size, std::string_view name,
     ++stats.chunks;
     pos = payload_at + h.stored_len;
   }
+  if (stats.next_run) stats.file_bytes = stats.next_run;
   return Status();
 }
 
-Status ReadProfileFile(const std::string& path, RecordVisitor& visitor, ReadStats* stats) {
+Status ReadProfileFile(const std::string& path, RecordVisitor& visitor, ReadStats* stats,
+                       uint64_t offset) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return Status::Error(path + ": " + std::strerror(errno));
   struct stat st;
@@ -423,7 +452,13 @@ Status ReadProfileFile(const std::string& path, RecordVisitor& visitor, ReadStat
   void* map = mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
   ::close(fd);
   if (map == MAP_FAILED) return Status::Error(path + ": cannot map: " + std::strerror(errno));
-  Status status = ReadProfileBytes(static_cast<const uint8_t*>(map), size, path, visitor, stats);
+  ReadStats local;
+  if (!stats) stats = &local;
+  Status status = offset < size
+                      ? ReadProfileBytes(static_cast<const uint8_t*>(map) + offset, size - offset,
+                                         path, visitor, stats)
+                      : Status::Error(path + ": no run at offset " + std::to_string(offset));
+  if (stats->next_run) stats->next_run += offset;
   munmap(map, size);
   return status;
 }

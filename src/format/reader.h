@@ -28,12 +28,17 @@ struct ReadStats {
   uint64_t unknown_records = 0;       // kinds this reader does not know (a newer writer): skipped
   uint64_t malformed_records = 0;     // records whose fields do not parse: skipped
   std::vector<std::string> problems;  // one line per problem, the first few only
+  // A file of several runs (`hotline merge`) holds whole profiles one after another: the reader
+  // stops at the end of one, and this is the offset of the next one's header (0: none).
+  uint64_t next_run = 0;
 
   bool damaged() const {
     return damaged_chunks || bytes_skipped || truncated_bytes || malformed_records;
   }
   // One line summarising the damage, empty when there is none.
   std::string summary() const;
+  // Adds another run's counts and problems (the header fields stay this one's).
+  void add(const ReadStats& run);
 };
 
 // Receives records in file order. Pointers inside records are valid only during the call.
@@ -64,8 +69,10 @@ class RecordVisitor {
   virtual void onNote(const NoteRecord&) {}
 };
 
-// Reads the file at `path`. Errors name the file.
-Status ReadProfileFile(const std::string& path, RecordVisitor& visitor, ReadStats* stats);
+// Reads the file at `path`: the run that begins at byte `offset` (the first, by default; the
+// next one's offset is in stats->next_run). Errors name the file.
+Status ReadProfileFile(const std::string& path, RecordVisitor& visitor, ReadStats* stats,
+                       uint64_t offset = 0);
 // Reads a profile held in memory; `name` is used in messages.
 Status ReadProfileBytes(const uint8_t* data, size_t size, std::string_view name,
                         RecordVisitor& visitor, ReadStats* stats);

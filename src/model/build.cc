@@ -8,6 +8,7 @@
 
 #include "format/schema.h"
 #include "model/call_graph.h"
+#include "model/merge.h"
 #include "model/order.h"
 #include "model/trace.h"
 
@@ -682,11 +683,34 @@ Expected<Profile> BuildProfile(const format::RawProfile& raw, AddressResolver& r
 
 Expected<Profile> LoadProfile(const std::string& path, AddressResolver& resolver,
                               const BuildOptions& options, format::ReadStats* stats) {
-  ProfileBuilder builder(resolver, options);
-  StreamingProfile raw(builder);
-  Status status = format::ReadProfileFile(path, raw, stats);
-  if (!status.ok()) return status;
-  return builder.finish(raw);
+  // A file of several runs (hotline merge): each run built on its own, then added up.
+  std::vector<Profile> runs;
+  format::ReadStats all;
+  for (uint64_t offset = 0;;) {
+    ProfileBuilder builder(resolver, options);
+    StreamingProfile raw(builder);
+    format::ReadStats run;
+    Status status = format::ReadProfileFile(path, raw, &run, offset);
+    if (!status.ok()) return status;
+    Expected<Profile> profile = builder.finish(raw);
+    if (!profile) return profile;
+    runs.push_back(std::move(*profile));
+    if (offset == 0) {
+      all = run;
+    } else {
+      all.add(run);
+    }
+    offset = run.next_run;
+    if (offset == 0) break;
+  }
+  all.next_run = 0;
+  if (stats) *stats = all;
+  if (runs.size() == 1) return std::move(runs.front());
+  std::vector<const Profile*> pointers;
+  for (const Profile& run : runs) pointers.push_back(&run);
+  MergeOptions merge;
+  merge.force = true;  // hotline merge asked whether runs of different programs may be one
+  return MergeProfiles(pointers, merge);
 }
 
 }  // namespace hotline::model

@@ -56,6 +56,7 @@ Expected<Profile> BuildProfile(const format::RawProfile& raw, AddressResolver& r
 
 // Reads the file at `path` and builds its profile without keeping the samples in memory (a
 // SAMPLE is aggregated as it is read: the format writes the records it refers to before it).
+// A file of several runs (hotline merge) gives their sum (model/merge.h).
 // `stats` receives what the reader saw, including damage. Fails like format::ReadProfileFile.
 Expected<Profile> LoadProfile(const std::string& path, AddressResolver& resolver,
                               const BuildOptions& options, format::ReadStats* stats);

@@ -7,6 +7,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <map>
@@ -189,6 +190,66 @@ TEST(Coverage, RunsReadAsOneAddTheirExactCalls) {
   EXPECT_NE(refused.err.find("profiles of different programs"), std::string::npos) << refused.err;
   EXPECT_NE(refused.err.find("--force"), std::string::npos) << refused.err;
   EXPECT_EQ(Hotline({"report", "-M", "--force", command[3], other}, dir).exit_code, 0);
+}
+
+// hotline merge: runs in one file that every command reads as their sum, whatever the grouping.
+TEST(Coverage, MergedFilesAreTheSumWhateverTheGrouping) {
+  std::string dir = Build(SOURCE_coverage_c, "gcc", "merge");
+  std::vector<std::string> runs;
+  for (int run = 1; run <= 3; ++run) {
+    runs.push_back(dir + "/run" + std::to_string(run) + ".hotline");
+    ASSERT_EQ(
+        Hotline({"record", "-q", "--counts-only", "-o", runs.back(), "--", dir + "/merge"}, dir)
+            .exit_code,
+        0);
+  }
+  auto merge = [&](const std::string& out, std::vector<std::string> files) {
+    files.insert(files.begin(), {"merge", "-o", dir + "/" + out});
+    RunResult r = Hotline(files, dir);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return dir + "/" + out;
+  };
+  std::string ab_c = merge("ab_c.hotline", {merge("ab.hotline", {runs[0], runs[1]}), runs[2]});
+  std::string a_bc = merge("a_bc.hotline", {runs[0], merge("bc.hotline", {runs[1], runs[2]})});
+  std::string cba = merge("cba.hotline", {runs[2], runs[1], runs[0]});
+  auto tables = [&](const std::string& profile) {
+    RunResult r = Hotline({"report", "-M", "-L", "-F", "-m", "-p0", profile}, dir);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return r.out;
+  };
+  std::string expected = tables(ab_c);
+  EXPECT_NE(expected.find("\t65673\t"), std::string::npos) << expected;  // 3 × fib's 21891
+  EXPECT_EQ(tables(a_bc), expected);
+  EXPECT_EQ(tables(cba), expected);
+  // The same as naming the runs to report.
+  RunResult named =
+      Hotline({"report", "-M", "-L", "-F", "-m", "-p0", runs[0], runs[1], runs[2]}, dir);
+  EXPECT_EQ(named.out, expected);
+
+  // Bad input: another program, a missing file, the output among the inputs; no file left.
+  std::string other = dir + "/other.hotline";
+  ASSERT_EQ(Hotline({"record", "-q", "-o", other, "--", PROGRAM_cpu_burn}, dir).exit_code, 3);
+  RunResult refused = Hotline({"merge", "-o", dir + "/no.hotline", runs[0], other}, dir);
+  EXPECT_EQ(refused.exit_code, 1);
+  EXPECT_NE(refused.err.find("is a profile of another program"), std::string::npos) << refused.err;
+  EXPECT_NE(
+      Hotline({"merge", "-o", dir + "/no.hotline", runs[0], dir + "/none.hotline"}, dir).exit_code,
+      0);
+  EXPECT_EQ(Hotline({"merge", "-o", runs[0], runs[0], runs[1]}, dir).exit_code, 2);
+  EXPECT_FALSE(std::filesystem::exists(dir + "/no.hotline"));
+  EXPECT_FALSE(std::filesystem::exists(dir + "/no.hotline.partial"));
+}
+
+// merge --children: a run and its forked children's profiles as one.
+TEST(Coverage, MergeTakesAForkedRunsChildren) {
+  std::string dir = ScratchDir("merge_children");
+  std::string parent = dir + "/f.hotline";
+  ASSERT_EQ(Hotline({"record", "-q", "-o", parent, "--", PROGRAM_forker}, dir).exit_code, 0);
+  RunResult merged = Hotline({"merge", "--children", "-o", dir + "/all.hotline", parent}, dir);
+  ASSERT_EQ(merged.exit_code, 0) << merged.err;
+  EXPECT_NE(merged.err.find("merged 2 runs"), std::string::npos) << merged.err;
+  RunResult report = Hotline({"report", "-N", dir + "/all.hotline"}, dir);
+  EXPECT_EQ(report.exit_code, 0) << report.err;
 }
 
 TEST(Coverage, ImplicitCostsFromCountsSolveTheRecursion) {
