@@ -76,6 +76,7 @@ int RunCli(int argc, char** argv) {
   RegisterReportCommand(app, &exit_code);
   RegisterAnnotateCommand(app, &exit_code);
   RegisterMergeCommand(app, &exit_code);
+  RegisterDiffCommand(app, &exit_code);
   // What CLI11 would answer with "A subcommand is required": the usage, a version, help on one
   // command, or a suggestion.
   std::string first = argc > 1 ? argv[1] : "";
@@ -106,6 +107,14 @@ int RunCli(int argc, char** argv) {
                app.help());
     return 2;
   }
+  // diff's runs after `--` are the new side: CLI11 would fold them into the base's.
+  static char new_runs[] = "--new";
+  if (first == "diff")
+    for (int i = 2; i < argc; ++i)
+      if (std::string(argv[i]) == "--") {
+        argv[i] = new_runs;
+        break;
+      }
   try {
     app.parse(TakeRecordProgram(app, argc, argv), argv);
   } catch (const CLI::CallForHelp& e) {

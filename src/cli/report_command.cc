@@ -6,6 +6,7 @@
 #include <string>
 
 #include "cli/commands.h"
+#include "cli/load_profile.h"
 #include "cli/profile_path.h"
 #include "cli/terminal.h"
 #include "format/raw_profile.h"
@@ -91,41 +92,15 @@ struct ReportCommandOptions {
   }
 };
 
-void Warn(const std::string& what) { fmt::print(stderr, "hotline: warning: {}\n", what); }
-
-// What was wrong with the file at `path`, on stderr.
-void WarnAboutFile(const std::string& path, const format::ReadStats& stats,
-                   const model::Profile& profile) {
-  if (stats.damaged())
-    Warn(fmt::format("{}: damaged, reporting what could be read: {}", path, stats.summary()));
-  for (const std::string& problem : stats.problems) Warn(fmt::format("{}: {}", path, problem));
-  if (stats.unknown_records)
-    Warn(fmt::format("{}: {} records of unknown kinds skipped (written by a newer hotline)", path,
-                     stats.unknown_records));
-  if (!profile.summary.end) Warn(fmt::format("{}: {}", path, report::DescribeEnding(profile)));
-}
-
-Expected<model::Profile> LoadOne(const std::string& path, model::AddressResolver& resolver,
-                                 const model::BuildOptions& build) {
-  format::ReadStats stats;
-  Expected<model::Profile> profile = model::LoadProfile(path, resolver, build, &stats);
-  if (profile) WarnAboutFile(path, stats, *profile);
-  return profile;
-}
-
 // Several runs read as one (report A B ...).
 Expected<model::Profile> LoadRuns(const std::vector<std::string>& paths,
                                   model::AddressResolver& resolver,
                                   const model::BuildOptions& build,
                                   const model::MergeOptions& merge) {
-  std::vector<model::Profile> runs;
-  for (const std::string& path : paths) {
-    Expected<model::Profile> run = LoadOne(path, resolver, build);
-    if (!run) return run;
-    runs.push_back(std::move(*run));
-  }
+  Expected<std::vector<model::Profile>> runs = LoadEach(paths, resolver, build);
+  if (!runs) return runs.status();
   std::vector<const model::Profile*> pointers;
-  for (const model::Profile& run : runs) pointers.push_back(&run);
+  for (const model::Profile& run : *runs) pointers.push_back(&run);
   Expected<model::Profile> merged = model::MergeProfiles(pointers, merge);
   if (!merged)
     return Status::Error(fmt::format("{}: {}", fmt::join(paths, ", "), merged.status().message()));

@@ -142,12 +142,8 @@ class Merger {
 
   FunctionId function(const Profile& run, const Function& f, const std::vector<FileId>& files,
                       const std::vector<ModuleId>& modules) {
-    std::string key = f.name + '\0' + (f.file.valid() ? run.file(f.file).path : "") + '\0' +
-                      std::to_string(f.line);
-    // Without a definition site, the module keeps two static functions of one name apart.
-    if (!f.file.valid() && f.module.valid())
-      key += '\0' + std::to_string(modules[f.module.index()].index());
-    auto [it, added] = function_index_.try_emplace(key, FunctionId(p_.functions.size()));
+    auto [it, added] =
+        function_index_.try_emplace(FunctionKey(run, f), FunctionId(p_.functions.size()));
     if (added) {
       Function copy;
       copy.name = f.name;
@@ -276,6 +272,14 @@ class Merger {
 };
 
 }  // namespace
+
+std::string FunctionKey(const Profile& p, const Function& f) {
+  std::string key =
+      f.name + '\0' + (f.file.valid() ? p.file(f.file).path : "") + '\0' + std::to_string(f.line);
+  // Without a definition site, the module keeps two static functions of one name apart.
+  if (!f.file.valid() && f.module.valid()) key += '\0' + p.module(f.module).path;
+  return key;
+}
 
 Expected<Profile> MergeProfiles(const std::vector<const Profile*>& profiles,
                                 const MergeOptions& options) {

@@ -10,12 +10,17 @@
 // runs stay apart. Exact counts stay exact only where every run has them.
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "base/status.h"
 #include "model/profile.h"
 
 namespace hotline::model {
+
+// What identifies a function across runs: its name, definition file and line, and, when its
+// definition is unknown, its module's path.
+std::string FunctionKey(const Profile& p, const Function& f);
 
 struct MergeOptions {
   bool force = false;  // merge runs of different programs too

@@ -95,10 +95,11 @@ void TableWriter::blank() {
 
 namespace {
 
-// A cell of a column of numbers: times, counts, percentages, n/m, estimates (~12), or "-".
+// A cell of a column of numbers: times, counts, percentages, n/m, estimates (~12), signed
+// changes (+5.00ms, -3.1%), or "-".
 bool Numeric(const std::string& cell) {
   return cell.empty() || cell == "-" || std::isdigit(static_cast<unsigned char>(cell[0])) ||
-         (cell.size() > 1 && (cell[0] == '~' || cell[0] == '-') &&
+         (cell.size() > 1 && (cell[0] == '~' || cell[0] == '-' || cell[0] == '+') &&
           std::isdigit(static_cast<unsigned char>(cell[1])));
 }
 

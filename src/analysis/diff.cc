@@ -1,0 +1,146 @@
+#include "analysis/diff.h"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <map>
+
+#include "analysis/statistics.h"
+#include "model/merge.h"
+
+namespace hotline::analysis {
+namespace {
+
+// One function or line, its value in every run of both sides.
+struct Series {
+  std::string name, file;
+  uint32_t line = 0;
+  std::vector<double> base, next;
+};
+
+using Value = std::function<void(const model::Profile&, size_t run, bool base,
+                                 std::map<std::string, Series>& series)>;
+
+std::map<std::string, Series> Collect(const std::vector<const model::Profile*>& base,
+                                      const std::vector<const model::Profile*>& next,
+                                      const Value& value) {
+  std::map<std::string, Series> series;
+  for (size_t i = 0; i < base.size(); ++i) value(*base[i], i, true, series);
+  for (size_t i = 0; i < next.size(); ++i) value(*next[i], i, false, series);
+  for (auto& [key, s] : series) {
+    s.base.resize(base.size(), 0.0);
+    s.next.resize(next.size(), 0.0);
+  }
+  return series;
+}
+
+// Adds `ns` to the run's value of `key`, making the series when new.
+void Add(std::map<std::string, Series>& series, const std::string& key, const std::string& name,
+         const std::string& file, uint32_t line, size_t run, bool base, double ns) {
+  Series& s = series[key];
+  if (s.name.empty() && s.file.empty()) s.name = name, s.file = file, s.line = line;
+  std::vector<double>& values = base ? s.base : s.next;
+  if (values.size() <= run) values.resize(run + 1, 0.0);
+  values[run] += ns;
+}
+
+double Mean(const std::vector<double>& v) {
+  double sum = 0;
+  for (double x : v) sum += x;
+  return v.empty() ? 0 : sum / double(v.size());
+}
+
+double MeanPeriod(const std::vector<const model::Profile*>& runs) {
+  double sum = 0;
+  for (const model::Profile* p : runs)
+    sum += double(p->summary.period_ns ? p->summary.period_ns : 1);
+  return sum / double(runs.size());
+}
+
+DiffTable Judge(std::map<std::string, Series> series, const Diff& d,
+                const std::vector<const model::Profile*>& base,
+                const std::vector<const model::Profile*>& next) {
+  DiffTable table;
+  for (const auto& [key, s] : series)
+    if (Mean(s.base) > 0 && Mean(s.next) > 0 && Mean(s.base) != Mean(s.next)) ++table.compared;
+  // Bonferroni: each row at 1 − (1 − confidence) / rows, so that the table as a whole claims
+  // no change wrongly with at most 1 − confidence.
+  double level = 1 - (1 - d.confidence) / std::max<uint32_t>(table.compared, 1);
+  double base_period = MeanPeriod(base), next_period = MeanPeriod(next);
+  for (const auto& [key, s] : series) {
+    DiffRow row{s.name, s.file, s.line, Mean(s.base), Mean(s.next)};
+    if (row.base_ns == row.new_ns) continue;
+    row.base_share = d.base_total_ns > 0 ? 100 * row.base_ns / d.base_total_ns : 0;
+    row.new_share = d.new_total_ns > 0 ? 100 * row.new_ns / d.new_total_ns : 0;
+    if (row.base_ns == 0 || row.new_ns == 0) {
+      row.verdict = row.base_ns == 0 ? Verdict::kNew : Verdict::kGone;
+    } else {
+      Interval i;
+      if (d.from_runs) {
+        i = RatioOfMeans(s.base, s.next, level);
+      } else {
+        // Samples of the one run per side: the time over the period.
+        auto count = [](double ns, double period) {
+          return std::max<uint64_t>(1, uint64_t(std::llround(ns / period)));
+        };
+        i = PoissonRatio(count(row.base_ns, base_period), 1.0, count(row.new_ns, next_period),
+                         base_period / next_period, level);
+      }
+      row.low = i.low;
+      row.high = i.high;
+      // Surely beyond the threshold: a change too small to matter is no change, however sure.
+      row.verdict = i.low > d.threshold    ? Verdict::kSlower
+                    : i.high < -d.threshold ? Verdict::kFaster
+                                            : Verdict::kNoChange;
+    }
+    table.rows.push_back(std::move(row));
+  }
+  std::stable_sort(table.rows.begin(), table.rows.end(), [](const DiffRow& a, const DiffRow& b) {
+    return std::fabs(a.new_ns - a.base_ns) > std::fabs(b.new_ns - b.base_ns);
+  });
+  return table;
+}
+
+}  // namespace
+
+Diff Compare(const std::vector<const model::Profile*>& base,
+             const std::vector<const model::Profile*>& next, const DiffOptions& options) {
+  Diff d;
+  d.base_runs = base.size();
+  d.new_runs = next.size();
+  d.confidence = options.confidence;
+  d.threshold = options.threshold;
+  d.from_runs = base.size() >= 2 && next.size() >= 2;
+  for (const model::Profile* p : base) d.base_total_ns += double(p->summary.total_ns);
+  for (const model::Profile* p : next) d.new_total_ns += double(p->summary.total_ns);
+  d.base_total_ns /= double(std::max<size_t>(base.size(), 1));
+  d.new_total_ns /= double(std::max<size_t>(next.size(), 1));
+  if (base.empty() || next.empty()) return d;
+
+  auto functions = [](bool inclusive) -> Value {
+    return [inclusive](const model::Profile& p, size_t run, bool base,
+                       std::map<std::string, Series>& series) {
+      for (const model::Function& f : p.functions) {
+        uint64_t ns = inclusive ? f.inclusive_ns : f.self_ns;
+        if (ns == 0) continue;
+        Add(series, model::FunctionKey(p, f), f.name, f.file.valid() ? p.file(f.file).path : "",
+            f.line, run, base, double(ns));
+      }
+    };
+  };
+  Value lines = [](const model::Profile& p, size_t run, bool base,
+                   std::map<std::string, Series>& series) {
+    for (const model::Line& l : p.lines) {
+      if (l.time_ns == 0) continue;
+      const std::string& path = p.file(l.file).path;
+      Add(series, path + '\0' + std::to_string(l.line), "", path, l.line, run, base,
+          double(l.time_ns));
+    }
+  };
+  d.self = Judge(Collect(base, next, functions(false)), d, base, next);
+  d.inclusive = Judge(Collect(base, next, functions(true)), d, base, next);
+  d.lines = Judge(Collect(base, next, lines), d, base, next);
+  return d;
+}
+
+}  // namespace hotline::analysis

@@ -1,0 +1,56 @@
+// `hotline diff`: two sets of runs compared per function (self and inclusive time) and per
+// line, with how sure each change is. Functions and lines are matched by symbol, as merging
+// does (model/merge.h). docs/diff.md states the statistics and their limits.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "model/profile.h"
+
+namespace hotline::analysis {
+
+enum class Verdict {
+  kNoChange,  // no change the runs can show at the chosen confidence
+  kSlower,
+  kFaster,
+  kNew,   // only in the new runs
+  kGone,  // only in the base runs
+};
+
+struct DiffRow {
+  std::string name;  // the function (for lines, the function the line belongs to is not known)
+  std::string file;
+  uint32_t line = 0;                     // the line; for functions, the definition's
+  double base_ns = 0, new_ns = 0;        // mean per run
+  double base_share = 0, new_share = 0;  // percent of the side's mean total
+  double low = 0, high = 0;              // interval of new/base − 1 (for kSlower..kNoChange)
+  Verdict verdict = Verdict::kNoChange;
+};
+
+struct DiffTable {
+  std::vector<DiffRow> rows;  // by decreasing |new − base|; unchanged rows left out
+  uint32_t compared = 0;      // rows in both sets, each judged at the corrected confidence
+};
+
+struct Diff {
+  size_t base_runs = 0, new_runs = 0;
+  double confidence = 0.95;
+  double threshold = 0.05;
+  double base_total_ns = 0, new_total_ns = 0;  // mean per run
+  bool from_runs = false;  // several runs per side: intervals from the runs; else sampling only
+  DiffTable self, inclusive, lines;
+};
+
+struct DiffOptions {
+  double confidence = 0.95;  // for each table as a whole: Bonferroni over its compared rows
+  // A verdict of slower or faster needs the whole interval beyond ±threshold: the change is
+  // surely at least that large.
+  double threshold = 0.05;
+};
+
+Diff Compare(const std::vector<const model::Profile*>& base,
+             const std::vector<const model::Profile*>& next, const DiffOptions& options = {});
+
+}  // namespace hotline::analysis

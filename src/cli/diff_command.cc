@@ -1,0 +1,97 @@
+// `hotline diff BASE NEW` and `hotline diff BASE... -- NEW...`: what got slower or faster, and
+// how sure that is (docs/diff.md).
+#include <fmt/core.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "analysis/diff.h"
+#include "cli/commands.h"
+#include "cli/load_profile.h"
+#include "cli/terminal.h"
+#include "report/diff.h"
+
+namespace hotline::cli {
+namespace {
+
+struct DiffCommandOptions {
+  std::vector<std::string> base;  // before `--`: the base runs (or BASE NEW without `--`)
+  std::vector<std::string> next;  // after `--`, which RunCli turns into --new
+  analysis::DiffOptions diff;
+  report::ReportOptions report;
+  std::string color = "auto";
+
+  void Register(CLI::App& cmd) {
+    cmd.add_option("-c,--confidence", diff.confidence,
+                   "how sure a verdict must be, for each table as a whole (default 0.95)")
+        ->check(CLI::Range(0.5, 0.9999));
+    cmd.add_option("-t,--top-count", report.top_count,
+                   "rows per table, largest changes first (default 10)")
+        ->check(Positive());
+    cmd.add_flag("-m,--machine", report.machine,
+                 "TAB-separated: base_ns, new_ns, change_ns, relative change, interval low and "
+                 "high, shares before and after, verdict, name; each table after a # line");
+    cmd.add_flag("--full-names", report.full_names, "C++ names whole");
+    AddColorOption(cmd, color);
+    cmd.add_option("--new", next)->group("");  // what follows `--`
+    cmd.add_option("BASE NEW", base,
+                   "a base profile and a new one; or several base runs, `--`, several new runs");
+  }
+};
+
+int RunDiff(DiffCommandOptions& o) {
+  if (o.next.empty()) {
+    if (o.base.size() != 2) {
+      fmt::print(stderr,
+                 "hotline: diff: give BASE and NEW, or several runs each: BASE1 BASE2 ... -- "
+                 "NEW1 NEW2 ...\n");
+      return 2;
+    }
+    o.next.push_back(o.base.back());
+    o.base.pop_back();
+  }
+  if (o.base.empty()) {
+    fmt::print(stderr, "hotline: diff: no base runs before --\n");
+    return 2;
+  }
+  o.report.name_tables = o.report.machine;
+  symbolize::Symbolizer symbolizer;
+  model::SymbolizerResolver resolver(symbolizer);
+  Expected<std::vector<model::Profile>> base = LoadEach(o.base, resolver, {});
+  if (!base) {
+    fmt::print(stderr, "hotline: {}\n", base.status().message());
+    return 1;
+  }
+  Expected<std::vector<model::Profile>> next = LoadEach(o.next, resolver, {});
+  if (!next) {
+    fmt::print(stderr, "hotline: {}\n", next.status().message());
+    return 1;
+  }
+  std::vector<const model::Profile*> base_runs, new_runs;
+  for (const model::Profile& p : *base) base_runs.push_back(&p);
+  for (const model::Profile& p : *next) new_runs.push_back(&p);
+  for (const model::Profile* p : new_runs)
+    if (p->summary.clock != base_runs.front()->summary.clock) {
+      fmt::print(stderr,
+                 "hotline: diff: CPU time and elapsed time (--clock wall) do not compare\n");
+      return 1;
+    }
+  analysis::Diff diff = analysis::Compare(base_runs, new_runs, o.diff);
+  std::string out;
+  report::PrintDiff(diff, o.report, out);
+  fmt::print("{}", out);
+  return 0;
+}
+
+}  // namespace
+
+void RegisterDiffCommand(CLI::App& app, int* exit_code) {
+  auto options = std::make_shared<DiffCommandOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "diff", "what got slower or faster between runs, per function and line, and how sure");
+  options->Register(*cmd);
+  cmd->callback([options, exit_code] { *exit_code = RunDiff(*options); });
+}
+
+}  // namespace hotline::cli

@@ -1,0 +1,30 @@
+// Loading the profiles a command reads, with what was wrong with each file said on stderr as
+// warnings (one line each): shared by report and diff.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "format/reader.h"
+#include "model/build.h"
+#include "model/merge.h"
+
+namespace hotline::cli {
+
+void Warn(const std::string& what);
+
+// What was wrong with the file at `path`: damage, unknown records, a missing END.
+void WarnAboutFile(const std::string& path, const format::ReadStats& stats,
+                   const model::Profile& profile);
+
+// The profile at `path` (a merged file's runs added up), its problems warned about.
+Expected<model::Profile> LoadOne(const std::string& path, model::AddressResolver& resolver,
+                                 const model::BuildOptions& build);
+
+// Each of `paths`, loaded with LoadOne.
+Expected<std::vector<model::Profile>> LoadEach(const std::vector<std::string>& paths,
+                                               model::AddressResolver& resolver,
+                                               const model::BuildOptions& build);
+
+}  // namespace hotline::cli

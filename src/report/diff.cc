@@ -1,0 +1,107 @@
+#include "report/diff.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "report/names.h"
+#include "report/text.h"
+
+namespace hotline::report {
+namespace {
+
+std::string Signed(double ns) {
+  std::string magnitude = FormatTime(static_cast<uint64_t>(std::llround(std::fabs(ns))), false);
+  return (ns < 0 ? "-" : "+") + magnitude;
+}
+
+std::string Percent(double fraction) {
+  // Few runs make wide intervals: beyond tenfold, the digits say nothing more.
+  if (fraction > 9.99) return ">+999%";
+  return fmt::format("{:+.1f}%", 100 * fraction);
+}
+
+const char* VerdictWord(analysis::Verdict v) {
+  switch (v) {
+    case analysis::Verdict::kSlower:
+      return "slower";
+    case analysis::Verdict::kFaster:
+      return "faster";
+    case analysis::Verdict::kNew:
+      return "new";
+    case analysis::Verdict::kGone:
+      return "gone";
+    case analysis::Verdict::kNoChange:
+      break;
+  }
+  return "-";
+}
+
+std::string RowName(const analysis::DiffRow& row, const ReportOptions& options) {
+  if (row.name.empty()) return fmt::format("{}:{}", row.file, row.line);  // a line
+  return options.full_names || options.machine ? row.name : ShortName(row.name, false);
+}
+
+bool Judged(const analysis::DiffRow& row) {
+  return row.verdict == analysis::Verdict::kSlower || row.verdict == analysis::Verdict::kFaster ||
+         row.verdict == analysis::Verdict::kNoChange;
+}
+
+void PrintTable(const analysis::Diff& d, const analysis::DiffTable& table, std::string_view id,
+                std::string_view what, const ReportOptions& options, std::string& out) {
+  if (table.rows.empty()) return;
+  TableWriter w(options, out);
+  w.title(id, fmt::format("{}: base ({} run{}) → new ({} run{}), mean per run; {} changes judged "
+                          "at {:g}% for the table as a whole",
+                          what, d.base_runs, d.base_runs == 1 ? "" : "s", d.new_runs,
+                          d.new_runs == 1 ? "" : "s", table.compared, 100 * d.confidence));
+  w.header({"base", "new", "change", "change %", "interval", "share before", "share after",
+            "verdict", "name"});
+  uint32_t shown = 0;
+  for (const analysis::DiffRow& row : table.rows) {
+    if (shown++ == options.top_count) break;
+    double relative = row.base_ns > 0 ? row.new_ns / row.base_ns - 1 : 0;
+    if (options.machine) {
+      w.row({fmt::format("{:.0f}", row.base_ns), fmt::format("{:.0f}", row.new_ns),
+             fmt::format("{:.0f}", row.new_ns - row.base_ns),
+             row.base_ns > 0 ? fmt::format("{:.6f}", relative) : "",
+             Judged(row) ? fmt::format("{:.6f}", row.low) : "",
+             Judged(row) ? fmt::format("{:.6f}", row.high) : "",
+             fmt::format("{:.4f}", row.base_share), fmt::format("{:.4f}", row.new_share),
+             VerdictWord(row.verdict), RowName(row, options)});
+      continue;
+    }
+    w.row({FormatTime(static_cast<uint64_t>(std::llround(row.base_ns)), false),
+           FormatTime(static_cast<uint64_t>(std::llround(row.new_ns)), false),
+           Signed(row.new_ns - row.base_ns), row.base_ns > 0 ? Percent(relative) : "",
+           Judged(row) ? Percent(row.low) + " … " + Percent(row.high) : "",
+           FormatPercent(row.base_share), FormatPercent(row.new_share), VerdictWord(row.verdict),
+           RowName(row, options)});
+  }
+}
+
+}  // namespace
+
+void PrintDiff(const analysis::Diff& d, const ReportOptions& options, std::string& out) {
+  if (d.self.rows.empty() && d.inclusive.rows.empty() && d.lines.rows.empty()) {
+    if (!options.machine) out += "No change: both sides spent the same time in every function.\n";
+    return;
+  }
+  if (!options.machine) {
+    out += fmt::format("Total: {} → {} ({}), mean per run\n",
+                       FormatTime(static_cast<uint64_t>(std::llround(d.base_total_ns)), false),
+                       FormatTime(static_cast<uint64_t>(std::llround(d.new_total_ns)), false),
+                       Signed(d.new_total_ns - d.base_total_ns));
+    out += d.from_runs
+               ? "Intervals: from the runs' spread (Welch's t), each table's rows corrected "
+                 "together (Bonferroni).\n"
+               : "Intervals: one run per side, so only the sampling noise is judged, not how "
+                 "much runs vary;\nrecord several runs per side (hotline diff A1 A2 A3 -- B1 B2 "
+                 "B3) for verdicts that hold.\n";
+  }
+  PrintTable(d, d.self, "self", "Functions by self time", options, out);
+  PrintTable(d, d.inclusive, "inclusive", "Functions by inclusive time", options, out);
+  PrintTable(d, d.lines, "lines", "Lines by time", options, out);
+}
+
+}  // namespace hotline::report
