@@ -21,11 +21,15 @@ struct DiffCommandOptions {
   analysis::DiffOptions diff;
   report::ReportOptions report;
   std::string color = "auto";
+  double threshold = 5;
 
   void Register(CLI::App& cmd) {
     cmd.add_option("-c,--confidence", diff.confidence,
                    "how sure a verdict must be, for each table as a whole (default 0.95)")
         ->check(CLI::Range(0.5, 0.9999));
+    cmd.add_option("--threshold", threshold,
+                   "a verdict needs the change surely beyond this percent (default 5)")
+        ->check(CLI::Range(0.0, 1000.0));
     cmd.add_option("-t,--top-count", report.top_count,
                    "rows per table, largest changes first (default 10)")
         ->check(Positive());
@@ -56,6 +60,7 @@ int RunDiff(DiffCommandOptions& o) {
     return 2;
   }
   o.report.name_tables = o.report.machine;
+  o.diff.threshold = o.threshold / 100;
   symbolize::Symbolizer symbolizer;
   model::SymbolizerResolver resolver(symbolizer);
   Expected<std::vector<model::Profile>> base = LoadEach(o.base, resolver, {});
