@@ -9,7 +9,6 @@
 #include "analysis/diff.h"
 #include "cli/commands.h"
 #include "cli/load_profile.h"
-#include "cli/terminal.h"
 #include "report/diff.h"
 
 namespace hotline::cli {
@@ -20,7 +19,6 @@ struct DiffCommandOptions {
   std::vector<std::string> next;  // after `--`, which RunCli turns into --new
   analysis::DiffOptions diff;
   report::ReportOptions report;
-  std::string color = "auto";
   double threshold = 5;
 
   void Register(CLI::App& cmd) {
@@ -37,7 +35,6 @@ struct DiffCommandOptions {
                  "TAB-separated: base_ns, new_ns, change_ns, relative change, interval low and "
                  "high, shares before and after, verdict, name; each table after a # line");
     cmd.add_flag("--full-names", report.full_names, "C++ names whole");
-    AddColorOption(cmd, color);
     cmd.add_option("--new", next)->group("");  // what follows `--`
     cmd.add_option("BASE NEW", base,
                    "a base profile and a new one; or several base runs, `--`, several new runs");
