@@ -376,15 +376,16 @@
     src.text.forEach((text, k) => {
       const n = k + 1;
       for (const i of defs.get(n) || [])
-        body.appendChild(el('tr', { class: 'fnhead' }, el('td', { colspan: '5' }), el('td', {}, '— ', functionAnchor(i),
+        body.appendChild(el('tr', { class: 'fnhead' }, el('td', { colspan: '6' }), el('td', {}, '— ', functionAnchor(i),
           ': explicit ' + fmtTime(F.self[i]) + ' (' + fmtPct(share(F.self[i])) + '%), implicit ' + fmtTime(F.inclusive[i]) + ' (' + fmtPct(share(F.inclusive[i])) + '%), calls ' + fmtCount(F.calls[i], F.exact[i]))));
       const l = byLine.get(n);
-      let cells = ['', '', '', ''], cls = '';
+      let cells = ['', '', '', '', ''], cls = '';
       if (l) {
-        const [, count, exact, time] = l;
+        const [, count, exact, time, inclusive] = l;
         const p = share(time);
         const never = exact && count === 0;
-        cells = [never ? '#####' : fmtCount(count, exact), time ? fmtTime(time) : '', time && count ? fmtTime(Math.floor(time / count)) : '', time ? fmtPct(p) : ''];
+        cells = [never ? '#####' : fmtCount(count, exact), time ? fmtTime(time) : '', time && count ? fmtTime(Math.floor(time / count)) : '', time ? fmtPct(p) : '',
+          inclusive > time ? fmtTime(inclusive) : ''];
         cls = never ? 'never' : heat(p);
       }
       const row = el('tr', { id: 'L' + n, class: cls + (n === target ? ' target' : '') },
@@ -393,7 +394,7 @@
       if (n === target) targetRow = row;
       body.appendChild(row);
     });
-    const head = el('tr', {}, ...['line', 'count', 'time', 'average', '%', 'source'].map(h => el('th', {}, h)));
+    const head = el('tr', {}, ...['line', 'count', 'time', 'average', '%', 'with callees', 'source'].map(h => el('th', { class: h === 'source' ? 'code' : 'num' }, h)));
     show(el('h1', { title: src.found }, src.path), el('table', { class: 'source' }, el('thead', {}, head), body));
     if (targetRow) targetRow.scrollIntoView({ block: 'center' });
     setReady();
