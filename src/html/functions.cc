@@ -1,6 +1,7 @@
 // The functions table's data, in columns (one array per field, indexed by FunctionId: compact
-// for profiles of many functions), with each function's callees as the call graph holds them
-// (the page inverts them for the callers, as -G does) and its hottest line.
+// for profiles of many functions) with each function's hottest line; and in a file of their own,
+// each function's callees as the call graph holds them (the page inverts them for the callers,
+// as -G does).
 #include <string>
 #include <vector>
 
@@ -10,7 +11,7 @@
 
 namespace hotline::html {
 
-void AddFunctions(const model::Profile& p, nlohmann::json& data) {
+void AddFunctions(const model::Profile& p, nlohmann::json& data, ReportFiles& files) {
   std::vector<std::string> short_names = report::ShortNames(p);
   std::vector<model::LineId> hottest = model::HottestLines(p);
   nlohmann::json name = nlohmann::json::array(), short_name = nlohmann::json::array(),
@@ -43,12 +44,14 @@ void AddFunctions(const model::Profile& p, nlohmann::json& data) {
       edges.push_back({e.child.index(), e.time_ns, e.loop_ns, e.calls});
     callees.push_back(std::move(edges));
   }
-  data["functions"] = {{"name", std::move(name)},         {"short", std::move(short_name)},
-                       {"file", std::move(file)},         {"line", std::move(line)},
-                       {"self", std::move(self)},         {"inclusive", std::move(inclusive)},
-                       {"calls", std::move(calls)},       {"exact", std::move(exact)},
-                       {"pseudo", std::move(pseudo)},     {"hot_file", std::move(hot_file)},
-                       {"hot_line", std::move(hot_line)}, {"callees", std::move(callees)}};
+  data["functions"] = {{"name", std::move(name)},        {"short", std::move(short_name)},
+                       {"file", std::move(file)},        {"line", std::move(line)},
+                       {"self", std::move(self)},        {"inclusive", std::move(inclusive)},
+                       {"calls", std::move(calls)},      {"exact", std::move(exact)},
+                       {"pseudo", std::move(pseudo)},    {"hot_file", std::move(hot_file)},
+                       {"hot_line", std::move(hot_line)}};
+  // The edges can outnumber the functions many times: loaded when a function is first shown.
+  files["data/callees.js"] = DataScript("callees", callees);
 }
 
 }  // namespace hotline::html

@@ -29,7 +29,7 @@ ReportFiles Collect(const HtmlInput& input) {
   for (const Asset& asset : Assets()) files[asset.name] = std::string(asset.bytes);
   nlohmann::json data;
   AddOverview(input, data);
-  AddFunctions(*input.profile, data);
+  AddFunctions(*input.profile, data, files);
   AddFlameGraphs(*input.profile, data, files);
   AddSources(input, data, files);
   AddTables(*input.profile, data, files);

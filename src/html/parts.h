@@ -17,10 +17,10 @@ using ReportFiles = std::map<std::string, std::string>;
 // refused) and no string in it can end the script or start markup.
 std::string DataScript(std::string_view key, const nlohmann::json& value);
 
-// Program, duration, threads, samples, warnings, the summary; the functions with their callers'
-// and callees' edges; the files. Into data["..."] of data.js.
+// Program, duration, threads, samples, warnings, the summary; the functions (their call-graph
+// edges in a file of their own). Into data["..."] of data.js.
 void AddOverview(const HtmlInput& input, nlohmann::json& data);
-void AddFunctions(const model::Profile& profile, nlohmann::json& data);
+void AddFunctions(const model::Profile& profile, nlohmann::json& data, ReportFiles& files);
 // Flame graphs: one file per thread and order; their names into data["flames"].
 void AddFlameGraphs(const model::Profile& profile, nlohmann::json& data, ReportFiles& files);
 // One file per source with data; each file's source (or that it is missing) into data["files"].

@@ -58,7 +58,8 @@ Report RecordAndReport(const std::string& name, const std::string& program,
 std::vector<std::pair<std::string, std::string>> FilesOf(const std::string& report) {
   std::vector<std::pair<std::string, std::string>> files;
   for (const auto& e : fs::recursive_directory_iterator(report))
-    if (e.is_regular_file()) files.emplace_back(fs::relative(e.path(), report).string(), Read(e.path()));
+    if (e.is_regular_file())
+      files.emplace_back(fs::relative(e.path(), report).string(), Read(e.path()));
   return files;
 }
 
@@ -74,9 +75,9 @@ TEST(Html, WritesAReportThatNeedsNothingFromOutside) {
   auto files = FilesOf(r.report);
   std::vector<std::string> names;
   for (const auto& [name, bytes] : files) names.push_back(name);
-  for (const char* expected : {"index.html", "report.js", "report.css", "data/data.js",
-                               "data/flame-all-callers.js", "data/flame-all-callees.js",
-                               "data/table-T.js", "data/table-G.js", "data/table-P.js"})
+  for (const char* expected :
+       {"index.html", "report.js", "report.css", "data/data.js", "data/flame-all-callers.js",
+        "data/flame-all-callees.js", "data/table-T.js", "data/table-G.js", "data/table-P.js"})
     EXPECT_NE(std::find(names.begin(), names.end(), expected), names.end()) << expected;
   bool source = false;
   for (const auto& [name, bytes] : files) {
@@ -174,8 +175,8 @@ class HtmlBrowser : public ::testing::Test {
     ASSERT_EQ(install.exit_code, 0) << install.err;
   }
   RunResult Browse(const std::vector<std::string>& args) {
-    std::vector<std::string> argv = {"/usr/bin/env", "NODE_PATH=" HTML_NODE_DIR "/node_modules", "node",
-                                     HTML_BROWSER_DIR "/report_test.js"};
+    std::vector<std::string> argv = {"/usr/bin/env", "NODE_PATH=" HTML_NODE_DIR "/node_modules",
+                                     "node", HTML_BROWSER_DIR "/report_test.js"};
     argv.insert(argv.end(), args.begin(), args.end());
     return Execute(argv, ".");
   }

@@ -292,8 +292,8 @@
   let callers = null;
   function callersOf(i) {
     if (!callers) {
-      callers = F.callees.map(() => []);
-      F.callees.forEach((edges, parent) => edges.forEach(([child, time, loop, calls]) => callers[child].push([parent, time, loop, calls])));
+      callers = H.callees.map(() => []);
+      H.callees.forEach((edges, parent) => edges.forEach(([child, time, loop, calls]) => callers[child].push([parent, time, loop, calls])));
     }
     return callers[i];
   }
@@ -323,8 +323,11 @@
     fill();
     show(el('div', { class: 'controls' }, filter, note),
       el('div', { class: 'split' }, el('div', { class: 'scroll' }, el('table', { class: 'grid functions' }, el('thead', {}, head), body)), detail));
-    if (selected >= 0 && selected < F.name.length) showFunction(selected, detail);
-    setReady();
+    if (selected >= 0 && selected < F.name.length) {
+      load('callees').then(() => { showFunction(selected, detail); setReady(); }).catch(failed);
+    } else {
+      setReady();
+    }
   }
   // The function's -G section: its callers above, itself and its self time, its callees below.
   function showFunction(i, box) {
@@ -335,7 +338,7 @@
       rows.push(['caller', fmtTime(time), loop ? fmtTime(loop) : '', ofSection(time), fmtCount(calls, F.exact[parent] && F.exact[i]) + '/' + F.calls[i], functionAnchor(parent)]);
     rows.push(['function', fmtTime(F.inclusive[i]), '', fmtPct(share(F.inclusive[i])), fmtCount(F.calls[i], F.exact[i]), el('b', {}, F.short[i])]);
     rows.push(['self', fmtTime(F.self[i]), '', ofSection(F.self[i]), '', '(self)']);
-    for (const [child, time, loop, calls] of F.callees[i])
+    for (const [child, time, loop, calls] of H.callees[i])
       rows.push(['callee', fmtTime(time), loop ? fmtTime(loop) : '', ofSection(time), fmtCount(calls, F.exact[child] && F.exact[i]) + '/' + F.calls[child], functionAnchor(child)]);
     const t = table(['', 'time', 'loop', '%', 'calls', 'name'], rows, 5);
     const hf = F.hot_file[i];
