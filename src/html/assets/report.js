@@ -89,7 +89,7 @@
 
   function setReady() { document.body.setAttribute('data-ready', String(Date.now())); }
   function show(...nodes) {
-    main.replaceChildren(...nodes);
+    main.replaceChildren(...nodes.filter(n => n !== null && n !== undefined && n !== false));
   }
   function failed(err) { show(el('p', { class: 'warn' }, String(err && err.message || err))); setReady(); }
 
@@ -139,8 +139,8 @@
       el('h2', {}, 'Summary'), el('pre', { class: 'summary' }, D.summary_text));
     setReady();
   }
-  // A table of rows of strings or nodes; `numeric` columns align right.
-  function table(headers, rows, numeric) {
+  // A table of rows of strings or nodes; numbers, times and sizes align right.
+  function table(headers, rows) {
     const t = el('table', { class: 'grid' });
     const tr = el('tr');
     headers.forEach(h => tr.appendChild(el('th', {}, h)));
@@ -148,7 +148,7 @@
     const body = el('tbody');
     for (const row of rows) {
       const r = el('tr');
-      row.forEach((c, j) => r.appendChild(el('td', { class: (numeric || headers.length - 1) > j ? 'num' : '' }, c)));
+      row.forEach(c => r.appendChild(el('td', { class: typeof c === 'string' && /^[~\d.]/.test(c) ? 'num' : '' }, c)));
       body.appendChild(r);
     }
     t.appendChild(body);
@@ -340,7 +340,7 @@
     rows.push(['self', fmtTime(F.self[i]), '', ofSection(F.self[i]), '', '(self)']);
     for (const [child, time, loop, calls] of H.callees[i])
       rows.push(['callee', fmtTime(time), loop ? fmtTime(loop) : '', ofSection(time), fmtCount(calls, F.exact[child] && F.exact[i]) + '/' + F.calls[child], functionAnchor(child)]);
-    const t = table(['', 'time', 'loop', '%', 'calls', 'name'], rows, 5);
+    const t = table(['', 'time', 'loop', '%', 'calls', 'name'], rows);
     const hf = F.hot_file[i];
     const links = [];
     if (hf >= 0 && D.files[hf] && D.files[hf].source)
@@ -417,7 +417,7 @@
     });
     const leaks = h.leaks.slice(0, 50).map(l => el('div', { class: 'leak' }, el('p', {}, fmtBytes(l.bytes) + ' in ' + l.calls + ' blocks'), el('pre', {}, l.stack.join('\n'))));
     show(el('h1', {}, 'Heap'), facts, el('h2', {}, 'Live bytes over time'), heapChart(h),
-      el('h2', {}, 'Top sites by bytes allocated'), table(['bytes', 'calls', 'at peak', 'temporary', 'leaked', 'function', 'where'], sites, 5),
+      el('h2', {}, 'Top sites by bytes allocated'), table(['bytes', 'calls', 'at peak', 'temporary', 'leaked', 'function', 'where'], sites),
       el('h2', {}, 'Leaks'), leaks.length ? el('div', {}, ...leaks) : el('p', {}, 'none'));
     setReady();
   }
