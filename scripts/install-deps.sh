@@ -16,6 +16,7 @@ test=(
   libgtest-dev libgmock-dev
   gfortran fp-compiler gm2-12 libgm2-12-dev
   binutils libc6-dbg python3 heaptrack
+  chromium nodejs npm
 )
 bench=(linux-perf uftrace valgrind)
 

@@ -77,6 +77,7 @@ int RunCli(int argc, char** argv) {
   RegisterAnnotateCommand(app, &exit_code);
   RegisterMergeCommand(app, &exit_code);
   RegisterDiffCommand(app, &exit_code);
+  RegisterHtmlCommand(app, &exit_code);
   // What CLI11 would answer with "A subcommand is required": the usage, a version, help on one
   // command, or a suggestion.
   std::string first = argc > 1 ? argv[1] : "";

@@ -13,6 +13,7 @@ void RegisterReportCommand(CLI::App& app, int* exit_code);
 void RegisterAnnotateCommand(CLI::App& app, int* exit_code);
 void RegisterMergeCommand(CLI::App& app, int* exit_code);
 void RegisterDiffCommand(CLI::App& app, int* exit_code);
+void RegisterHtmlCommand(CLI::App& app, int* exit_code);
 
 // A number above 0, said so in words when it is not (CLI's PositiveNumber prints DBL_MAX).
 CLI::Validator Positive();

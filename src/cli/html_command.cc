@@ -1,0 +1,113 @@
+// `hotline html [FILE] -o DIR`: the static HTML report (docs/html.md). Reads the profile (and its
+// heap, when recorded with --heap), builds the model and writes the report directory.
+#include <fmt/core.h>
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cli/commands.h"
+#include "cli/profile_path.h"
+#include "format/raw_profile.h"
+#include "format/reader.h"
+#include "html/html.h"
+#include "model/build.h"
+#include "model/heap.h"
+#include "report/report.h"
+#include "symbolize/symbolizer.h"
+
+namespace hotline::cli {
+namespace {
+
+struct HtmlCommandOptions {
+  std::string file;
+  std::string output;
+  std::vector<std::string> source_dirs;
+
+  void Register(CLI::App& cmd) {
+    cmd.add_option("-o,--output", output,
+                   "the report's directory (created; an earlier report there is replaced)")
+        ->required();
+    cmd.add_option("--source-dir", source_dirs,
+                   "another directory to look for sources in (repeatable)")
+        ->allow_extra_args(false);
+    cmd.add_option("FILE", file, "the profile (default: the newest *.hotline here)");
+  }
+};
+
+void Warn(const std::string& what) { fmt::print(stderr, "hotline: warning: {}\n", what); }
+
+// What reading met, for stderr and for the report's overview.
+std::vector<std::string> ReadingProblems(const std::string& file, const format::ReadStats& stats,
+                                         const model::Profile& profile) {
+  std::vector<std::string> problems;
+  if (stats.damaged())
+    problems.push_back(
+        fmt::format("{}: damaged, reporting what could be read: {}", file, stats.summary()));
+  for (const std::string& problem : stats.problems)
+    problems.push_back(fmt::format("{}: {}", file, problem));
+  if (stats.unknown_records)
+    problems.push_back(
+        fmt::format("{}: {} records of unknown kinds skipped (written by a newer hotline)", file,
+                    stats.unknown_records));
+  if (!profile.summary.end)
+    problems.push_back(fmt::format("{}: {}", file, report::DescribeEnding(profile)));
+  if (profile.summary.samples == 0)
+    problems.push_back(fmt::format("{}: the profile holds no samples", file));
+  return problems;
+}
+
+int RunHtml(HtmlCommandOptions& o) {
+  bool named = !o.file.empty();
+  Expected<std::string> file = ProfileArgument(o.file);
+  if (!file) {
+    fmt::print(stderr, "hotline: html: {}\n", file.status().message());
+    return 1;
+  }
+  if (!named) fmt::print(stderr, "hotline: reading {} (the newest profile here)\n", *file);
+  symbolize::Symbolizer symbolizer;
+  model::SymbolizerResolver resolver(symbolizer);
+  format::ReadStats stats;
+  Expected<model::Profile> profile = model::LoadProfile(*file, resolver, {}, &stats);
+  if (!profile) {
+    fmt::print(stderr, "hotline: {}\n", profile.status().message());
+    return 1;
+  }
+  // The heap needs every record in memory: read them again only for a profile that has some.
+  std::optional<model::HeapProfile> heap;
+  if (stats.features & format::kFeatureHeap) {
+    format::ReadStats again;
+    Expected<format::RawProfile> raw = format::LoadRawProfile(*file, &again);
+    Expected<model::HeapProfile> built =
+        raw ? model::BuildHeapProfile(*raw, resolver) : Expected<model::HeapProfile>(raw.status());
+    if (built) heap = std::move(*built);
+  }
+  html::HtmlInput input;
+  input.profile = &*profile;
+  input.heap = heap ? &*heap : nullptr;
+  input.profile_path = *file;
+  input.warnings = ReadingProblems(*file, stats, *profile);
+  input.source_dirs = o.source_dirs;
+  for (const std::string& w : input.warnings) Warn(w);
+  for (const std::string& w : profile->warnings) Warn(w);
+  if (Status written = html::WriteHtmlReport(input, o.output); !written.ok()) {
+    fmt::print(stderr, "hotline: html: {}\n", written.message());
+    return 1;
+  }
+  fmt::print(stderr, "hotline: wrote {}/index.html\n", o.output);
+  return 0;
+}
+
+}  // namespace
+
+void RegisterHtmlCommand(CLI::App& app, int* exit_code) {
+  auto options = std::make_shared<HtmlCommandOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "html",
+      "write a static HTML report (flame graph, functions, annotated sources) into a directory");
+  options->Register(*cmd);
+  cmd->callback([options, exit_code] { *exit_code = RunHtml(*options); });
+}
+
+}  // namespace hotline::cli

@@ -1,0 +1,459 @@
+// hotline's HTML report: lays out, sorts, filters and zooms the numbers hotline computed
+// (data/*.js, each assigning to window.HOTLINE). Every text from the profile or the sources is
+// put into the page as text (textContent, attributes), never parsed as markup.
+'use strict';
+(function () {
+  const H = window.HOTLINE || {};
+  const D = H.data;
+  const main = document.getElementById('main');
+  if (!D) {
+    main.textContent = 'data/data.js is missing: the report is incomplete.';
+    return;
+  }
+  const F = D.functions;
+  const total = D.total_ns;
+
+  // ---- small helpers ----
+  function el(tag, props, ...children) {
+    const e = document.createElement(tag);
+    for (const [k, v] of Object.entries(props || {})) {
+      if (v === undefined || v === null || v === false) continue;
+      if (k === 'class') e.className = v;
+      else if (k === 'text') e.textContent = v;
+      else if (k.startsWith('on')) e.addEventListener(k.slice(2), v);
+      else e.setAttribute(k, v);
+    }
+    for (const c of children) {
+      if (c === null || c === undefined || c === false) continue;
+      e.appendChild(typeof c === 'string' || typeof c === 'number' ? document.createTextNode(String(c)) : c);
+    }
+    return e;
+  }
+  function fmtTime(ns) {
+    if (ns < 1000) return ns + 'ns';
+    if (ns < 1e6) return (ns / 1e3).toFixed(2) + 'us';
+    if (ns < 1e9) return (ns / 1e6).toFixed(2) + 'ms';
+    return (ns / 1e9).toFixed(2) + 's';
+  }
+  function share(ns) { return total ? 100 * ns / total : 0; }
+  function fmtPct(p) { return p.toFixed(2); }
+  function fmtBytes(b) {
+    if (b < 1024) return b + ' B';
+    if (b < 1024 * 1024) return (b / 1024).toFixed(1) + ' KiB';
+    if (b < 1024 * 1024 * 1024) return (b / 1048576).toFixed(1) + ' MiB';
+    return (b / 1073741824).toFixed(2) + ' GiB';
+  }
+  function fmtCount(n, exact) { return exact ? String(n) : '~' + n; }
+  function heat(p) { return p >= 10 ? 'hot' : p >= 2 ? 'warm' : p > 0 ? 'some' : ''; }
+  function fileName(index) { return index >= 0 ? D.files[index].path : ''; }
+  function sourceLink(file, line) {
+    return '#source/' + file + (line ? '/' + line : '');
+  }
+  function functionLink(i) { return '#function/' + i; }
+  // A function's name, linked to its entry in the functions table; the whole name on hover.
+  function functionAnchor(i) {
+    return el('a', { href: functionLink(i), title: F.name[i], class: 'fname' }, F.short[i]);
+  }
+  function definition(i) {
+    const file = F.file[i];
+    if (file < 0 || !D.files[file]) return '';
+    const path = fileName(file);
+    const text = path.split('/').pop() + (F.line[i] ? ':' + F.line[i] : '');
+    return D.files[file].source ? el('a', { href: sourceLink(file, F.line[i]), title: path }, text)
+      : el('span', { title: path + ' (source not found)' }, text);
+  }
+
+  // Data files are scripts (file:// refuses fetching JSON): each is loaded once, when first shown.
+  const loading = {};
+  function load(key) {
+    if (H[key] !== undefined) return Promise.resolve(H[key]);
+    if (!loading[key]) {
+      loading[key] = new Promise((resolve, reject) => {
+        const s = document.createElement('script');
+        s.src = 'data/' + key + '.js';
+        s.onload = () => (H[key] !== undefined ? resolve(H[key]) : reject(new Error(key)));
+        s.onerror = () => reject(new Error('cannot load data/' + key + '.js'));
+        document.head.appendChild(s);
+      });
+    }
+    return loading[key];
+  }
+
+  // ---- navigation ----
+  const pages = [['overview', 'Overview'], ['flame', 'Flame graph'], ['functions', 'Functions'],
+    ['sources', 'Sources']];
+  if (D.heap) pages.push(['heap', 'Heap']);
+  pages.push(['tables/T', 'Tables']);
+  const nav = document.getElementById('nav');
+  for (const [route, title] of pages) nav.appendChild(el('a', { href: '#' + route, 'data-route': route }, title));
+
+  function setReady() { document.body.setAttribute('data-ready', String(Date.now())); }
+  function show(...nodes) {
+    main.replaceChildren(...nodes.filter(n => n !== null && n !== undefined && n !== false));
+  }
+  function failed(err) { show(el('p', { class: 'warn' }, String(err && err.message || err))); setReady(); }
+
+  function route() {
+    const hash = location.hash.replace(/^#/, '') || 'overview';
+    const parts = hash.split('/');
+    for (const a of nav.children) a.classList.toggle('current', hash.startsWith(a.getAttribute('data-route').split('/')[0]));
+    document.body.removeAttribute('data-ready');
+    try {
+      switch (parts[0]) {
+        case 'flame': return flamePage();
+        case 'functions': return functionsPage(-1);
+        case 'function': return functionsPage(Number(parts[1]));
+        case 'sources': return sourcesPage();
+        case 'source': return sourcePage(Number(parts[1]), Number(parts[2] || 0));
+        case 'heap': return heapPage();
+        case 'tables': return tablesPage(parts[1] || 'T');
+        default: return overviewPage();
+      }
+    } catch (err) { failed(err); }
+  }
+  window.addEventListener('hashchange', route);
+
+  // ---- overview ----
+  function keyValues(rows) {
+    const dl = el('dl', { class: 'facts' });
+    for (const [k, v] of rows) if (v !== '' && v !== undefined) dl.append(el('dt', {}, k), el('dd', {}, v));
+    return dl;
+  }
+  function overviewPage() {
+    document.title = 'hotline: ' + (D.program || D.profile);
+    const facts = keyValues([
+      ['program', D.program], ['arguments', (D.argv || []).join(' ')], ['profile', D.profile],
+      ['duration', D.duration_ns ? fmtTime(D.duration_ns) : ''],
+      ['total time', fmtTime(total) + ' (' + D.clock + ' time)'], ['samples', String(D.samples)],
+      ['threads', String(D.threads.length)], ['sampler', D.sampler], ['ended', D.ended]]);
+    const warnings = el('ul', { class: 'warnings' });
+    for (const w of D.warnings) warnings.appendChild(el('li', { class: 'warn' }, w));
+    const threads = table(['tid', 'name', 'time', '%', 'samples'], D.threads.map(t =>
+      [String(t.tid), t.name, fmtTime(t.time_ns), fmtPct(share(t.time_ns)), String(t.samples)]));
+    const order = F.self.map((_, i) => i).filter(i => F.self[i] > 0).sort((a, b) => F.self[b] - F.self[a]).slice(0, 10);
+    const top = table(['self', '%', 'inclusive', 'function'], order.map(i =>
+      [fmtTime(F.self[i]), fmtPct(share(F.self[i])), fmtTime(F.inclusive[i]), functionAnchor(i)]));
+    show(el('h1', {}, D.program || 'profile'), facts,
+      D.warnings.length ? el('h2', {}, 'Warnings') : null, D.warnings.length ? warnings : null,
+      el('h2', {}, 'Threads'), threads, el('h2', {}, 'Hottest functions (self time)'), top,
+      el('h2', {}, 'Summary'), el('pre', { class: 'summary' }, D.summary_text));
+    setReady();
+  }
+  // A table of rows of strings or nodes; numbers, times and sizes align right.
+  function table(headers, rows) {
+    const t = el('table', { class: 'grid' });
+    const tr = el('tr');
+    headers.forEach(h => tr.appendChild(el('th', {}, h)));
+    t.appendChild(el('thead', {}, tr));
+    const body = el('tbody');
+    for (const row of rows) {
+      const r = el('tr');
+      row.forEach(c => r.appendChild(el('td', { class: typeof c === 'string' && /^[~\d.]/.test(c) ? 'num' : '' }, c)));
+      body.appendChild(r);
+    }
+    t.appendChild(body);
+    return t;
+  }
+
+  // ---- flame graph / icicle ----
+  const flame = { thread: 'all', order: 'callers', icicle: false, focus: 0, search: '', tree: null };
+  function prepareTree(t) {
+    if (t.children) return t;
+    t.children = t.f.map(() => []);
+    for (let i = 1; i < t.f.length; ++i) t.children[t.p[i]].push(i);
+    for (const c of t.children) c.sort((a, b) => t.v[b] - t.v[a]);
+    return t;
+  }
+  function flamePage() {
+    const threadSelect = el('select', { id: 'flame-thread', onchange: e => { flame.thread = e.target.value; flame.focus = 0; drawFlame(); } });
+    for (const which of D.flames) {
+      const t = which === 'all' ? null : D.threads[Number(which.slice(1))];
+      threadSelect.appendChild(el('option', { value: which, selected: which === flame.thread ? 'selected' : null },
+        t ? 'thread ' + t.tid + (t.name ? ' (' + t.name + ')' : '') : 'all threads'));
+    }
+    const orderButton = el('button', { id: 'flame-order', onclick: () => { flame.order = flame.order === 'callers' ? 'callees' : 'callers'; flame.focus = 0; drawFlame(); } });
+    const shapeButton = el('button', { id: 'flame-shape', onclick: () => { flame.icicle = !flame.icicle; drawFlame(); } });
+    const search = el('input', { id: 'flame-search', type: 'search', placeholder: 'search functions', value: flame.search,
+      oninput: e => { flame.search = e.target.value; drawFlame(); } });
+    const reset = el('button', { onclick: () => { flame.focus = 0; drawFlame(); } }, 'reset zoom');
+    show(el('div', { class: 'controls' }, threadSelect, orderButton, shapeButton, search, reset, el('span', { id: 'flame-match' })),
+      el('div', { id: 'flame-info', class: 'info' }, 'Click a frame to zoom in, click it again to zoom out.'),
+      el('div', { id: 'flame', class: 'flame' }));
+    drawFlame();
+  }
+  function drawFlame() {
+    document.body.removeAttribute('data-ready');
+    const key = 'flame-' + flame.thread + '-' + flame.order;
+    document.getElementById('flame-order').textContent = flame.order === 'callers' ? 'callers first' : 'callees first (inverted)';
+    document.getElementById('flame-shape').textContent = flame.icicle ? 'icicle' : 'flame graph';
+    load(key).then(t => layoutFlame(prepareTree(t))).catch(failed);
+  }
+  function searchMatcher() {
+    const s = flame.search.trim();
+    if (!s) return null;
+    try {
+      const re = new RegExp(s, 'i');
+      return i => re.test(F.name[i]);
+    } catch (e) {
+      const lower = s.toLowerCase();
+      return i => F.name[i].toLowerCase().includes(lower);
+    }
+  }
+  function nameHue(name) {
+    let h = 0;
+    for (let i = 0; i < name.length; ++i) h = (h * 31 + name.charCodeAt(i)) >>> 0;
+    return h;
+  }
+  function layoutFlame(t) {
+    const box = document.getElementById('flame');
+    if (!box) return;
+    const width = box.clientWidth || 1000;
+    const rowHeight = 18;
+    const match = searchMatcher();
+    const focus = flame.focus < t.f.length ? flame.focus : 0;
+    // Ancestors of the focus span the whole width, as the path that led there.
+    const path = [];
+    for (let n = focus; n !== 0; n = t.p[n]) path.unshift(n);
+    const nodes = [];
+    let depthMax = path.length;
+    path.forEach((n, d) => nodes.push([n, d + 1, 0, width]));
+    const scale = t.v[focus] ? width / t.v[focus] : 0;
+    const stack = [[focus, path.length, 0]];
+    while (stack.length) {
+      const [n, depth, x] = stack.pop();
+      if (n !== focus) nodes.push([n, depth, x, t.v[n] * scale]);
+      depthMax = Math.max(depthMax, depth);
+      let cx = x;
+      for (const c of t.children[n]) {
+        const w = t.v[c] * scale;
+        if (w >= 1) stack.push([c, depth + 1, cx]);
+        cx += w;
+      }
+    }
+    const height = (depthMax + 1) * rowHeight;
+    box.style.height = height + 'px';
+    const frag = document.createDocumentFragment();
+    let matched = 0;
+    const matchedNodes = new Set();
+    for (const [n, depth, x, w] of nodes) {
+      const f = t.f[n];
+      const name = f < 0 ? (flame.thread === 'all' ? 'all threads' : 'thread') : F.short[f];
+      const y = flame.icicle ? depth * rowHeight : height - (depth + 1) * rowHeight;
+      const hit = f >= 0 && match && match(f);
+      if (hit) {
+        matchedNodes.add(n);
+        let a = t.p[n], counted = false;
+        for (; a !== 0; a = t.p[a]) if (matchedNodes.has(a)) { counted = true; break; }
+        if (!counted && nodes.length) matched += t.v[n];
+      }
+      const div = el('div', {
+        class: 'frame' + (hit ? ' match' : '') + (n === focus ? ' focus' : '') + (f >= 0 && F.pseudo[f] ? ' pseudo' : ''),
+        title: (f >= 0 ? F.name[f] : name) + '\n' + fmtTime(t.v[n]) + ' (' + fmtPct(100 * t.v[n] / (t.total || 1)) + '%), self ' + fmtTime(t.s[n]),
+        'data-node': String(n), 'data-function': f >= 0 ? String(f) : null,
+      }, w > 30 ? name : '');
+      div.style.left = x + 'px';
+      div.style.width = Math.max(w - 1, 1) + 'px';
+      div.style.top = y + 'px';
+      if (!hit && f >= 0 && !F.pseudo[f]) div.style.backgroundColor = 'hsl(' + (10 + nameHue(F.name[f]) % 40) + ',80%,' + (58 + nameHue(F.name[f]) % 12) + '%)';
+      frag.appendChild(div);
+    }
+    box.replaceChildren(frag);
+    box.onclick = e => {
+      const n = Number(e.target.getAttribute('data-node'));
+      if (Number.isNaN(n) || e.target.getAttribute('data-node') === null) return;
+      flame.focus = n === flame.focus ? t.p[n] : n;
+      showFrameInfo(t, n);
+      layoutFlame(t);
+    };
+    document.getElementById('flame-match').textContent = match ? 'matched: ' + fmtPct(100 * matched / (t.total || 1)) + '% of this graph' : '';
+    setReady();
+  }
+  function showFrameInfo(t, n) {
+    const info = document.getElementById('flame-info');
+    const f = t.f[n];
+    if (f < 0) { info.replaceChildren('all samples: ' + fmtTime(t.v[n])); return; }
+    const parts = [functionAnchor(f), ': ' + fmtTime(t.v[n]) + ' here (' + fmtPct(100 * t.v[n] / (t.total || 1)) + '%), self ' + fmtTime(t.s[n]) + '; '];
+    const hf = F.hot_file[f];
+    if (hf >= 0 && D.files[hf] && D.files[hf].source) parts.push(el('a', { href: sourceLink(hf, F.hot_line[f]), class: 'hotline-link' }, 'hottest line ' + fileName(hf).split('/').pop() + ':' + F.hot_line[f]));
+    info.replaceChildren(...parts);
+  }
+
+  // ---- functions table, with callers and callees ----
+  const columns = [
+    ['self', i => F.self[i], i => fmtTime(F.self[i])],
+    ['self %', i => F.self[i], i => fmtPct(share(F.self[i]))],
+    ['inclusive', i => F.inclusive[i], i => fmtTime(F.inclusive[i])],
+    ['incl %', i => F.inclusive[i], i => fmtPct(share(F.inclusive[i]))],
+    ['calls', i => F.calls[i], i => fmtCount(F.calls[i], F.exact[i])],
+    ['function', i => F.short[i].toLowerCase(), i => functionAnchor(i)],
+    ['defined', i => fileName(F.file[i]) + ':' + String(F.line[i]).padStart(8, '0'), i => definition(i)],
+  ];
+  const listing = { sort: 0, descending: true, filter: '', limit: 500 };
+  let callers = null;
+  function callersOf(i) {
+    if (!callers) {
+      callers = H.callees.map(() => []);
+      H.callees.forEach((edges, parent) => edges.forEach(([child, time, loop, calls]) => callers[child].push([parent, time, loop, calls])));
+    }
+    return callers[i];
+  }
+  function functionsPage(selected) {
+    const filter = el('input', { id: 'function-filter', type: 'search', placeholder: 'filter by name', value: listing.filter,
+      oninput: e => { listing.filter = e.target.value; fill(); } });
+    const head = el('tr');
+    columns.forEach(([title], c) => head.appendChild(el('th', { class: 'sortable' + (c === listing.sort ? (listing.descending ? ' down' : ' up') : ''),
+      onclick: () => { if (listing.sort === c) listing.descending = !listing.descending; else { listing.sort = c; listing.descending = c < 5; } functionsPage(selected); } }, title)));
+    const body = el('tbody');
+    const note = el('p', { class: 'note' });
+    const detail = el('div', { id: 'function-detail' });
+    function fill() {
+      const needle = listing.filter.toLowerCase();
+      const key = columns[listing.sort][1];
+      let rows = F.name.map((_, i) => i).filter(i => (F.inclusive[i] > 0 || F.calls[i] > 0) &&
+        (!needle || F.name[i].toLowerCase().includes(needle)));
+      rows.sort((a, b) => { const x = key(a), y = key(b); const c = x < y ? -1 : x > y ? 1 : 0; return listing.descending ? -c : c; });
+      const shown = rows.slice(0, listing.limit);
+      body.replaceChildren(...shown.map(i => {
+        const tr = el('tr', { class: i === selected ? 'selected' : '', 'data-function': String(i) });
+        columns.forEach(([, , cell], c) => tr.appendChild(el('td', { class: c < 5 ? 'num' : '' }, cell(i))));
+        return tr;
+      }));
+      note.textContent = rows.length > shown.length ? 'showing ' + shown.length + ' of ' + rows.length + ' functions: filter to see others' : rows.length + ' functions';
+    }
+    fill();
+    show(el('div', { class: 'controls' }, filter, note),
+      el('div', { class: 'split' }, el('div', { class: 'scroll' }, el('table', { class: 'grid functions' }, el('thead', {}, head), body)), detail));
+    if (selected >= 0 && selected < F.name.length) {
+      load('callees').then(() => { showFunction(selected, detail); setReady(); }).catch(failed);
+    } else {
+      setReady();
+    }
+  }
+  // The function's -G section: its callers above, itself and its self time, its callees below.
+  function showFunction(i, box) {
+    const section = F.inclusive[i] || 1;
+    const ofSection = ns => fmtPct(100 * ns / section);
+    const rows = [];
+    for (const [parent, time, loop, calls] of callersOf(i).slice().sort((a, b) => b[1] - a[1]))
+      rows.push(['caller', fmtTime(time), loop ? fmtTime(loop) : '', ofSection(time), fmtCount(calls, F.exact[parent] && F.exact[i]) + '/' + F.calls[i], functionAnchor(parent)]);
+    rows.push(['function', fmtTime(F.inclusive[i]), '', fmtPct(share(F.inclusive[i])), fmtCount(F.calls[i], F.exact[i]), el('b', {}, F.short[i])]);
+    rows.push(['self', fmtTime(F.self[i]), '', ofSection(F.self[i]), '', '(self)']);
+    for (const [child, time, loop, calls] of H.callees[i])
+      rows.push(['callee', fmtTime(time), loop ? fmtTime(loop) : '', ofSection(time), fmtCount(calls, F.exact[child] && F.exact[i]) + '/' + F.calls[child], functionAnchor(child)]);
+    const t = table(['', 'time', 'loop', '%', 'calls', 'name'], rows);
+    const hf = F.hot_file[i];
+    const links = [];
+    if (hf >= 0 && D.files[hf] && D.files[hf].source)
+      links.push(el('a', { href: sourceLink(hf, F.hot_line[i]), class: 'hotline-link' }, 'source at its hottest line, ' + fileName(hf).split('/').pop() + ':' + F.hot_line[i]));
+    else if (F.file[i] >= 0) links.push(el('span', { class: 'note' }, 'source not found: ' + fileName(F.file[i])));
+    box.replaceChildren(el('h2', { title: F.name[i] }, F.short[i]), el('p', { class: 'fullname' }, F.name[i]), ...links, t,
+      el('p', { class: 'note' }, 'time: in the callee not spent in a recursion back into the caller; loop: time the recursion brought back.'));
+  }
+
+  // ---- sources ----
+  function sourcesPage() {
+    const rows = [], missing = [];
+    D.files.forEach((f, i) => {
+      if (!f.data) return;
+      if (!f.source) { missing.push(el('li', {}, f.path)); return; }
+      rows.push([fmtTime(f.time_ns), fmtPct(share(f.time_ns)), String(f.count), String(f.lines_hit), el('a', { href: sourceLink(i, 0) }, f.path)]);
+    });
+    rows.sort((a, b) => parseFloat(b[1]) - parseFloat(a[1]));
+    show(el('h1', {}, 'Source files with data'), table(['time', '%', 'count', 'lines hit', 'file'], rows),
+      el('h2', {}, 'Sources missing on disk'), missing.length ? el('ul', { id: 'missing-sources' }, ...missing) : el('p', {}, 'none'));
+    setReady();
+  }
+  function sourcePage(file, target) {
+    const f = D.files[file];
+    if (!f) return failed('no such file');
+    if (!f.source) { show(el('p', { class: 'warn' }, 'The source of ' + f.path + ' was not found on disk.')); return setReady(); }
+    show(el('p', {}, 'loading ' + f.path + '…'));
+    load('source-' + file).then(src => renderSource(file, src, target)).catch(failed);
+  }
+  function renderSource(file, src, target) {
+    const byLine = new Map(src.lines.map(l => [l[0], l]));
+    const defs = new Map();
+    F.file.forEach((fl, i) => { if (fl === file && F.line[i] > 0 && !F.pseudo[i]) { if (!defs.has(F.line[i])) defs.set(F.line[i], []); defs.get(F.line[i]).push(i); } });
+    const body = el('tbody');
+    let targetRow = null;
+    src.text.forEach((text, k) => {
+      const n = k + 1;
+      for (const i of defs.get(n) || [])
+        body.appendChild(el('tr', { class: 'fnhead' }, el('td', { colspan: '6' }), el('td', {}, '— ', functionAnchor(i),
+          ': explicit ' + fmtTime(F.self[i]) + ' (' + fmtPct(share(F.self[i])) + '%), implicit ' + fmtTime(F.inclusive[i]) + ' (' + fmtPct(share(F.inclusive[i])) + '%), calls ' + fmtCount(F.calls[i], F.exact[i]))));
+      const l = byLine.get(n);
+      let cells = ['', '', '', '', ''], cls = '';
+      if (l) {
+        const [, count, exact, time, inclusive] = l;
+        const p = share(time);
+        const never = exact && count === 0;
+        cells = [never ? '#####' : fmtCount(count, exact), time ? fmtTime(time) : '', time && count ? fmtTime(Math.floor(time / count)) : '', time ? fmtPct(p) : '',
+          inclusive > time ? fmtTime(inclusive) : ''];
+        cls = never ? 'never' : heat(p);
+      }
+      const row = el('tr', { id: 'L' + n, class: cls + (n === target ? ' target' : '') },
+        el('td', { class: 'lineno' }, el('a', { href: sourceLink(file, n) }, String(n))),
+        ...cells.map(c => el('td', { class: 'num' }, c)), el('td', { class: 'code' }, text));
+      if (n === target) targetRow = row;
+      body.appendChild(row);
+    });
+    const head = el('tr', {}, ...['line', 'count', 'time', 'average', '%', 'with callees', 'source'].map(h => el('th', { class: h === 'source' ? 'code' : 'num' }, h)));
+    show(el('h1', { title: src.found }, src.path), el('table', { class: 'source' }, el('thead', {}, head), body));
+    if (targetRow) targetRow.scrollIntoView({ block: 'center' });
+    setReady();
+  }
+
+  // ---- heap ----
+  function heapPage() {
+    const h = D.heap;
+    const facts = keyValues([['peak', fmtBytes(h.peak_bytes) + ' at ' + fmtTime(h.peak_time_ns)], ['allocated', fmtBytes(h.total_bytes) + ' in ' + h.alloc_calls + ' calls'],
+      ['freed', h.free_calls + ' calls'], ['temporary', h.temporary_calls + ' calls'], ['leaked', fmtBytes(h.leaked_bytes) + ' in ' + h.leaked_calls + ' blocks'],
+      ['mmap', h.mmap_calls + ' calls, ' + fmtBytes(h.mmap_bytes)]]);
+    const sites = h.sites.slice().sort((a, b) => b.bytes - a.bytes).slice(0, 50).map(s => {
+      const file = D.files.findIndex(f => f.path === s.file);
+      const where = s.file ? s.file.split('/').pop() + ':' + s.line : '';
+      return [fmtBytes(s.bytes), String(s.calls), fmtBytes(s.peak_bytes), String(s.temporary_calls), fmtBytes(s.leaked_bytes), s.function,
+        file >= 0 && D.files[file].source ? el('a', { href: sourceLink(file, s.line) }, where) : where];
+    });
+    const leaks = h.leaks.slice(0, 50).map(l => el('div', { class: 'leak' }, el('p', {}, fmtBytes(l.bytes) + ' in ' + l.calls + ' blocks'), el('pre', {}, l.stack.join('\n'))));
+    show(el('h1', {}, 'Heap'), facts, el('h2', {}, 'Live bytes over time'), heapChart(h),
+      el('h2', {}, 'Top sites by bytes allocated'), table(['bytes', 'calls', 'at peak', 'temporary', 'leaked', 'function', 'where'], sites),
+      el('h2', {}, 'Leaks'), leaks.length ? el('div', {}, ...leaks) : el('p', {}, 'none'));
+    setReady();
+  }
+  function heapChart(h) {
+    const NS = 'http://www.w3.org/2000/svg';
+    const w = 900, ht = 220;
+    const svg = document.createElementNS(NS, 'svg');
+    svg.setAttribute('viewBox', '0 0 ' + w + ' ' + ht);
+    svg.setAttribute('class', 'chart');
+    const points = h.timeline;
+    const tmax = points.length ? points[points.length - 1][0] || 1 : 1;
+    const bmax = h.peak_bytes || 1;
+    const xy = (t, b) => (40 + (w - 50) * t / tmax).toFixed(1) + ',' + (ht - 20 - (ht - 30) * b / bmax).toFixed(1);
+    const line = document.createElementNS(NS, 'polyline');
+    let previous = 0;
+    line.setAttribute('points', points.map(([t, b]) => { const s = xy(t, previous) + ' ' + xy(t, b); previous = b; return s; }).join(' '));
+    line.setAttribute('class', 'live');
+    svg.appendChild(line);
+    const peak = document.createElementNS(NS, 'circle');
+    const [px, py] = xy(h.peak_time_ns, h.peak_bytes).split(',');
+    peak.setAttribute('cx', px); peak.setAttribute('cy', py); peak.setAttribute('r', '4'); peak.setAttribute('class', 'peak');
+    svg.appendChild(peak);
+    const label = document.createElementNS(NS, 'text');
+    label.setAttribute('x', '42'); label.setAttribute('y', '14');
+    label.textContent = 'peak ' + fmtBytes(h.peak_bytes) + ' at ' + fmtTime(h.peak_time_ns) + '; run ' + fmtTime(tmax);
+    svg.appendChild(label);
+    return svg;
+  }
+
+  // ---- texprofile's tables ----
+  function tablesPage(flag) {
+    const tabs = el('div', { class: 'controls' }, ...D.tables.map(t => el('a', { href: '#tables/' + t.flag, class: t.flag === flag ? 'tab current' : 'tab' }, t.title)));
+    const entry = D.tables.find(t => t.flag === flag) || D.tables[0];
+    show(tabs, el('p', {}, 'loading…'));
+    load(entry.key).then(text => { show(tabs, el('pre', { class: 'table-text' }, text)); setReady(); }).catch(failed);
+  }
+
+  route();
+})();

@@ -1,0 +1,21 @@
+# Turns the report's assets into one C++ file of byte arrays, so that `hotline html` carries its
+# scripts and styles inside the binary. Run by the build:
+#   cmake -DOUTPUT=assets.cc -DASSETS="a.js;b.css" -P embed_assets.cmake
+set(body "// Generated from src/html/assets by embed_assets.cmake: do not edit.\n")
+string(APPEND body "#include \"html/assets.h\"\n\nnamespace hotline::html {\nnamespace {\n")
+set(table "")
+set(index 0)
+foreach(asset ${ASSETS})
+  get_filename_component(name ${asset} NAME)
+  file(READ ${asset} hex HEX)
+  string(LENGTH "${hex}" hex_length)
+  math(EXPR size "${hex_length} / 2")
+  string(REGEX REPLACE "([0-9a-f][0-9a-f])" "0x\\1," bytes "${hex}")
+  string(APPEND body "const unsigned char kAsset${index}[] = {${bytes}0};\n")
+  string(APPEND table "    {\"${name}\", {reinterpret_cast<const char*>(kAsset${index}), ${size}}},\n")
+  math(EXPR index "${index} + 1")
+endforeach()
+string(APPEND body "const Asset kAssets[] = {\n${table}};\n}  // namespace\n\n")
+string(APPEND body "std::span<const Asset> Assets() { return kAssets; }\n\n}  // namespace hotline::html\n")
+file(WRITE ${OUTPUT}.tmp "${body}")
+file(COPY_FILE ${OUTPUT}.tmp ${OUTPUT} ONLY_IF_DIFFERENT)

@@ -1,0 +1,32 @@
+// The parts of the HTML report, each writing the data of one view. Internal to src/html.
+#pragma once
+
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+
+#include "html/html.h"
+
+namespace hotline::html {
+
+// The report's files by relative path, as they will be written.
+using ReportFiles = std::map<std::string, std::string>;
+
+// A script that stores `value` as HOTLINE[key]: the data survives file:// (where fetching JSON is
+// refused) and no string in it can end the script or start markup.
+std::string DataScript(std::string_view key, const nlohmann::json& value);
+
+// Program, duration, threads, samples, warnings, the summary; the functions (their call-graph
+// edges in a file of their own). Into data["..."] of data.js.
+void AddOverview(const HtmlInput& input, nlohmann::json& data);
+void AddFunctions(const model::Profile& profile, nlohmann::json& data, ReportFiles& files);
+// Flame graphs: one file per thread and order; their names into data["flames"].
+void AddFlameGraphs(const model::Profile& profile, nlohmann::json& data, ReportFiles& files);
+// One file per source with data; each file's source (or that it is missing) into data["files"].
+void AddSources(const HtmlInput& input, nlohmann::json& data, ReportFiles& files);
+void AddHeap(const model::HeapProfile& heap, nlohmann::json& data);
+// texprofile's tables as text, one file each; their names into data["tables"].
+void AddTables(const model::Profile& profile, nlohmann::json& data, ReportFiles& files);
+
+}  // namespace hotline::html

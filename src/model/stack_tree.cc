@@ -1,0 +1,118 @@
+#include "model/stack_tree.h"
+
+#include <algorithm>
+#include <unordered_map>
+#include <utility>
+
+namespace hotline::model {
+namespace {
+
+// Each stack's time over the threads chosen, by StackId index.
+std::vector<uint64_t> StackNs(const Profile& p, std::optional<uint32_t> thread) {
+  std::vector<uint64_t> ns(p.stacks.size(), 0);
+  for (const StackTime& t : p.stack_times)
+    if (!thread || t.thread == *thread) ns[t.stack.index()] += t.ns;
+  return ns;
+}
+
+// (parent node, function) → child node, open addressing: the trees of large profiles have
+// millions of nodes, where std::unordered_map spends most of the time allocating and rehashing.
+class ChildIndex {
+ public:
+  ChildIndex() : keys_(1024, kEmpty), values_(1024) {}
+
+  // The child for `key`, made by `make()` when there is none yet.
+  template <typename Make>
+  uint32_t find(uint64_t key, Make make) {
+    if (2 * (size_ + 1) > keys_.size()) grow();
+    size_t i = slot(key);
+    if (keys_[i] == key) return values_[i];
+    keys_[i] = key;
+    values_[i] = make();
+    ++size_;
+    return values_[i];
+  }
+
+ private:
+  static constexpr uint64_t kEmpty = ~uint64_t{0};  // no node has ~0 as (parent, function)
+  size_t slot(uint64_t key) const {
+    size_t mask = keys_.size() - 1;
+    size_t i = static_cast<size_t>((key * 0x9e3779b97f4a7c15ull) >> 20) & mask;
+    while (keys_[i] != kEmpty && keys_[i] != key) i = (i + 1) & mask;
+    return i;
+  }
+  void grow() {
+    std::vector<uint64_t> keys(keys_.size() * 2, kEmpty);
+    std::vector<uint32_t> values(keys.size());
+    keys.swap(keys_);
+    values.swap(values_);
+    for (size_t i = 0; i < keys.size(); ++i)
+      if (keys[i] != kEmpty) {
+        size_t j = slot(keys[i]);
+        keys_[j] = keys[i];
+        values_[j] = values[i];
+      }
+  }
+  std::vector<uint64_t> keys_;
+  std::vector<uint32_t> values_;
+  size_t size_ = 0;
+};
+
+}  // namespace
+
+StackTree BuildStackTree(const Profile& p, StackOrder order, std::optional<uint32_t> thread) {
+  StackTree tree;
+  tree.nodes.push_back({});
+  ChildIndex children;
+  std::vector<uint64_t> ns = StackNs(p, thread);
+  for (uint32_t s = 0; s < p.stacks.size(); ++s) {
+    if (ns[s] == 0) continue;
+    std::span<const StackFrame> frames = p.framesOf(StackId(s));
+    uint32_t node = 0;
+    tree.nodes[0].total_ns += ns[s];
+    for (size_t i = 0; i < frames.size(); ++i) {
+      const StackFrame& f =
+          order == StackOrder::kCallersFirst ? frames[i] : frames[frames.size() - 1 - i];
+      uint64_t key = (uint64_t{node} << 32) | f.function.index();
+      node = children.find(key, [&] {
+        tree.nodes.push_back({f.function, node, 0, 0});
+        return static_cast<uint32_t>(tree.nodes.size() - 1);
+      });
+      tree.nodes[node].total_ns += ns[s];
+    }
+    tree.nodes[node].self_ns += ns[s];
+  }
+  return tree;
+}
+
+std::vector<LineId> HottestLines(const Profile& p) {
+  std::unordered_map<uint64_t, uint64_t> line_ns;  // (function, line) → ns
+  std::vector<uint64_t> ns = StackNs(p, std::nullopt);
+  std::vector<uint64_t> seen;
+  for (uint32_t s = 0; s < p.stacks.size(); ++s) {
+    if (ns[s] == 0) continue;
+    seen.clear();
+    for (const StackFrame& f : p.framesOf(StackId(s))) {
+      if (!f.line.valid()) continue;
+      uint64_t key = (uint64_t{f.function.index()} << 32) | f.line.index();
+      // A recursion passes the same line many times: its time counts once.
+      if (std::find(seen.begin(), seen.end(), key) != seen.end()) continue;
+      seen.push_back(key);
+      line_ns[key] += ns[s];
+    }
+  }
+  std::vector<LineId> hottest(p.functions.size());
+  std::vector<uint64_t> best(p.functions.size(), 0);
+  for (const auto& [key, time] : line_ns) {
+    uint32_t function = static_cast<uint32_t>(key >> 32);
+    LineId line(static_cast<uint32_t>(key));
+    // Ties go to the lower line, so the answer does not depend on the map's order.
+    if (time > best[function] || (time == best[function] && line < hottest[function])) {
+      best[function] = time;
+      hottest[function] = line;
+    }
+  }
+  return hottest;
+}
+
+}  // namespace hotline::model

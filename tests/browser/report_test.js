@@ -1,0 +1,187 @@
+// Drives Debian's chromium (headless, through puppeteer-core) over a report `hotline html`
+// wrote, opened from disk as a person would, and checks what the issue asks of it. Exits 0 when
+// every check passes, 1 with one line per failure otherwise.
+//
+//   node report_test.js main REPORT HOT_FUNCTION COLD_FUNCTION SOURCE HOT_LINE SCREENSHOT
+//       no console or page errors on any page; the flame graph draws HOT_FUNCTION wider than
+//       COLD_FUNCTION; clicking HOT_FUNCTION in the functions table, then its source link, shows
+//       SOURCE with HOT_LINE highlighted; a screenshot of the main page goes to SCREENSHOT
+//   node report_test.js hostile REPORT     hostile names and sources run no script
+//   node report_test.js heap REPORT        the heap page draws without errors
+//   node report_test.js timing REPORT      prints the milliseconds until the flame graph is drawn
+'use strict';
+const puppeteer = require('puppeteer-core');
+const path = require('path');
+
+const failures = [];
+function check(ok, what) {
+  if (!ok) failures.push(what);
+}
+
+async function openBrowser() {
+  return puppeteer.launch({
+    executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
+    headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'],
+  });
+}
+
+// A page that records every console error, page error, failed request and dialog.
+async function watchedPage(browser) {
+  const page = await browser.newPage();
+  await page.setViewport({ width: 1400, height: 900 });
+  page.problems = [];
+  page.dialogs = [];
+  page.on('console', m => { if (m.type() === 'error') page.problems.push('console: ' + m.text()); });
+  page.on('pageerror', e => page.problems.push('page error: ' + e.message));
+  page.on('requestfailed', r => page.problems.push('request failed: ' + r.url()));
+  page.on('dialog', async d => { page.dialogs.push(d.message()); await d.dismiss(); });
+  return page;
+}
+
+function url(report, hash) {
+  return 'file://' + path.resolve(report, 'index.html') + (hash ? '#' + hash : '');
+}
+
+// Goes to a page of the report and waits until it says it is drawn.
+async function visit(page, report, hash) {
+  if (page.url().startsWith('file://')) {
+    await page.evaluate(h => { location.hash = h; }, hash || 'overview');
+  } else {
+    await page.goto(url(report, hash), { waitUntil: 'load' });
+  }
+  await page.waitForSelector('body[data-ready]', { timeout: 10000 });
+}
+
+async function main(report, hot, cold, source, hotLine, screenshot) {
+  const browser = await openBrowser();
+  try {
+    const page = await watchedPage(browser);
+    await visit(page, report, 'overview');
+    await page.screenshot({ path: screenshot, fullPage: false });
+    for (const hash of ['functions', 'sources', 'tables/T', 'tables/G', 'tables/P']) await visit(page, report, hash);
+
+    await visit(page, report, 'flame');
+    const widths = await page.evaluate(() => {
+      const out = {};
+      for (const d of document.querySelectorAll('#flame .frame')) {
+        const name = d.textContent;
+        out[name] = Math.max(out[name] || 0, d.getBoundingClientRect().width);
+      }
+      return out;
+    });
+    check(widths[hot] > 0, `flame graph: no frame named ${hot} (frames: ${Object.keys(widths).join(', ')})`);
+    check(!(widths[cold] >= widths[hot]), `flame graph: ${hot} (${widths[hot]}px) is not wider than ${cold} (${widths[cold]}px)`);
+    await page.screenshot({ path: screenshot.replace(/\.png$/, '-flame.png') });
+    // The other shapes and orders draw too, and search marks the hot function.
+    await page.click('#flame-order');
+    await page.waitForSelector('body[data-ready]');
+    await page.click('#flame-shape');
+    await page.waitForSelector('body[data-ready]');
+    await page.type('#flame-search', hot);
+    await page.waitForSelector('body[data-ready]');
+    const matches = await page.$$eval('#flame .frame.match', ds => ds.length);
+    check(matches > 0, `flame graph: searching ${hot} marks no frame`);
+
+    // The functions table: click the hot function, then the link to its hottest line.
+    await visit(page, report, 'functions');
+    await page.type('#function-filter', hot);
+    const link = await page.$$eval('table.functions a.fname', (as, hot) => {
+      const a = as.find(x => x.textContent === hot);
+      return a ? a.getAttribute('href') : null;
+    }, hot);
+    check(link, `functions table: no row for ${hot}`);
+    if (link) {
+      await page.click(`table.functions a.fname[href="${link}"]`);
+      await page.waitForSelector('#function-detail a.hotline-link', { timeout: 5000 });
+      await page.click('#function-detail a.hotline-link');
+      await page.waitForSelector('table.source tr.target', { timeout: 5000 });
+      const shown = await page.evaluate(() => ({
+        title: document.querySelector('main h1').textContent,
+        line: document.querySelector('table.source tr.target').id,
+      }));
+      check(shown.title.endsWith(source), `source page: shows ${shown.title}, not ${source}`);
+      check(shown.line === 'L' + hotLine, `source page: highlights ${shown.line}, not line ${hotLine}`);
+      await page.screenshot({ path: screenshot.replace(/\.png$/, '-source.png') });
+    }
+    check(page.problems.length === 0, 'errors: ' + page.problems.join(' | '));
+  } finally {
+    await browser.close();
+  }
+}
+
+async function hostile(report) {
+  const browser = await openBrowser();
+  try {
+    const page = await watchedPage(browser);
+    await visit(page, report, 'overview');
+    const files = await page.evaluate(() => window.HOTLINE.data.files.map((f, i) => f.source ? i : -1).filter(i => i >= 0));
+    const pages = ['functions', 'flame', 'sources', 'tables/T', 'tables/G', 'tables/C', 'tables/M'];
+    for (const f of files) pages.push('source/' + f);
+    const names = await page.evaluate(() => window.HOTLINE.data.functions.name.length);
+    for (let i = 0; i < names; ++i) pages.push('function/' + i);
+    for (const hash of pages) await visit(page, report, hash);
+    // Give a planted onerror time to fire.
+    await new Promise(r => setTimeout(r, 300));
+    const pwned = await page.evaluate(() => window.__hotline_pwned);
+    check(pwned === undefined, 'a script from the profile ran: window.__hotline_pwned = ' + pwned);
+    check(page.dialogs.length === 0, 'a dialog opened: ' + page.dialogs.join(' | '));
+    const images = await page.evaluate(() => document.querySelectorAll('main img').length);
+    check(images === 0, `${images} <img> elements were made from the profile's text`);
+    // The text itself is shown, as text.
+    const hostileFile = await page.evaluate(() => window.HOTLINE.data.files.findIndex(f => f.path.endsWith('html_hostile.cc')));
+    check(hostileFile >= 0, 'html_hostile.cc is not among the sources');
+    await visit(page, report, 'source/' + hostileFile);
+    const text = await page.evaluate(() => document.querySelector('table.source').textContent);
+    check(text.includes('</script>'), 'the hostile source text is not shown as text');
+    check(page.problems.length === 0, 'errors: ' + page.problems.join(' | '));
+  } finally {
+    await browser.close();
+  }
+}
+
+async function heap(report) {
+  const browser = await openBrowser();
+  try {
+    const page = await watchedPage(browser);
+    await visit(page, report, 'heap');
+    const chart = await page.$$eval('svg.chart polyline', ps => ps.length);
+    check(chart === 1, 'heap page: no chart of live bytes');
+    check(page.problems.length === 0, 'errors: ' + page.problems.join(' | '));
+  } finally {
+    await browser.close();
+  }
+}
+
+async function timing(report) {
+  const browser = await openBrowser();
+  try {
+    const page = await watchedPage(browser);
+    const start = Date.now();
+    await page.goto(url(report, 'flame'), { waitUntil: 'load' });
+    await page.waitForSelector('body[data-ready]', { timeout: 60000 });
+    const drawn = Date.now() - start;
+    const frames = await page.$$eval('#flame .frame', ds => ds.length);
+    const t0 = Date.now();
+    await visit(page, report, 'functions');
+    const functions = Date.now() - t0;
+    console.log(`flame graph drawn after ${drawn} ms (${frames} frames); functions table after ${functions} ms`);
+    check(page.problems.length === 0, 'errors: ' + page.problems.join(' | '));
+  } finally {
+    await browser.close();
+  }
+}
+
+const [mode, ...args] = process.argv.slice(2);
+const modes = { main, hostile, heap, timing };
+if (!modes[mode]) {
+  console.error('usage: report_test.js main|hostile|heap|timing REPORT ...');
+  process.exit(2);
+}
+modes[mode](...args).then(() => {
+  for (const f of failures) console.error('FAIL: ' + f);
+  process.exit(failures.length ? 1 : 0);
+}, err => {
+  console.error('FAIL: ' + (err && err.stack || err));
+  process.exit(1);
+});
