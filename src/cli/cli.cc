@@ -75,6 +75,7 @@ int RunCli(int argc, char** argv) {
   RegisterDumpCommand(app, &exit_code);
   RegisterReportCommand(app, &exit_code);
   RegisterAnnotateCommand(app, &exit_code);
+  RegisterExportCommand(app, &exit_code);
   // What CLI11 would answer with "A subcommand is required": the usage, a version, help on one
   // command, or a suggestion.
   std::string first = argc > 1 ? argv[1] : "";

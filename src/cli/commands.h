@@ -11,6 +11,7 @@ void RegisterRecordCommand(CLI::App& app, int* exit_code);
 void RegisterDumpCommand(CLI::App& app, int* exit_code);
 void RegisterReportCommand(CLI::App& app, int* exit_code);
 void RegisterAnnotateCommand(CLI::App& app, int* exit_code);
+void RegisterExportCommand(CLI::App& app, int* exit_code);
 
 // A number above 0, said so in words when it is not (CLI's PositiveNumber prints DBL_MAX).
 CLI::Validator Positive();
