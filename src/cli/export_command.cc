@@ -62,16 +62,21 @@ Expected<std::string> Encode(exporter::Format format, const ExportCommandOptions
       return exporter::ExportCallgrind(profile);
     case exporter::Format::kPprof:
       return heap ? exporter::ExportHeapPprof(profile, *heap) : exporter::ExportPprof(profile);
-    default:
-      return Status::Error(fmt::format("--format {}: not written yet", o.format));
+    case exporter::Format::kJson:
+      return exporter::ExportJson(profile, heap);
+    case exporter::Format::kChrome:
+      return exporter::ExportChrome(profile);
+    case exporter::Format::kSpeedscope:
+      return exporter::ExportSpeedscope(profile);
   }
+  return Status::Error("unknown format");  // every enumerator returned above
 }
 
 int RunExport(ExportCommandOptions& o) {
   std::optional<exporter::Format> format = exporter::FormatNamed(o.format);
   if (!format)
-    return Fail(fmt::format("unknown format '{}' (known: {})", o.format,
-                            exporter::KnownFormatNames()));
+    return Fail(
+        fmt::format("unknown format '{}' (known: {})", o.format, exporter::KnownFormatNames()));
   if (o.heap && *format != exporter::Format::kPprof)
     return Fail(fmt::format("--heap is for --format pprof, not {}", o.format));
   bool named = !o.file.empty();
@@ -85,9 +90,11 @@ int RunExport(ExportCommandOptions& o) {
   model::BuildOptions build;
   build.keep_samples =
       *format == exporter::Format::kChrome || *format == exporter::Format::kSpeedscope;
-  // The heap is built from the raw records, which the time profile then reuses.
+  // The heap is built from the raw records, which the time profile then reuses. JSON carries
+  // the heap summary whenever the profile has heap records.
+  bool json = *format == exporter::Format::kJson;
   std::optional<format::RawProfile> raw;
-  if (o.heap) {
+  if (o.heap || json) {
     Expected<format::RawProfile> loaded = format::LoadRawProfile(*file, &stats);
     if (!loaded) return Fail(loaded.status().message());
     raw = std::move(*loaded);
@@ -101,6 +108,9 @@ int RunExport(ExportCommandOptions& o) {
     Expected<model::HeapProfile> built = model::BuildHeapProfile(*raw, resolver);
     if (!built) return Fail(fmt::format("{}: {}", *file, built.status().message()));
     heap = std::move(*built);
+  } else if (json && !raw->allocs.empty()) {
+    Expected<model::HeapProfile> built = model::BuildHeapProfile(*raw, resolver);
+    if (built) heap = std::move(*built);
   }
   Expected<std::string> bytes = Encode(*format, o, *profile, heap ? &*heap : nullptr);
   if (!bytes) return Fail(fmt::format("{}: {}", *file, bytes.status().message()));

@@ -42,6 +42,18 @@ Expected<std::string> ExportPprof(const model::Profile& profile);
 Expected<std::string> ExportHeapPprof(const model::Profile& profile,
                                       const model::HeapProfile& heap);
 
+// hotline's JSON of the model (docs/export-schema.json); `heap` is the heap summary, or null
+// when the profile holds no heap records.
+Expected<std::string> ExportJson(const model::Profile& profile, const model::HeapProfile* heap);
+
+// The Trace Event Format (Perfetto, chrome://tracing): begin/end events per thread from the
+// samples in time order (Profile::samples: BuildOptions::keep_samples), marks as instants.
+Expected<std::string> ExportChrome(const model::Profile& profile);
+
+// speedscope's JSON: a sampled profile per thread, from the kept samples in time order (or the
+// distinct stacks when none were kept).
+Expected<std::string> ExportSpeedscope(const model::Profile& profile);
+
 // Writes `bytes` to a temporary file beside `path`, then renames it over `path`: either the
 // whole file is there or nothing (an old file stays as it was).
 Status WriteFileAtomically(const std::string& path, std::string_view bytes);

@@ -54,7 +54,8 @@ Expected<std::string> ExportFolded(const model::Profile& profile, const ExportOp
   std::stable_sort(rows.begin(), rows.end(),
                    [](const auto& a, const auto& b) { return a.second > b.second; });
   std::string out;
-  for (const auto& [stack, ns] : rows) out += fmt::format("{} {}\n", stack.empty() ? "[empty]" : stack, ns);
+  for (const auto& [stack, ns] : rows)
+    out += fmt::format("{} {}\n", stack.empty() ? "[empty]" : stack, ns);
   return out;
 }
 

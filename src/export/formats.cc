@@ -7,9 +7,8 @@ namespace hotline::exporter {
 
 const std::vector<std::pair<std::string_view, Format>>& KnownFormats() {
   static const std::vector<std::pair<std::string_view, Format>> formats = {
-      {"pprof", Format::kPprof},   {"callgrind", Format::kCallgrind},
-      {"folded", Format::kFolded}, {"chrome", Format::kChrome},
-      {"speedscope", Format::kSpeedscope}, {"json", Format::kJson},
+      {"pprof", Format::kPprof},   {"callgrind", Format::kCallgrind},   {"folded", Format::kFolded},
+      {"chrome", Format::kChrome}, {"speedscope", Format::kSpeedscope}, {"json", Format::kJson},
   };
   return formats;
 }

@@ -75,7 +75,8 @@ class PprofBuilder {
       w.varint(4, m.file_offset);
       w.varint(5, string(m.path));
       w.varint(6, string(Hex(m.build_id)));
-      for (uint32_t has = 7; has <= 10; ++has) w.varint(has, 1);  // functions, files, lines, inlines
+      for (uint32_t has = 7; has <= 10; ++has)
+        w.varint(has, 1);  // functions, files, lines, inlines
       tables_.message(field::kMapping, w);
     }
     return it->second;
@@ -174,6 +175,15 @@ std::string FilePath(const model::Profile& p, model::FileId id) {
   return id.valid() ? p.file(id).path : "";
 }
 
+// pprof names a profile after its first mapping: the program's own, when it has one.
+void MainMappingFirst(const model::Profile& p, PprofBuilder& b) {
+  for (uint32_t i = 0; i < p.modules.size(); ++i)
+    if (!p.summary.exe.empty() && p.modules[i].path == p.summary.exe) {
+      b.mapping(p, i);
+      return;
+    }
+}
+
 // The locations of one stack, innermost first: frames sharing a non-zero address (the inline
 // levels of one instruction) are one location.
 std::vector<uint64_t> StackLocations(const model::Profile& p, model::StackId stack,
@@ -222,6 +232,7 @@ Expected<std::string> ExportPprof(const model::Profile& profile) {
   std::string time = profile.summary.clock == format::ClockMode::kWall ? "wall" : "cpu";
   b.sampleType("samples", "count");
   b.sampleType(time, "nanoseconds");
+  MainMappingFirst(profile, b);
   for (const model::StackTime& st : profile.stack_times) {
     if (st.ns == 0 && st.samples == 0) continue;
     const model::Thread& t = profile.threads[st.thread];
@@ -240,6 +251,7 @@ Expected<std::string> ExportHeapPprof(const model::Profile& profile,
   b.sampleType("alloc_space", "bytes");
   b.sampleType("inuse_objects", "count");
   b.sampleType("inuse_space", "bytes");
+  MainMappingFirst(profile, b);
   auto module_at = [&](uint64_t address) -> uint64_t {
     for (uint32_t i = 0; i < profile.modules.size(); ++i) {
       const model::Module& m = profile.modules[i];
