@@ -16,7 +16,7 @@ test=(
   libgtest-dev libgmock-dev
   gfortran fp-compiler gm2-12 libgm2-12-dev
   binutils libc6-dbg python3 heaptrack
-  valgrind golang-go python3-jsonschema nodejs npm
+  valgrind golang-go python3-jsonschema nodejs npm chromium
 )
 bench=(linux-perf uftrace valgrind)
 

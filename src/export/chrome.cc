@@ -43,17 +43,13 @@ class ThreadEvents {
       ++common;
     while (open_.size() > common) end(time);
     for (size_t i = common; i < stack.size(); ++i) {
-      const model::Function& f = p_.function(stack[i]);
-      json args = json::object();
-      if (f.file.valid()) args["file"] = p_.file(f.file).path;
-      if (f.line) args["line"] = f.line;
-      events_.push_back({{"name", f.name},
+      // No args (file, line): speedscope would make them part of the frame's name.
+      events_.push_back({{"name", p_.function(stack[i]).name},
                          {"cat", "function"},
                          {"ph", "B"},
                          {"pid", 1},
                          {"tid", tid_},
-                         {"ts", Micros(p_, time)},
-                         {"args", args}});
+                         {"ts", Micros(p_, time)}});
       open_.push_back(stack[i]);
     }
   }
