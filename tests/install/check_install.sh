@@ -18,7 +18,7 @@ done
 if readelf -S "$root/bin/hotline" | grep -q '\.symtab'; then fail "bin/hotline is not stripped"; fi
 
 if command -v help2man >/dev/null; then
-  for page in hotline hotline-record hotline-report hotline-annotate hotline-dump; do
+  for page in hotline hotline-record hotline-report hotline-annotate hotline-export hotline-dump; do
     [ -e "$root/share/man/man1/$page.1" ] || fail "the man page $page.1 was not installed"
     MANWIDTH=80 man -l "$root/share/man/man1/$page.1" 2>/dev/null | grep -q "^NAME" ||
       fail "$page.1 does not render"
