@@ -150,10 +150,10 @@ TEST(Export, FoldedStacksAddUpToTheFunctionsSelfTimes) {
       << ReadFile(with_lines);
 }
 
-// callgrind_annotate's annotated sources: (file, line) → ns of every line with a cost, for the
-// files whose path ends in one of `files`. Rows are `COST  SOURCE`, `COST  => callee (Nx)` for
-// calls, and `-- line N ---` where unannotated lines were skipped.
-std::map<std::pair<std::string, uint32_t>, uint64_t> AnnotatedLineTimes(
+// callgrind_annotate's annotated sources: (file, line) → the shown event's cost of every line with
+// one, for the files whose path ends in one of `files`. Rows are `COST  SOURCE`, `COST  => callee
+// (Nx)` for calls, and `-- line N ---` where unannotated lines were skipped.
+std::map<std::pair<std::string, uint32_t>, uint64_t> AnnotatedLineCosts(
     const std::string& annotated, const std::vector<std::string>& files) {
   std::map<std::pair<std::string, uint32_t>, uint64_t> lines;
   std::string file;  // "" outside the sources asked for
@@ -209,7 +209,7 @@ TEST(Export, CallgrindAnnotateShowsTheReportsLineTimes) {
   std::vector<std::string> sources = {"cpu_burn.c", "burn.h"};
   auto expected = ReportedLineTimes(r.profile, r.dir, sources);
   ASSERT_FALSE(expected.empty());
-  EXPECT_EQ(AnnotatedLineTimes(annotated.out, sources), expected) << annotated.out;
+  EXPECT_EQ(AnnotatedLineCosts(annotated.out, sources), expected) << annotated.out;
   // And the total: every nanosecond of the profile.
   RunResult summary = Hotline({"report", "-C", "-m", r.profile}, r.dir);
   uint64_t total = 0;
@@ -218,6 +218,41 @@ TEST(Export, CallgrindAnnotateShowsTheReportsLineTimes) {
   for (size_t i = totals.size(); i > 3; i -= 3) totals.insert(i - 3, ",");
   EXPECT_NE(annotated.out.find(totals + "  PROGRAM TOTALS"), std::string::npos) << totals << "\n"
                                                                                 << annotated.out;
+}
+
+TEST(Export, CallgrindCarriesExactCountsAsASecondEvent) {
+  if (!Installed("callgrind_annotate"))
+    GTEST_SKIP() << "callgrind_annotate (Debian's valgrind) is not installed";
+  if (!Installed("gcc")) GTEST_SKIP() << "gcc is not installed";
+  std::string dir = ScratchDir("export_counts");
+  RunResult built = Execute(
+      {"/usr/bin/env", "gcc", "-O0", "-g", "--coverage", "-o", dir + "/counted", SOURCE_coverage_c},
+      dir);
+  ASSERT_EQ(built.exit_code, 0) << built.err;
+  std::string profile = dir + "/counted.hotline";
+  ASSERT_EQ(Hotline({"record", "-q", "-o", profile, "--", dir + "/counted"}, dir).exit_code, 0);
+  std::string out = dir + "/callgrind.out.counted";
+  RunResult e = Hotline({"export", "--format", "callgrind", profile, "-o", out}, dir);
+  ASSERT_EQ(e.exit_code, 0) << e.err;
+  EXPECT_NE(ReadFile(out).find("\nevents: ns count\n"), std::string::npos);
+  RunResult annotated =
+      Execute({"/usr/bin/env", "callgrind_annotate", "--auto=yes", "--show-percs=no",
+               "--show=count", "--sort=count", "--threshold=100", "--context=100000", out},
+              dir);
+  ASSERT_EQ(annotated.exit_code, 0) << annotated.err;
+  // The counts `hotline annotate -m` gives every executed line (gcov's, checked in
+  // coverage_test): fib(20) runs its first line 21891 times.
+  RunResult listing = Hotline({"annotate", "-m", profile}, dir);
+  ASSERT_EQ(listing.exit_code, 0) << listing.err;
+  std::map<std::pair<std::string, uint32_t>, uint64_t> expected;
+  std::istringstream rows(listing.out);
+  for (std::string row; std::getline(rows, row);) {
+    std::vector<std::string> f = Fields(row);
+    if (f.size() >= 3 && f[0].ends_with("/coverage_c.c") && !f[2].empty() && f[2] != "0")
+      expected[{"coverage_c.c", static_cast<uint32_t>(std::stoul(f[1]))}] = std::stoull(f[2]);
+  }
+  ASSERT_EQ(expected[std::make_pair(std::string("coverage_c.c"), 7u)], 21891u) << listing.out;
+  EXPECT_EQ(AnnotatedLineCosts(annotated.out, {"coverage_c.c"}), expected) << annotated.out;
 }
 
 // `go tool pprof` offline, its caches in a scratch directory.
@@ -350,7 +385,8 @@ TEST(Export, ChromeNeedsSamplesWithTimes) {
   // A counts-only profile has line counts but no samples: no trace to draw.
   std::string dir = ScratchDir("export_chrome_no_samples");
   std::string profile = dir + "/empty.hotline";
-  RunResult rec = Hotline({"record", "-q", "--start-paused", "-o", profile, "--", "/bin/true"}, dir);
+  RunResult rec =
+      Hotline({"record", "-q", "--start-paused", "-o", profile, "--", "/bin/true"}, dir);
   ASSERT_EQ(rec.exit_code, 0) << rec.err;
   RunResult e = Hotline({"export", "--format", "chrome", profile, "-o", "out.json"}, dir);
   EXPECT_EQ(e.exit_code, 1);
@@ -364,7 +400,8 @@ TEST(Export, GoToolPprofShowsTheHeapTotals) {
   std::string profile = dir + "/heap.hotline";
   RunResult rec = Hotline({"record", "-q", "--heap", "-o", profile, "--", PROGRAM_heap_known}, dir);
   ASSERT_EQ(rec.exit_code, 0) << rec.err;
-  RunResult e = Hotline({"export", "--format", "pprof", "--heap", profile, "-o", "heap.pb.gz"}, dir);
+  RunResult e =
+      Hotline({"export", "--format", "pprof", "--heap", profile, "-o", "heap.pb.gz"}, dir);
   ASSERT_EQ(e.exit_code, 0) << e.err;
   // heap_known's allocations, counted by hand in heap_test: 118 blocks, these bytes, 11 leaked.
   uint64_t bytes = 1000u + 48 + 100 * 32 + 16 + 64 + 256 + 64 + 128 + 100 + (1u << 20);
