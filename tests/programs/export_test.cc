@@ -10,6 +10,7 @@
 #include <fstream>
 #include <map>
 #include <regex>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -379,6 +380,53 @@ TEST(Export, SpeedscopeImportsFoldedSpeedscopeAndChromeFiles) {
     EXPECT_NE(opened.out.find(r.dir + "/" + name + "\tTOP\t" + top + "\n"), std::string::npos)
         << format << ": speedscope's top function is not " << top << "\n"
         << opened.out << opened.err;
+}
+
+size_t Occurrences(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+TEST(Export, EveryThreadIsAProfileOrAStackRootOfItsOwn) {
+  Recorded r = RecordAndCompare("export_threads", {PROGRAM_threads});
+  for (const char* format : {"speedscope", "chrome"}) {
+    RunResult e = Hotline({"export", "--format", format, r.profile, "-o", format}, r.dir);
+    ASSERT_EQ(e.exit_code, 0) << e.err;
+  }
+  RunResult e = Hotline(
+      {"export", "--format", "folded", "--threads", r.profile, "-o", "threads.folded"}, r.dir);
+  ASSERT_EQ(e.exit_code, 0) << e.err;
+  // Four workers burning 0.25 s each: a sampled profile each, the named one by its name.
+  std::string speedscope = ReadFile(r.dir + "/speedscope");
+  EXPECT_GE(Occurrences(speedscope, "\"type\":\"sampled\""), 4u) << speedscope;
+  EXPECT_NE(speedscope.find("\"name\":\"worker-zero (thread "), std::string::npos);
+  std::string chrome = ReadFile(r.dir + "/chrome");
+  EXPECT_NE(chrome.find("\"args\":{\"name\":\"worker-zero\"},\"name\":\"thread_name\""),
+            std::string::npos);
+  std::set<std::string> tids;
+  std::smatch m;
+  static const std::regex begin(R"re("ph":"B","pid":1,"tid":(\d+))re");
+  for (auto it = std::sregex_iterator(chrome.begin(), chrome.end(), begin);
+       it != std::sregex_iterator(); ++it)
+    tids.insert((*it)[1]);
+  EXPECT_GE(tids.size(), 4u);
+  std::string folded = ReadFile(r.dir + "/threads.folded");
+  EXPECT_TRUE(std::regex_search(
+      folded, std::regex(R"(^thread \d+ worker-zero;.*burn_cpu)", std::regex::multiline)))
+      << folded;
+}
+
+TEST(Export, PprofCarriesTheMarksAsComments) {
+  if (!Installed("go")) GTEST_SKIP() << "go (Debian's golang-go) is not installed";
+  Recorded r = RecordAndCompare("export_marks", {PROGRAM_paused});
+  RunResult e = Hotline({"export", "--format", "pprof", r.profile, "-o", "marks.pb.gz"}, r.dir);
+  ASSERT_EQ(e.exit_code, 0) << e.err;
+  RunResult raw = GoPprof({"-raw", "marks.pb.gz"}, r.dir);
+  ASSERT_EQ(raw.exit_code, 0) << raw.err;
+  EXPECT_TRUE(
+      std::regex_search(raw.out, std::regex(R"(Comment: mark "work" at [\d.]+ ms, thread \d+)")))
+      << raw.out;
 }
 
 TEST(Export, ChromeNeedsSamplesWithTimes) {
