@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <unordered_map>
 
 #include "export/export.h"
@@ -45,32 +46,41 @@ LineCosts SelfTimeByLine(const model::Profile& p) {
   return costs;
 }
 
-// The function a line without samples belongs to: the one defined last before it in its file.
-std::optional<uint32_t> EnclosingFunction(const model::Profile& p, const model::Line& line) {
-  std::optional<uint32_t> best;
-  for (uint32_t i = 0; i < p.functions.size(); ++i) {
-    const model::Function& f = p.functions[i];
-    if (f.file != line.file || f.line > line.line) continue;
-    if (!best || f.line > p.functions[*best].line) best = i;
+// Per file, its functions by definition line: where a line without samples belongs.
+class FunctionsByStart {
+ public:
+  explicit FunctionsByStart(const model::Profile& p) : starts_(p.files.size()) {
+    for (uint32_t i = 0; i < p.functions.size(); ++i) {
+      const model::Function& f = p.functions[i];
+      if (f.file.valid() && f.line > 0) starts_[f.file.index()].emplace_back(f.line, i);
+    }
+    for (auto& file : starts_) std::sort(file.begin(), file.end());
   }
-  return best;
-}
+  // The function defined last at or before `line` in its file.
+  std::optional<uint32_t> enclosing(const model::Line& line) const {
+    const auto& file = starts_[line.file.index()];
+    auto after = std::upper_bound(file.begin(), file.end(), std::make_pair(line.line, UINT32_MAX));
+    if (after == file.begin()) return std::nullopt;
+    return std::prev(after)->second;
+  }
 
-// Exact counts go to the first function that has the line, else to its enclosing function.
+ private:
+  std::vector<std::vector<std::pair<uint32_t, uint32_t>>> starts_;  // (line, function)
+};
+
+// Exact counts go to the first function with samples at the line, else to the function the
+// line lies in: once each, so callgrind's per-line totals are the counts.
 void AddExactCounts(const model::Profile& p, LineCosts& costs) {
+  std::vector<std::optional<uint32_t>> sampled_in(p.lines.size());
+  for (uint32_t f = 0; f < costs.size(); ++f)
+    for (const auto& [line, cost] : costs[f])
+      if (!sampled_in[line]) sampled_in[line] = f;
+  FunctionsByStart functions(p);
   for (uint32_t l = 0; l < p.lines.size(); ++l) {
     const model::Line& line = p.lines[l];
     if (!line.count_exact || line.count == 0) continue;
-    bool placed = false;
-    for (auto& by_line : costs) {
-      auto it = by_line.find(l);
-      if (it == by_line.end()) continue;
-      it->second.count = line.count;
-      placed = true;
-      break;
-    }
-    if (placed) continue;
-    if (std::optional<uint32_t> f = EnclosingFunction(p, line)) costs[*f][l].count = line.count;
+    std::optional<uint32_t> f = sampled_in[l] ? sampled_in[l] : functions.enclosing(line);
+    if (f) costs[*f][l].count = line.count;
   }
 }
 
