@@ -77,8 +77,12 @@ int RunExport(ExportCommandOptions& o) {
   if (!format)
     return Fail(
         fmt::format("unknown format '{}' (known: {})", o.format, exporter::KnownFormatNames()));
+  // An option another format would ignore is a mistake worth saying.
   if (o.heap && *format != exporter::Format::kPprof)
     return Fail(fmt::format("--heap is for --format pprof, not {}", o.format));
+  if ((o.exporter.lines || o.exporter.per_thread) && *format != exporter::Format::kFolded)
+    return Fail(fmt::format("--{} is for --format folded, not {}",
+                            o.exporter.lines ? "lines" : "threads", o.format));
   bool named = !o.file.empty();
   Expected<std::string> file = ProfileArgument(o.file);
   if (!file) return Fail(file.status().message());

@@ -101,6 +101,18 @@ TEST(Export, UnknownFormatListsTheKnownOnes) {
   EXPECT_FALSE(std::filesystem::exists(dir + "/out"));
 }
 
+TEST(Export, AnOptionOfAnotherFormatIsRefused) {
+  std::string dir = ScratchDir("export_wrong_option");
+  RunResult r =
+      Hotline({"export", "--format", "callgrind", "--lines", CpuBurn().profile, "-o", "out"}, dir);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.err, "hotline: export: --lines is for --format folded, not callgrind\n");
+  r = Hotline({"export", "--format", "json", "--heap", CpuBurn().profile, "-o", "out"}, dir);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.err, "hotline: export: --heap is for --format pprof, not json\n");
+  EXPECT_FALSE(std::filesystem::exists(dir + "/out"));
+}
+
 TEST(Export, UnwritableOutputIsAOneLineErrorAndLeavesNothing) {
   std::string dir = ScratchDir("export_unwritable");
   std::string out = dir + "/missing/out.folded";
