@@ -357,7 +357,7 @@ std::string ReportedTopFunction(const std::string& profile, const std::string& d
   return first.size() >= 6 ? first[5] : "";
 }
 
-TEST(Export, SpeedscopeImportsFoldedSpeedscopeAndChromeFiles) {
+TEST(Export, SpeedscopeImportsEveryFormatItReads) {
   if (!Installed("node") || !Installed("npm"))
     GTEST_SKIP() << "node or npm (Debian's nodejs, npm) is not installed";
   if (!Installed("chromium")) GTEST_SKIP() << "chromium (Debian's chromium) is not installed";
@@ -373,7 +373,10 @@ TEST(Export, SpeedscopeImportsFoldedSpeedscopeAndChromeFiles) {
   std::vector<std::pair<std::string, std::string>> files = {
       {"speedscope", "cpu_burn.speedscope.json"},
       {"folded", "cpu_burn.folded.txt"},
-      {"chrome", "cpu_burn.trace.json"}};
+      {"chrome", "cpu_burn.trace.json"},
+      // speedscope reads these two as well: a second reader of each.
+      {"pprof", "cpu_burn.pb.gz"},
+      {"callgrind", "callgrind.out.cpu_burn"}};
   std::vector<std::string> argv = {"/usr/bin/env", "node",
                                    HOTLINE_SOURCE_DIR "/tests/consumers/speedscope_import.js",
                                    modules + "/node_modules", "/usr/bin/env"};
