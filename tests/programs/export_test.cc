@@ -315,6 +315,13 @@ TEST(Export, GoToolPprofShowsTheReportsSelfTimes) {
   RunResult raw = GoPprof({"-raw", out}, r.dir);
   ASSERT_EQ(raw.exit_code, 0) << raw.err;
   EXPECT_NE(raw.out.find("thread:["), std::string::npos) << raw.out;
+  // burn_cpu's inlined call of thread_cpu_seconds: two lines of one location, the inlined
+  // function first, its caller on the continuation line.
+  EXPECT_TRUE(std::regex_search(
+      raw.out,
+      std::regex(R"(\n +\d+: 0x[0-9a-f]+ M=\d+ thread_cpu_seconds \S+burn\.h:\d+ s=\d+\n +)"
+                 R"(burn_cpu \S+burn\.h:\d+ s=\d+\n)")))
+      << raw.out;
 }
 
 void ExpectValidJson(const std::string& profile, const std::string& dir, const std::string& name) {
