@@ -2,13 +2,16 @@
 // encoder against the wire format's worked examples, folded stacks and callgrind's name
 // compression on a three-function profile, and the atomic write. The real consumers read real
 // profiles in tests/programs/export_test.cc.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "export/export.h"
@@ -92,6 +95,79 @@ TEST(Callgrind, SelfTimePerLineCallsAndCompressedNames) {
             "cob=(1)\ncfi=(1)\ncfn=(3) leaf;semi\ncalls=2 1\n1 500\n"
             "\nob=(1)\nfl=(1)\nfn=(3)\n12 500\n"
             "\nsummary: 600\n");
+}
+
+std::string Gunzip(const std::string& gz) {
+  z_stream z{};
+  EXPECT_EQ(inflateInit2(&z, 15 + 16), Z_OK);
+  std::string out(1 << 20, '\0');
+  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(gz.data()));
+  z.avail_in = static_cast<uInt>(gz.size());
+  z.next_out = reinterpret_cast<Bytef*>(out.data());
+  z.avail_out = static_cast<uInt>(out.size());
+  EXPECT_EQ(inflate(&z, Z_FINISH), Z_STREAM_END);
+  out.resize(z.total_out);
+  inflateEnd(&z);
+  return out;
+}
+
+TEST(Pprof, GzippedProfileWithTheStringsAndValues) {
+  Expected<std::string> gz = ExportPprof(HandMadeProfile());
+  ASSERT_TRUE(gz.ok());
+  std::string proto = Gunzip(*gz);
+  // Sample 1's body: location_id packed [1, 2, 3] (leaf, work, main: innermost first), value
+  // packed [3, 300] (samples, ns).
+  EXPECT_NE(proto.find(std::string("\x0a\x03\x01\x02\x03\x12\x03\x03\xac\x02", 10)),
+            std::string::npos);
+  for (const char* s : {"samples", "count", "cpu", "nanoseconds", "leaf;semi", "/src/prog.c",
+                        "hotline profile of /bin/prog", "thread_name"})
+    EXPECT_NE(proto.find(s), std::string::npos) << s;
+}
+
+TEST(Json, TheModelAsItIs) {
+  Expected<std::string> text = ExportJson(HandMadeProfile(), nullptr);
+  ASSERT_TRUE(text.ok());
+  nlohmann::json doc = nlohmann::json::parse(*text);
+  EXPECT_EQ(doc["summary"]["total_ns"], 600);
+  EXPECT_EQ(doc["functions"][2]["name"], "leaf;semi");
+  EXPECT_EQ(doc["call_graph"][1]["caller"], 1);
+  EXPECT_EQ(doc["call_graph"][1]["callee"], 2);
+  EXPECT_EQ(doc["call_graph"][1]["calls"], 2);
+  EXPECT_EQ(doc["lines"][2]["line"], 12);
+  EXPECT_TRUE(doc["heap"].is_null());
+}
+
+TEST(Speedscope, AProfilePerThreadFromTheStacks) {
+  Expected<std::string> text = ExportSpeedscope(HandMadeProfile());
+  ASSERT_TRUE(text.ok());
+  nlohmann::json doc = nlohmann::json::parse(*text);
+  ASSERT_EQ(doc["profiles"].size(), 2u);
+  EXPECT_EQ(doc["profiles"][0]["name"], "main (thread 1)");
+  EXPECT_EQ(doc["profiles"][0]["samples"], nlohmann::json::parse("[[0,1,2],[0,1]]"));
+  EXPECT_EQ(doc["profiles"][0]["weights"], nlohmann::json::parse("[300,100]"));
+  EXPECT_EQ(doc["profiles"][0]["endValue"], 400);
+  EXPECT_EQ(doc["profiles"][1]["name"], "thread 2");
+  EXPECT_EQ(doc["shared"]["frames"][2]["name"], "leaf;semi");
+}
+
+TEST(Chrome, SpansFromTheSamplesInTimeOrder) {
+  model::Profile p = HandMadeProfile();
+  p.summary.first_time = 1000;
+  // Thread 1: leaf at 1000, main/work at 1100, then a gap; leaf again at 5000.
+  p.samples = {{.tid = 1, .time = 1000, .ns = 100, .stack = model::StackId(0u)},
+               {.tid = 1, .time = 1100, .ns = 100, .stack = model::StackId(2u)},
+               {.tid = 1, .time = 5000, .ns = 100, .stack = model::StackId(0u)}};
+  Expected<std::string> text = ExportChrome(p);
+  ASSERT_TRUE(text.ok());
+  nlohmann::json doc = nlohmann::json::parse(*text);
+  std::string events;
+  for (const auto& e : doc["traceEvents"])
+    if (e["ph"] == "B" || e["ph"] == "E")
+      events += fmt::format("{}{}@{} ", e["ph"].get<std::string>(), e["name"].get<std::string>(),
+                            e["ts"].get<double>());
+  EXPECT_EQ(events,
+            "Bmain@0 Bwork@0 Bleaf;semi@0 Eleaf;semi@0.1 Ework@0.2 Emain@0.2 "
+            "Bmain@4 Bwork@4 Bleaf;semi@4 Eleaf;semi@4.1 Ework@4.1 Emain@4.1 ");
 }
 
 TEST(Chrome, NeedsKeptSamples) {
