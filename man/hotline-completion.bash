@@ -1,8 +1,8 @@
 # bash completion for hotline: the commands, each command's options (read from its own --help,
-# so they never drift from it), profiles for report, annotate, html and dump, programs for record.
+# so they never drift from it), profiles for the commands that read them, programs for record.
 _hotline() {
   local cur=${COMP_WORDS[COMP_CWORD]} command=${COMP_WORDS[1]:-}
-  local commands="record report annotate html dump help version"
+  local commands="record report annotate html export merge diff dump help version"
   if [ "$COMP_CWORD" -eq 1 ]; then
     mapfile -t COMPREPLY < <(compgen -W "$commands" -- "$cur")
     return
@@ -15,11 +15,11 @@ _hotline() {
     return
   fi
   case $command in
-    report | annotate | html | dump)
+    report | annotate | html | export | merge | diff | dump)
       mapfile -t COMPREPLY < <(compgen -f -X '!*.hotline' -- "$cur"; compgen -d -- "$cur")
       ;;
     record) mapfile -t COMPREPLY < <(compgen -c -- "$cur"; compgen -f -- "$cur") ;;
-    help) mapfile -t COMPREPLY < <(compgen -W "record report annotate html dump" -- "$cur") ;;
+    help) mapfile -t COMPREPLY < <(compgen -W "record report annotate html export merge diff dump" -- "$cur") ;;
   esac
 }
 complete -F _hotline hotline

@@ -8,7 +8,7 @@
 set -euo pipefail
 
 build=(
-  build-essential cmake ninja-build pkg-config
+  build-essential cmake ninja-build pkg-config zlib1g-dev
   libdw-dev libelf-dev libunwind-dev libzstd-dev libfmt-dev libcli11-dev nlohmann-json3-dev
   libcapstone-dev help2man
 )
@@ -16,9 +16,9 @@ test=(
   libgtest-dev libgmock-dev
   gfortran fp-compiler gm2-12 libgm2-12-dev
   binutils libc6-dbg python3 heaptrack
-  chromium nodejs npm
+  valgrind golang-go python3-jsonschema nodejs npm chromium
 )
-bench=(linux-perf uftrace valgrind)
+bench=(linux-perf uftrace)
 
 set_name=${1:-build}
 case $set_name in

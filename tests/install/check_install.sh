@@ -19,7 +19,7 @@ if readelf -S "$root/bin/hotline" | grep -q '\.symtab'; then fail "bin/hotline i
 
 if command -v help2man >/dev/null; then
   for page in hotline hotline-record hotline-report hotline-annotate hotline-merge hotline-diff \
-              hotline-html hotline-dump; do
+              hotline-html hotline-export hotline-dump; do
     [ -e "$root/share/man/man1/$page.1" ] || fail "the man page $page.1 was not installed"
     MANWIDTH=80 man -l "$root/share/man/man1/$page.1" 2>/dev/null | grep -q "^NAME" ||
       fail "$page.1 does not render"

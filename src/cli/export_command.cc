@@ -1,0 +1,136 @@
+// `hotline export --format F [FILE] -o OUT`: the profile in another tool's format
+// (docs/export.md). Loads the profile as report does, hands it to the exporter of F, and writes
+// OUT atomically: on any error OUT is left as it was and no partial file remains.
+#include <fmt/core.h>
+
+#include <optional>
+#include <string>
+
+#include "cli/commands.h"
+#include "cli/profile_path.h"
+#include "export/export.h"
+#include "format/raw_profile.h"
+#include "format/reader.h"
+#include "model/build.h"
+#include "model/heap.h"
+#include "symbolize/symbolizer.h"
+
+namespace hotline::cli {
+namespace {
+
+struct ExportCommandOptions {
+  std::string format;
+  std::string file;
+  std::string out;
+  bool heap = false;
+  exporter::ExportOptions exporter;
+
+  void Register(CLI::App& cmd) {
+    cmd.add_option("-f,--format", format, "the format: " + exporter::KnownFormatNames())
+        ->required();
+    cmd.add_option("-o,--output", out, "the file to write")->required();
+    cmd.add_flag("--heap", heap,
+                 "pprof: the heap (alloc_objects, alloc_space, inuse_objects, inuse_space) "
+                 "instead of the time (a profile recorded with --heap)");
+    cmd.add_flag("--lines", exporter.lines, "folded: the innermost frame with its file and line");
+    cmd.add_flag("--threads", exporter.per_thread, "folded: each stack under its thread");
+    cmd.add_option("FILE", file, "the profile (default: the newest *.hotline here)");
+  }
+};
+
+int Fail(const std::string& message) {
+  fmt::print(stderr, "hotline: export: {}\n", message);
+  return 1;
+}
+
+void Warn(const std::string& what) { fmt::print(stderr, "hotline: warning: {}\n", what); }
+
+void WarnAboutDamage(const std::string& file, const format::ReadStats& stats,
+                     const model::Profile& profile) {
+  if (stats.damaged())
+    Warn(fmt::format("{}: damaged, exporting what could be read: {}", file, stats.summary()));
+  for (const std::string& problem : stats.problems) Warn(fmt::format("{}: {}", file, problem));
+  for (const std::string& w : profile.warnings) Warn(w);
+}
+
+Expected<std::string> Encode(exporter::Format format, const ExportCommandOptions& o,
+                             const model::Profile& profile, const model::HeapProfile* heap) {
+  switch (format) {
+    case exporter::Format::kFolded:
+      return exporter::ExportFolded(profile, o.exporter);
+    case exporter::Format::kCallgrind:
+      return exporter::ExportCallgrind(profile);
+    case exporter::Format::kPprof:
+      return heap ? exporter::ExportHeapPprof(profile, *heap) : exporter::ExportPprof(profile);
+    case exporter::Format::kJson:
+      return exporter::ExportJson(profile, heap);
+    case exporter::Format::kChrome:
+      return exporter::ExportChrome(profile);
+    case exporter::Format::kSpeedscope:
+      return exporter::ExportSpeedscope(profile);
+  }
+  return Status::Error("unknown format");  // every enumerator returned above
+}
+
+int RunExport(ExportCommandOptions& o) {
+  std::optional<exporter::Format> format = exporter::FormatNamed(o.format);
+  if (!format)
+    return Fail(
+        fmt::format("unknown format '{}' (known: {})", o.format, exporter::KnownFormatNames()));
+  // An option another format would ignore is a mistake worth saying.
+  if (o.heap && *format != exporter::Format::kPprof)
+    return Fail(fmt::format("--heap is for --format pprof, not {}", o.format));
+  if ((o.exporter.lines || o.exporter.per_thread) && *format != exporter::Format::kFolded)
+    return Fail(fmt::format("--{} is for --format folded, not {}",
+                            o.exporter.lines ? "lines" : "threads", o.format));
+  bool named = !o.file.empty();
+  Expected<std::string> file = ProfileArgument(o.file);
+  if (!file) return Fail(file.status().message());
+  if (!named) fmt::print(stderr, "hotline: reading {} (the newest profile here)\n", *file);
+
+  symbolize::Symbolizer symbolizer;
+  model::SymbolizerResolver resolver(symbolizer);
+  format::ReadStats stats;
+  model::BuildOptions build;
+  build.keep_samples =
+      *format == exporter::Format::kChrome || *format == exporter::Format::kSpeedscope;
+  // The heap is built from the raw records, which the time profile then reuses. JSON carries
+  // the heap summary whenever the profile has heap records.
+  bool json = *format == exporter::Format::kJson;
+  std::optional<format::RawProfile> raw;
+  if (o.heap || json) {
+    Expected<format::RawProfile> loaded = format::LoadRawProfile(*file, &stats);
+    if (!loaded) return Fail(loaded.status().message());
+    raw = std::move(*loaded);
+  }
+  Expected<model::Profile> profile = raw ? model::BuildProfile(*raw, resolver, build)
+                                         : model::LoadProfile(*file, resolver, build, &stats);
+  if (!profile) return Fail(profile.status().message());
+  WarnAboutDamage(*file, stats, *profile);
+  std::optional<model::HeapProfile> heap;
+  if (o.heap) {
+    Expected<model::HeapProfile> built = model::BuildHeapProfile(*raw, resolver);
+    if (!built) return Fail(fmt::format("{}: {}", *file, built.status().message()));
+    heap = std::move(*built);
+  } else if (json && !raw->allocs.empty()) {
+    Expected<model::HeapProfile> built = model::BuildHeapProfile(*raw, resolver);
+    if (built) heap = std::move(*built);
+  }
+  Expected<std::string> bytes = Encode(*format, o, *profile, heap ? &*heap : nullptr);
+  if (!bytes) return Fail(fmt::format("{}: {}", *file, bytes.status().message()));
+  Status written = exporter::WriteFileAtomically(o.out, *bytes);
+  if (!written.ok()) return Fail(written.message());
+  return 0;
+}
+
+}  // namespace
+
+void RegisterExportCommand(CLI::App& app, int* exit_code) {
+  auto options = std::make_shared<ExportCommandOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "export", "write the profile for another tool: " + exporter::KnownFormatNames());
+  options->Register(*cmd);
+  cmd->callback([options, exit_code] { *exit_code = RunExport(*options); });
+}
+
+}  // namespace hotline::cli
