@@ -369,9 +369,8 @@ TEST(Export, SpeedscopeImportsEveryFormatItReads) {
     GTEST_SKIP() << "node or npm (Debian's nodejs, npm) is not installed";
   if (!Installed("chromium")) GTEST_SKIP() << "chromium (Debian's chromium) is not installed";
   const Recorded& r = CpuBurn();
-  std::string modules = HOTLINE_BUILD_DIR "/consumers";
-  RunResult installed = Execute(
-      {"/bin/bash", HOTLINE_SOURCE_DIR "/scripts/install-npm-consumers.sh", modules}, r.dir);
+  std::string modules = HTML_NODE_DIR;
+  RunResult installed = Execute({"/bin/bash", HTML_BROWSER_DIR "/install.sh", modules}, r.dir);
   if (installed.exit_code != 0)
     GTEST_SKIP() << "speedscope and puppeteer-core could not be installed from npm: "
                  << installed.err;
