@@ -31,8 +31,12 @@ case $set_name in
     ;;
 esac
 
+# Tools a machine may have from elsewhere (NodeSource's nodejs bundles npm and conflicts with
+# Debian's): present when their command is, whatever package brought it.
+declare -A command_of=([nodejs]=node [npm]=npm [chromium]=chromium [golang-go]=go)
 missing=()
 for p in "${packages[@]}"; do
+  if [ -n "${command_of[$p]:-}" ] && command -v "${command_of[$p]}" >/dev/null; then continue; fi
   if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
     missing+=("$p")
   fi

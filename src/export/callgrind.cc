@@ -35,14 +35,11 @@ struct LineCost {
 // Per function, the cost of each of its lines, keyed by LineId index (file, line order).
 using LineCosts = std::vector<std::map<uint32_t, LineCost>>;
 
-// The self time of every (function, line): each stack's time at its innermost frame.
+// The self time of every (function, line), as the model holds it.
 LineCosts SelfTimeByLine(const model::Profile& p) {
   LineCosts costs(p.functions.size());
-  for (const model::StackTime& st : p.stack_times) {
-    std::span<const model::StackFrame> frames = p.framesOf(st.stack);
-    if (frames.empty() || !frames.back().line.valid()) continue;
-    costs[frames.back().function.index()][frames.back().line.index()].ns += st.ns;
-  }
+  for (const model::FunctionLine& fl : p.function_lines)
+    if (fl.self_ns > 0) costs[fl.function.index()][fl.line.index()].ns = fl.self_ns;
   return costs;
 }
 

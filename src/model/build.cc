@@ -77,8 +77,8 @@ class ProfileBuilder {
   void addStack(Frames& frames);
   // Adds `ns` of `samples` to the time of `stack` on the thread at `thread_index`.
   void addStackTime(StackId stack, uint32_t thread_index, uint64_t ns, uint64_t samples);
-  // Each line's inclusive time, from the stacks' times.
-  void addLineInclusiveTimes();
+  // Each line's inclusive time, and each function-line's times, from the stacks' times.
+  void addLineTimes();
   const Frames& expand(const format::RawProfile& raw, uint64_t address, bool is_return,
                        uint64_t time);
   const Frames& stack(const format::RawProfile& raw, const format::SampleRecord& sample);
@@ -238,15 +238,32 @@ void ProfileBuilder::addStackTime(StackId stack, uint32_t thread_index, uint64_t
   t.samples += samples;
 }
 
-void ProfileBuilder::addLineInclusiveTimes() {
-  // A line on the stack twice (a recursion) counts once per sample.
+void ProfileBuilder::addLineTimes() {
+  // A line (or a function's line) on the stack twice, in a recursion, counts once per sample.
   std::vector<uint32_t> seen_in(profile_.lines.size(), ~0u);
+  std::unordered_map<uint64_t, uint32_t> function_line;  // function << 32 | line → index
+  std::vector<uint32_t> function_line_seen_in;
   for (uint32_t i = 0; i < profile_.stack_times.size(); ++i) {
     const StackTime& t = profile_.stack_times[i];
-    for (const StackFrame& f : profile_.framesOf(t.stack)) {
-      if (seen_in[f.line.index()] == i) continue;
-      seen_in[f.line.index()] = i;
-      profile_.lines[f.line.index()].inclusive_ns += t.ns;
+    std::span<const StackFrame> frames = profile_.framesOf(t.stack);
+    for (const StackFrame& f : frames) {
+      if (seen_in[f.line.index()] != i) {
+        seen_in[f.line.index()] = i;
+        profile_.lines[f.line.index()].inclusive_ns += t.ns;
+      }
+      uint64_t key = (uint64_t{f.function.index()} << 32) | f.line.index();
+      auto [it, added] = function_line.try_emplace(key, profile_.function_lines.size());
+      if (added) {
+        profile_.function_lines.push_back(FunctionLine{f.function, f.line, 0, 0});
+        function_line_seen_in.push_back(~0u);
+      }
+      if (function_line_seen_in[it->second] == i) continue;
+      function_line_seen_in[it->second] = i;
+      profile_.function_lines[it->second].inclusive_ns += t.ns;
+    }
+    if (!frames.empty()) {
+      uint64_t key = (uint64_t{frames.back().function.index()} << 32) | frames.back().line.index();
+      profile_.function_lines[function_line[key]].self_ns += t.ns;
     }
   }
 }
@@ -552,8 +569,8 @@ Expected<Profile> ProfileBuilder::finish(const format::RawProfile& raw) {
     }
     p.callees.resize(p.functions.size());
   }
+  addLineTimes();
   PutInOrder(p);
-  addLineInclusiveTimes();
 
   for (const Line& l : p.lines) {
     File& f = p.files[l.file.index()];

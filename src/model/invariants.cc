@@ -40,6 +40,15 @@ Status CheckInvariants(const Profile& p) {
   for (const StackTime& t : p.stack_times) stacks += t.ns;
   if (stacks != total)
     return Status::Error("sum of stack times " + n(stacks) + " != total " + n(total));
+  uint64_t function_lines = 0;
+  for (const FunctionLine& fl : p.function_lines) {
+    function_lines += fl.self_ns;
+    if (fl.inclusive_ns < fl.self_ns)
+      return Status::Error("a function line's inclusive time < its self time");
+  }
+  if (!p.stack_times.empty() && function_lines != total)
+    return Status::Error("sum of function-line self times " + n(function_lines) + " != total " +
+                         n(total));
   for (const Line& l : p.lines)
     if (l.inclusive_ns < l.time_ns)
       return Status::Error("a line's inclusive time " + n(l.inclusive_ns) + " < its time " +

@@ -30,6 +30,8 @@ class Merger {
     std::vector<StackId> stacks(run.stacks.size());
     for (size_t i = 0; i < run.stacks.size(); ++i)
       stacks[i] = stack(run.framesOf(StackId(i)), functions, lines);
+    for (const FunctionLine& fl : run.function_lines)
+      addFunctionLine(functions[fl.function.index()], lines[fl.line.index()], fl);
     for (const StackTime& t : run.stack_times)
       addStackTime(stacks[t.stack.index()], first_thread + t.thread, t);
     for (const Sample& s : run.samples) {
@@ -208,6 +210,15 @@ class Merger {
     return it->second;
   }
 
+  void addFunctionLine(FunctionId function, LineId line, const FunctionLine& fl) {
+    uint64_t key = (uint64_t{function.index()} << 32) | line.index();
+    auto [it, added] =
+        function_line_index_.try_emplace(key, static_cast<uint32_t>(p_.function_lines.size()));
+    if (added) p_.function_lines.push_back(FunctionLine{function, line, 0, 0});
+    p_.function_lines[it->second].self_ns += fl.self_ns;
+    p_.function_lines[it->second].inclusive_ns += fl.inclusive_ns;
+  }
+
   void addStackTime(StackId stack, uint32_t thread, const StackTime& t) {
     uint64_t key = (uint64_t{stack.index()} << 32) | thread;
     auto [it, added] =
@@ -268,6 +279,7 @@ class Merger {
   std::unordered_map<uint64_t, uint32_t> edge_index_;
   std::map<std::vector<uint64_t>, StackId> stack_index_;
   std::unordered_map<uint64_t, uint32_t> stack_time_index_;
+  std::unordered_map<uint64_t, uint32_t> function_line_index_;
   std::unordered_map<std::string, size_t> stat_index_;
 };
 

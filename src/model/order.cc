@@ -52,6 +52,11 @@ void PutInOrder(Profile& p) {
   p.lines = std::move(lines);
   for (Sample& s : p.samples) s.line = new_line[s.line.index()];
   for (StackFrame& f : p.stack_frames) f.line = new_line[f.line.index()];
+  for (FunctionLine& fl : p.function_lines) fl.line = new_line[fl.line.index()];
+  std::sort(p.function_lines.begin(), p.function_lines.end(),
+            [](const FunctionLine& a, const FunctionLine& b) {
+              return a.function != b.function ? a.function < b.function : a.line < b.line;
+            });
 }
 
 }  // namespace hotline::model

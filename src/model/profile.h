@@ -2,7 +2,8 @@
 // print; every number they show is computed here, by model::BuildProfile.
 //
 // Guarantees (checked by model::CheckInvariants, and by the tests on every profile they make):
-//   - Σ line time = Σ function self time = Σ file time = Σ module time = Σ stack time = total_ns;
+//   - Σ line time = Σ function self time = Σ file time = Σ module time = Σ stack time
+//     = Σ function-line self time = total_ns;
 //     a line's inclusive time is at least its own;
 //   - for every function, self_ns + Σ callees' time_ns = inclusive_ns (loop_ns is not part of
 //     the sum: it is time already counted in the function itself through recursion);
@@ -99,6 +100,16 @@ struct CallEdge {
   uint64_t time_ns = 0;  // time in the child not spent in a recursion back into the parent
   uint64_t loop_ns = 0;  // time in the child that recursion brought back into the parent
   uint64_t calls = 0;    // activations of this edge; n in "n/m", m being the child's calls
+};
+
+// The time of one line within one function: a line of a header inlined into two functions is a
+// row in each. self_ns: samples innermost there; inclusive_ns: samples with it on the stack,
+// once per sample. Σ self_ns = the total.
+struct FunctionLine {
+  FunctionId function;
+  LineId line;
+  uint64_t self_ns = 0;
+  uint64_t inclusive_ns = 0;
 };
 
 // One frame of a sampled stack: the function, the line it was at (the sampled line for the
@@ -210,8 +221,9 @@ class Profile {
   std::vector<Thread> threads;  // in order of first appearance
   std::vector<StackFrame> stack_frames;
   std::vector<Stack> stacks;
-  std::vector<StackTime> stack_times;  // by stack, then thread
-  std::vector<Sample> samples;         // empty unless kept
+  std::vector<StackTime> stack_times;        // by stack, then thread
+  std::vector<FunctionLine> function_lines;  // by function, then line
+  std::vector<Sample> samples;               // empty unless kept
   std::vector<Mark> marks;
   std::vector<StateChange> states;
   std::vector<std::pair<std::string, uint64_t>> runtime_stats;

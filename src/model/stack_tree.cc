@@ -86,30 +86,14 @@ StackTree BuildStackTree(const Profile& p, StackOrder order, std::optional<uint3
 }
 
 std::vector<LineId> HottestLines(const Profile& p) {
-  std::unordered_map<uint64_t, uint64_t> line_ns;  // (function, line) → ns
-  std::vector<uint64_t> ns = StackNs(p, std::nullopt);
-  std::vector<uint64_t> seen;
-  for (uint32_t s = 0; s < p.stacks.size(); ++s) {
-    if (ns[s] == 0) continue;
-    seen.clear();
-    for (const StackFrame& f : p.framesOf(StackId(s))) {
-      if (!f.line.valid()) continue;
-      uint64_t key = (uint64_t{f.function.index()} << 32) | f.line.index();
-      // A recursion passes the same line many times: its time counts once.
-      if (std::find(seen.begin(), seen.end(), key) != seen.end()) continue;
-      seen.push_back(key);
-      line_ns[key] += ns[s];
-    }
-  }
   std::vector<LineId> hottest(p.functions.size());
   std::vector<uint64_t> best(p.functions.size(), 0);
-  for (const auto& [key, time] : line_ns) {
-    uint32_t function = static_cast<uint32_t>(key >> 32);
-    LineId line(static_cast<uint32_t>(key));
-    // Ties go to the lower line, so the answer does not depend on the map's order.
-    if (time > best[function] || (time == best[function] && line < hottest[function])) {
-      best[function] = time;
-      hottest[function] = line;
+  // By function, then line: a tie goes to the lower line.
+  for (const FunctionLine& fl : p.function_lines) {
+    uint32_t function = fl.function.index();
+    if (fl.inclusive_ns > best[function]) {
+      best[function] = fl.inclusive_ns;
+      hottest[function] = fl.line;
     }
   }
   return hottest;

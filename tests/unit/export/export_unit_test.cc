@@ -64,6 +64,12 @@ model::Profile HandMadeProfile() {
   p.stack_times = {{model::StackId(0u), 0, 300, 3},
                    {model::StackId(1u), 1, 200, 2},
                    {model::StackId(2u), 0, 100, 1}};
+  // What the model makes of those stacks (model/build.cc): leaf's line 12 is 500 ns, work's line 7
+  // 100 ns of its own.
+  auto line = [](uint32_t function, uint32_t line, uint64_t self, uint64_t inclusive) {
+    return model::FunctionLine{model::FunctionId(function), model::LineId(line), self, inclusive};
+  };
+  p.function_lines = {line(0, 0, 0, 600), line(1, 1, 100, 600), line(2, 2, 500, 500)};
   return p;
 }
 

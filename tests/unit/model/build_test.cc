@@ -349,6 +349,7 @@ TEST(InvariantsTest, CatchesASectionThatDoesNotAddUp) {
   p.stack_frames.push_back(StackFrame{FunctionId(0u), LineId(0u), 0x1000});
   p.stacks.push_back(Stack{0, 1});
   p.stack_times.push_back(StackTime{StackId(0u), 0, 10, 1});
+  p.function_lines.push_back(FunctionLine{FunctionId(0u), LineId(0u), 10, 10});
   Status s = CheckInvariants(p);
   EXPECT_FALSE(s.ok());
   EXPECT_NE(s.message().find("inclusive"), std::string::npos) << s.message();

@@ -22,6 +22,10 @@ Profile SmallProfile() {
   p.stack_frames = {frame(0, 0), frame(1, 1), frame(0, 0), frame(2, 3), frame(0, 0), frame(1, 2)};
   p.stacks = {{0, 2}, {2, 2}, {4, 2}};
   p.stack_times = {{StackId(0u), 0, 3, 3}, {StackId(1u), 0, 2, 2}, {StackId(2u), 1, 5, 5}};
+  auto line = [](uint32_t f, uint32_t l, uint64_t self, uint64_t inclusive) {
+    return FunctionLine{FunctionId(f), LineId(l), self, inclusive};
+  };
+  p.function_lines = {line(0, 0, 0, 10), line(1, 1, 3, 3), line(1, 2, 5, 5), line(2, 3, 2, 2)};
   return p;
 }
 
