@@ -19,8 +19,8 @@ namespace {
 // profile.proto's field numbers.
 namespace field {
 constexpr uint32_t kSampleType = 1, kSample = 2, kMapping = 3, kLocation = 4, kFunction = 5,
-                   kStringTable = 6, kDurationNanos = 10, kPeriodType = 11, kPeriod = 12,
-                   kComment = 13, kDefaultSampleType = 14;
+                   kStringTable = 6, kTimeNanos = 9, kDurationNanos = 10, kPeriodType = 11,
+                   kPeriod = 12, kComment = 13, kDefaultSampleType = 14;
 }  // namespace field
 
 struct LocationLine {
@@ -120,10 +120,11 @@ class PprofBuilder {
   void comment(const std::string& text) { comments_.push_back(string(text)); }
 
   // The whole message, with `default_type` (one of the sample types) shown by default.
-  std::string finish(uint64_t duration_ns, const std::string& period_type,
+  std::string finish(uint64_t time_ns, uint64_t duration_ns, const std::string& period_type,
                      const std::string& period_unit, uint64_t period,
                      const std::string& default_type) {
     ProtoWriter tail;
+    tail.varint(field::kTimeNanos, time_ns);
     tail.varint(field::kDurationNanos, duration_ns);
     ProtoWriter pt;
     pt.varint(1, string(period_type));
@@ -241,7 +242,8 @@ Expected<std::string> ExportPprof(const model::Profile& profile) {
     b.sample(StackLocations(profile, st.stack, b), {st.samples, st.ns}, labels);
   }
   AddMarks(profile, b);
-  return Gzip(b.finish(Duration(profile), time, "nanoseconds", profile.summary.period_ns, time));
+  return Gzip(b.finish(profile.summary.start_realtime_ns, Duration(profile), time, "nanoseconds",
+                       profile.summary.period_ns, time));
 }
 
 Expected<std::string> ExportHeapPprof(const model::Profile& profile,
@@ -270,7 +272,9 @@ Expected<std::string> ExportHeapPprof(const model::Profile& profile,
       std::vector<LocationLine> lines;
       for (size_t k = i; k < end; ++k) {
         const model::HeapFrame& f = stack.frames[k];
-        lines.push_back({b.function(f.function, f.file, 0), f.line});
+        lines.push_back(
+            {b.function(f.function, f.decl_file.empty() ? f.file : f.decl_file, f.decl_line),
+             f.line});
       }
       locations.push_back(b.location(address, module_at(address), lines));
       i = end;
@@ -278,7 +282,8 @@ Expected<std::string> ExportHeapPprof(const model::Profile& profile,
     b.sample(locations, {stack.calls, stack.bytes, stack.live_calls, stack.live_bytes}, {});
   }
   AddMarks(profile, b);
-  return Gzip(b.finish(Duration(profile), "space", "bytes", 1, "inuse_space"));
+  return Gzip(b.finish(profile.summary.start_realtime_ns, Duration(profile), "space", "bytes", 1,
+                       "inuse_space"));
 }
 
 }  // namespace hotline::exporter

@@ -519,6 +519,9 @@ Expected<Profile> ProfileBuilder::finish(const format::RawProfile& raw) {
     return Status::Error("the profile is too large: more than 2^32 functions, lines or frames");
 
   accountUnsampled(raw);
+  // Every module the program mapped, sampled or not: exports map addresses through them.
+  for (const format::RawModule& m : raw.modules)
+    if (!IsRuntimeModule(m.path)) module(m);
   graph_.finish();
   Profile& p = profile_;
   const auto& totals = graph_.functions();
@@ -596,6 +599,7 @@ Expected<Profile> ProfileBuilder::finish(const format::RawProfile& raw) {
   for (const Function& f : p.functions) s.functions += f.self_ns > 0 || f.inclusive_ns > 0 ? 1 : 0;
   if (raw.process) {
     s.start_time = raw.process->time;
+    s.start_realtime_ns = raw.process->realtime_ns;
     s.clock = raw.process->clock;
     s.sampler = raw.process->sampler;
     s.exe = raw.process->exe;

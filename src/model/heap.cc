@@ -126,7 +126,7 @@ class SiteTable {
         bool system =
             f.file.empty() || !f.file.starts_with('/') ? system_module : IsSystemSource(f.file);
         frames.push_back(HeapFrame{f.function.empty() ? "[unknown]" : f.function, f.file, f.line,
-                                   address, system});
+                                   address, system, f.decl_file, f.decl_line});
       }
       if (frames.empty())
         frames.push_back(HeapFrame{"[" + module->path.substr(module->path.rfind('/') + 1) + "]", "",

@@ -29,8 +29,10 @@ struct HeapFrame {
   std::string function;  // "[unknown]" when nothing is known, "[module]" without symbols
   std::string file;
   uint32_t line = 0;
-  uint64_t address = 0;  // the return address (the allocator's caller: its call)
-  bool system = false;   // in the allocator, the standard library or another system library
+  uint64_t address = 0;   // the return address (the allocator's caller: its call)
+  bool system = false;    // in the allocator, the standard library or another system library
+  std::string decl_file;  // where the function is defined; "" when unknown
+  uint32_t decl_line = 0;
 };
 
 // The blocks allocated from one full stack.

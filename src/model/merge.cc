@@ -248,6 +248,8 @@ class Merger {
     s.unknown_samples += r.unknown_samples;
     s.samples_switched_off += r.samples_switched_off;
     s.first_time = std::min(s.first_time, r.first_time);
+    if (r.start_realtime_ns && (!s.start_realtime_ns || r.start_realtime_ns < s.start_realtime_ns))
+      s.start_realtime_ns = r.start_realtime_ns;
     s.last_time = std::max(s.last_time, r.last_time);
     s.traced = s.traced && r.traced;
     s.trace_timed = s.trace_timed && r.trace_timed;

@@ -196,6 +196,7 @@ struct Summary {
   uint32_t max_call_depth = 0;             // deepest traced call stack
   uint64_t traced_total_ns = 0;            // timed: Σ over threads of the outermost calls' time
   uint64_t start_time = 0;                 // of the process record (0 when lost)
+  uint64_t start_realtime_ns = 0;          // the same moment as Unix time (0 when lost)
   format::ClockMode clock = format::ClockMode::kCpu;  // what the samples measure
   format::Sampler sampler = format::Sampler::kNone;
   // CPU time against samples (CPU-clock profiles whose sampling was never switched off):
@@ -212,9 +213,9 @@ struct Summary {
 class Profile {
  public:
   Summary summary;
-  std::vector<Module> modules;
-  std::vector<File> files;  // sorted by path: a FileId is a stable file number
-  std::vector<Line> lines;  // sorted by (file, line)
+  std::vector<Module> modules;  // every module mapped (hotline's runtime aside), sampled or not
+  std::vector<File> files;      // sorted by path: a FileId is a stable file number
+  std::vector<Line> lines;      // sorted by (file, line)
   std::vector<Function> functions;
   // Indexed by FunctionId: the callees of each function, by decreasing time.
   std::vector<std::vector<CallEdge>> callees;

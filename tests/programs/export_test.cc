@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 
 #include <cstdlib>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -311,6 +312,11 @@ TEST(Export, GoToolPprofShowsTheReportsSelfTimes) {
   EXPECT_EQ(PprofFlat(top.out), ReportedSelfTimes(r.profile, r.dir)) << top.out;
   EXPECT_NE(top.out.find("Build ID: "), std::string::npos) << top.out;
   EXPECT_NE(top.out.find("File: test_cpu_burn"), std::string::npos) << top.out;
+  // When the run began, as wall-clock time (pprof's time_nanos): this year, not 1970.
+  time_t now = time(nullptr);
+  char year[8];
+  strftime(year, sizeof year, "%Y", gmtime(&now));
+  EXPECT_NE(top.out.find(std::string(", ") + year + " at "), std::string::npos) << top.out;
   // Inclusive time through the stacks: heavy's cumulative time is its inclusive time.
   RunResult raw = GoPprof({"-raw", out}, r.dir);
   ASSERT_EQ(raw.exit_code, 0) << raw.err;
