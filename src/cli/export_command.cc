@@ -92,7 +92,7 @@ int RunExport(ExportCommandOptions& o) {
   model::SymbolizerResolver resolver(symbolizer);
   format::ReadStats stats;
   model::BuildOptions build;
-  build.keep_samples =
+  build.keep_samples = build.keep_calls =
       *format == exporter::Format::kChrome || *format == exporter::Format::kSpeedscope;
   // The heap is built from the raw records, which the time profile then reuses. JSON carries
   // the heap summary whenever the profile has heap records.

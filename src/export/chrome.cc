@@ -2,8 +2,8 @@
 // read by Perfetto and chrome://tracing: per thread, the samples in time order become begin/end
 // events, a function's span running from the first sample that has it on the stack to the
 // sample that no longer has it (or one period after the thread's last sample before a gap).
-// Marks are instant events. The model keeps no per-call events of timed traces, so a traced
-// profile is exported from its samples too.
+// A timed trace (--trace=timed) is exported from its calls instead, each a complete event with
+// its exact entry and duration. Marks are instant events.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -17,10 +17,17 @@ namespace {
 
 using nlohmann::json;
 
-// Microseconds since the first sample: the format's unit.
+// Where the trace's time starts: the first sample, or the first traced call.
+uint64_t Origin(const model::Profile& p) {
+  uint64_t origin = p.samples.empty() ? UINT64_MAX : p.summary.first_time;
+  for (const model::TracedCall& c : p.calls) origin = std::min(origin, c.start_ns);
+  return origin == UINT64_MAX ? 0 : origin;
+}
+
+// Microseconds since the origin: the format's unit.
 double Micros(const model::Profile& p, uint64_t time) {
-  return time >= p.summary.first_time ? static_cast<double>(time - p.summary.first_time) / 1e3
-                                      : 0.0;
+  uint64_t origin = Origin(p);
+  return time >= origin ? static_cast<double>(time - origin) / 1e3 : 0.0;
 }
 
 // The functions of a sample's stack, outermost first.
@@ -86,11 +93,25 @@ void AddThread(const model::Profile& p, uint64_t tid,
   thread.closeAll(covered_until);
 }
 
+// Each traced call, a complete event.
+void AddCalls(const model::Profile& p, json& events) {
+  uint64_t origin = Origin(p);
+  for (const model::TracedCall& c : p.calls)
+    events.push_back({{"name", p.function(c.function).name},
+                      {"cat", "call"},
+                      {"ph", "X"},
+                      {"pid", 1},
+                      {"tid", c.tid},
+                      {"ts", static_cast<double>(c.start_ns - origin) / 1e3},
+                      {"dur", static_cast<double>(c.end_ns - c.start_ns) / 1e3}});
+}
+
 }  // namespace
 
 Expected<std::string> ExportChrome(const model::Profile& profile) {
-  if (profile.samples.empty())
-    return Status::Error("no timed samples to make a trace of (the profile holds no samples)");
+  if (profile.samples.empty() && profile.calls.empty())
+    return Status::Error(
+        "no timed samples or traced calls to make a trace of (the profile holds neither)");
   std::map<uint64_t, std::vector<const model::Sample*>> by_thread;
   for (const model::Sample& s : profile.samples) by_thread[s.tid].push_back(&s);
   json events = json::array();
@@ -105,11 +126,15 @@ Expected<std::string> ExportChrome(const model::Profile& profile) {
          {"pid", 1},
          {"tid", t.tid},
          {"args", {{"name", t.name.empty() ? fmt::format("thread {}", t.tid) : t.name}}}});
-  for (auto& [tid, samples] : by_thread) {
-    std::stable_sort(
-        samples.begin(), samples.end(),
-        [](const model::Sample* a, const model::Sample* b) { return a->time < b->time; });
-    AddThread(profile, tid, samples, events);
+  if (!profile.calls.empty()) {
+    AddCalls(profile, events);  // exact: the samples would only repeat them, less precisely
+  } else {
+    for (auto& [tid, samples] : by_thread) {
+      std::stable_sort(
+          samples.begin(), samples.end(),
+          [](const model::Sample* a, const model::Sample* b) { return a->time < b->time; });
+      AddThread(profile, tid, samples, events);
+    }
   }
   for (const model::Mark& m : profile.marks)
     events.push_back({{"name", m.label},

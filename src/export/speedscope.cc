@@ -1,7 +1,8 @@
 // speedscope's file format (github.com/jlfwong/speedscope/blob/main/src/lib/file-format-spec.ts):
 // one sampled profile per thread, its samples in time order, each weighted by the time it
 // stands for, frames shared by all profiles. Without kept samples, the distinct stacks with their
-// time (per thread, not in time order) stand in for them.
+// time (per thread, not in time order) stand in for them. A timed trace (--trace=timed) gives
+// one evented profile per thread instead: each call opened and closed at its exact times.
 #include <fmt/format.h>
 
 #include <map>
@@ -38,9 +39,62 @@ json Frames(const model::Profile& p) {
   return frames;
 }
 
+std::string ThreadName(const model::Profile& p, uint64_t tid) {
+  for (const model::Thread& t : p.threads)
+    if (t.tid == tid && !t.name.empty()) return fmt::format("{} (thread {})", t.name, tid);
+  return fmt::format("thread {}", tid);
+}
+
+// One evented profile per thread from the traced calls (by thread, then entry, outer first).
+json EventedProfiles(const model::Profile& p) {
+  json profiles = json::array();
+  for (size_t i = 0; i < p.calls.size();) {
+    uint64_t tid = p.calls[i].tid, origin = p.calls[i].start_ns;
+    json events = json::array();
+    std::vector<const model::TracedCall*> open;
+    auto close_until = [&](uint64_t time) {
+      while (!open.empty() && open.back()->end_ns <= time) {
+        events.push_back({{"type", "C"},
+                          {"frame", open.back()->function.index()},
+                          {"at", open.back()->end_ns - origin}});
+        open.pop_back();
+      }
+    };
+    uint64_t end = origin;
+    for (; i < p.calls.size() && p.calls[i].tid == tid; ++i) {
+      const model::TracedCall& c = p.calls[i];
+      close_until(c.start_ns);
+      events.push_back({{"type", "O"}, {"frame", c.function.index()}, {"at", c.start_ns - origin}});
+      open.push_back(&c);
+      end = std::max(end, c.end_ns);
+    }
+    close_until(UINT64_MAX);
+    profiles.push_back({{"type", "evented"},
+                        {"name", ThreadName(p, tid)},
+                        {"unit", "nanoseconds"},
+                        {"startValue", 0},
+                        {"endValue", end - origin},
+                        {"events", events}});
+  }
+  return profiles;
+}
+
+json Document(const model::Profile& p, json profiles) {
+  return {{"$schema", "https://www.speedscope.app/file-format-schema.json"},
+          {"exporter", "hotline"},
+          {"name", p.summary.exe},
+          {"activeProfileIndex", 0},
+          {"shared", {{"frames", Frames(p)}}},
+          {"profiles", std::move(profiles)}};
+}
+
 }  // namespace
 
 Expected<std::string> ExportSpeedscope(const model::Profile& profile) {
+  if (!profile.calls.empty())
+    return Document(profile, EventedProfiles(profile))
+               .dump(-1, ' ', false, json::error_handler_t::replace) +
+           "\n";
   std::map<uint64_t, ThreadSamples> by_thread;
   if (!profile.samples.empty()) {
     std::vector<const model::Sample*> ordered;
@@ -70,23 +124,17 @@ Expected<std::string> ExportSpeedscope(const model::Profile& profile) {
       samples.push_back(StackFrameIndexes(profile, it->second.stacks[i]));
       total += it->second.weights[i];
     }
-    std::string name = thread.name.empty() ? fmt::format("thread {}", thread.tid)
-                                           : fmt::format("{} (thread {})", thread.name, thread.tid);
     profiles.push_back({{"type", "sampled"},
-                        {"name", name},
+                        {"name", ThreadName(profile, thread.tid)},
                         {"unit", "nanoseconds"},
                         {"startValue", 0},
                         {"endValue", total},
                         {"samples", samples},
                         {"weights", it->second.weights}});
   }
-  json doc = {{"$schema", "https://www.speedscope.app/file-format-schema.json"},
-              {"exporter", "hotline"},
-              {"name", profile.summary.exe},
-              {"activeProfileIndex", 0},
-              {"shared", {{"frames", Frames(profile)}}},
-              {"profiles", profiles}};
-  return doc.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
+  return Document(profile, std::move(profiles))
+             .dump(-1, ' ', false, json::error_handler_t::replace) +
+         "\n";
 }
 
 }  // namespace hotline::exporter

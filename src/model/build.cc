@@ -540,7 +540,7 @@ Expected<Profile> ProfileBuilder::finish(const format::RawProfile& raw) {
         const Frames& frames = expand(raw, address, false, raw.process ? raw.process->time : 0);
         return frames.count ? arena_[frames.offset] : FunctionId();
       },
-      p, options_.thread);
+      p, options_.thread, options_.keep_calls);
   p.callees.resize(p.functions.size());
   // gcov's exact counts (record appended them for --coverage builds) replace the estimates.
   for (const format::RawLineCounts& counts : raw.line_counts) {

@@ -41,6 +41,9 @@ class SymbolizerResolver : public AddressResolver {
 struct BuildOptions {
   // Keep every sample with its stack changes, for the raw views (-R, -s). Costs memory.
   bool keep_samples = false;
+  // Keep every call of a timed trace (Profile::calls), for timelines. Costs memory: one entry
+  // per call.
+  bool keep_calls = false;
   // Build the profile of this thread only (its samples and its thread entry).
   std::optional<uint64_t> thread;
 };

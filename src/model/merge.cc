@@ -42,6 +42,11 @@ class Merger {
       for (FunctionId& f : kept.pushed) f = functions[f.index()];
       p_.samples.push_back(std::move(kept));
     }
+    for (const TracedCall& c : run.calls) {
+      TracedCall kept = c;
+      kept.function = functions[c.function.index()];
+      p_.calls.push_back(kept);
+    }
     p_.marks.insert(p_.marks.end(), run.marks.begin(), run.marks.end());
     p_.states.insert(p_.states.end(), run.states.begin(), run.states.end());
     for (const auto& [name, value] : run.runtime_stats) {

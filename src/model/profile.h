@@ -165,6 +165,15 @@ struct Sample {
   std::vector<FunctionId> pushed;
 };
 
+// One call of a timed trace (--trace=timed), from its entry to its exit. Kept only when
+// BuildOptions::keep_calls.
+struct TracedCall {
+  uint64_t tid = 0;
+  FunctionId function;
+  uint64_t start_ns = 0, end_ns = 0;  // CLOCK_MONOTONIC, as the trace's ticks say
+  uint32_t depth = 0;                 // traced calls open around it on its thread
+};
+
 struct Mark {
   uint64_t time = 0, tid = 0;
   std::string label;
@@ -225,6 +234,7 @@ class Profile {
   std::vector<StackTime> stack_times;        // by stack, then thread
   std::vector<FunctionLine> function_lines;  // by function, then line
   std::vector<Sample> samples;               // empty unless kept
+  std::vector<TracedCall> calls;  // timed traces' calls, by thread then entry; empty unless kept
   std::vector<Mark> marks;
   std::vector<StateChange> states;
   std::vector<std::pair<std::string, uint64_t>> runtime_stats;

@@ -23,8 +23,9 @@ struct Timing {
 // Replays one thread's entry/exit stream into exact per-function times.
 class ThreadReplay {
  public:
-  ThreadReplay(std::unordered_map<uint32_t, Timing>& timings, uint64_t* total)
-      : timings_(timings), total_(total) {}
+  ThreadReplay(std::unordered_map<uint32_t, Timing>& timings, uint64_t* total, uint64_t tid,
+               std::vector<TracedCall>* calls)
+      : timings_(timings), total_(total), tid_(tid), calls_(calls) {}
 
   void enter(FunctionId fn, uint64_t ns) {
     stack_.push_back(TimedFrame{fn, ns, 0});
@@ -49,6 +50,9 @@ class ThreadReplay {
       }
       return;
     }
+    if (calls_)
+      calls_->push_back(
+          TracedCall{tid_, f.fn, f.start_ns, f.start_ns + duration, uint32_t(stack_.size())});
     Timing& t = timings_[f.fn.index()];
     ++t.calls;
     t.min = std::min(t.min, duration);
@@ -71,6 +75,8 @@ class ThreadReplay {
  private:
   std::unordered_map<uint32_t, Timing>& timings_;
   uint64_t* total_;
+  uint64_t tid_;
+  std::vector<TracedCall>* calls_;  // null unless the calls are kept
   std::vector<TimedFrame> stack_;
   std::unordered_map<uint32_t, uint32_t> active_;
   uint64_t last_ns_ = 0;
@@ -79,7 +85,7 @@ class ThreadReplay {
 }  // namespace
 
 void ApplyTrace(const format::RawProfile& raw, const FunctionAt& function_at, Profile& p,
-                std::optional<uint64_t> only_thread) {
+                std::optional<uint64_t> only_thread, bool keep_calls) {
   if (raw.call_counts.empty() && raw.trace_events.empty()) return;
   std::unordered_map<uint64_t, FunctionId> by_trace_id;
   auto fn = [&](uint64_t trace_id) -> std::optional<FunctionId> {
@@ -140,7 +146,9 @@ void ApplyTrace(const format::RawProfile& raw, const FunctionAt& function_at, Pr
   uint64_t total = 0;
   for (const format::RawTraceEvents& run : raw.trace_events) {
     if (only_thread && run.tid != *only_thread) continue;
-    ThreadReplay& replay = replays.try_emplace(run.tid, timings, &total).first->second;
+    ThreadReplay& replay =
+        replays.try_emplace(run.tid, timings, &total, run.tid, keep_calls ? &p.calls : nullptr)
+            .first->second;
     ByteCursor in(reinterpret_cast<const uint8_t*>(run.packed.data()), run.packed.size());
     uint64_t tick = run.base_tick;
     for (uint64_t i = 0; i < run.events; ++i) {
@@ -155,6 +163,12 @@ void ApplyTrace(const format::RawProfile& raw, const FunctionAt& function_at, Pr
     }
   }
   for (auto& [tid, replay] : replays) replay.closeAll();
+  // Calls were kept as they ended (innermost first): by thread, then entry, outer before inner.
+  std::stable_sort(p.calls.begin(), p.calls.end(), [](const TracedCall& a, const TracedCall& b) {
+    if (a.tid != b.tid) return a.tid < b.tid;
+    if (a.start_ns != b.start_ns) return a.start_ns < b.start_ns;
+    return a.depth < b.depth;
+  });
   for (const auto& [index, t] : timings) {
     Function& f = p.functions[index];
     f.timed = true;

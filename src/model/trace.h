@@ -18,7 +18,8 @@ using FunctionAt = std::function<FunctionId(uint64_t address)>;
 // Applies the trace records of `raw` to `profile` (no-op when there are none). Call after the
 // call graph from samples is final: exact calls replace estimated ones, and edges that no
 // sample saw are added with their calls and no time, so every sum still holds.
+// With `keep_calls`, every timed call also goes into profile.calls.
 void ApplyTrace(const format::RawProfile& raw, const FunctionAt& function_at, Profile& profile,
-                std::optional<uint64_t> only_thread);
+                std::optional<uint64_t> only_thread, bool keep_calls = false);
 
 }  // namespace hotline::model

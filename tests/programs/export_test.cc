@@ -370,49 +370,89 @@ std::string ReportedTopFunction(const std::string& profile, const std::string& d
   return first.size() >= 6 ? first[5] : "";
 }
 
-TEST(Export, SpeedscopeImportsEveryFormatItReads) {
-  if (!Installed("node") || !Installed("npm"))
-    GTEST_SKIP() << "node or npm (Debian's nodejs, npm) is not installed";
-  if (!Installed("chromium")) GTEST_SKIP() << "chromium (Debian's chromium) is not installed";
-  const Recorded& r = CpuBurn();
-  std::string modules = HTML_NODE_DIR;
-  RunResult installed = Execute({"/bin/bash", HTML_BROWSER_DIR "/install.sh", modules}, r.dir);
-  if (installed.exit_code != 0)
-    GTEST_SKIP() << "speedscope and puppeteer-core could not be installed from npm: "
-                 << installed.err;
-  // speedscope picks its importer by name, then by content: .speedscope.json is its own
-  // format; the others are recognised by what they hold.
-  std::vector<std::pair<std::string, std::string>> files = {
-      {"speedscope", "cpu_burn.speedscope.json"},
-      {"folded", "cpu_burn.folded.txt"},
-      {"chrome", "cpu_burn.trace.json"},
-      // speedscope reads these two as well: a second reader of each.
-      {"pprof", "cpu_burn.pb.gz"},
-      {"callgrind", "callgrind.out.cpu_burn"}};
-  std::vector<std::string> argv = {"/usr/bin/env", "node",
-                                   HOTLINE_SOURCE_DIR "/tests/consumers/speedscope_import.js",
-                                   modules + "/node_modules", "/usr/bin/env"};
-  RunResult chromium = Execute({"/bin/sh", "-c", "command -v chromium"}, r.dir);
-  argv.back() = chromium.out.substr(0, chromium.out.find('\n'));
-  for (const auto& [format, name] : files) {
-    RunResult e = Hotline({"export", "--format", format, r.profile, "-o", name}, r.dir);
-    ASSERT_EQ(e.exit_code, 0) << format << ": " << e.err;
-    argv.push_back(r.dir + "/" + name);
-  }
-  RunResult opened = Execute(argv, r.dir);
-  EXPECT_EQ(opened.exit_code, 0) << opened.out << opened.err;
-  std::string top = ReportedTopFunction(r.profile, r.dir);
-  ASSERT_FALSE(top.empty());
-  for (const auto& [format, name] : files)
-    EXPECT_NE(opened.out.find(r.dir + "/" + name + "\tTOP\t" + top + "\n"), std::string::npos)
-        << format << ": speedscope's top function is not " << top << "\n"
-        << opened.out << opened.err;
-}
-
 size_t Occurrences(const std::string& text, const std::string& what) {
   size_t n = 0;
   for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
   return n;
+}
+
+// Exports `profile` in each (format, file name) into `dir` and opens every file in speedscope's
+// own app in headless Chromium; checks that speedscope's top function is `top` in each. Skips
+// (returns false) when the browser or the npm packages are not there.
+bool ExpectSpeedscopeTop(const std::string& profile, const std::string& dir,
+                         const std::vector<std::pair<std::string, std::string>>& files,
+                         const std::string& top, std::string* skip) {
+  if (!Installed("node") || !Installed("npm") || !Installed("chromium")) {
+    *skip = "node, npm or chromium (Debian's nodejs, npm, chromium) is not installed";
+    return false;
+  }
+  std::string modules = HTML_NODE_DIR;
+  RunResult installed = Execute({"/bin/bash", HTML_BROWSER_DIR "/install.sh", modules}, dir);
+  if (installed.exit_code != 0) {
+    *skip = "speedscope and puppeteer-core could not be installed from npm: " + installed.err;
+    return false;
+  }
+  std::vector<std::string> argv = {"/usr/bin/env", "node",
+                                   HOTLINE_SOURCE_DIR "/tests/consumers/speedscope_import.js",
+                                   modules + "/node_modules", "/usr/bin/env"};
+  RunResult chromium = Execute({"/bin/sh", "-c", "command -v chromium"}, dir);
+  argv.back() = chromium.out.substr(0, chromium.out.find('\n'));
+  for (const auto& [format, name] : files) {
+    RunResult e = Hotline({"export", "--format", format, profile, "-o", name}, dir);
+    EXPECT_EQ(e.exit_code, 0) << format << ": " << e.err;
+    argv.push_back(dir + "/" + name);
+  }
+  RunResult opened = Execute(argv, dir);
+  EXPECT_EQ(opened.exit_code, 0) << opened.out << opened.err;
+  for (const auto& [format, name] : files)
+    EXPECT_NE(opened.out.find(dir + "/" + name + "\tTOP\t" + top + "\n"), std::string::npos)
+        << format << ": speedscope's top function is not " << top << "\n"
+        << opened.out << opened.err;
+  return true;
+}
+
+TEST(Export, SpeedscopeImportsEveryFormatItReads) {
+  const Recorded& r = CpuBurn();
+  std::string top = ReportedTopFunction(r.profile, r.dir);
+  ASSERT_FALSE(top.empty());
+  // speedscope picks its importer by name, then by content: .speedscope.json is its own
+  // format; the others are recognised by what they hold. It reads pprof and callgrind as well:
+  // a second reader of each.
+  std::string skip;
+  if (!ExpectSpeedscopeTop(r.profile, r.dir,
+                           {{"speedscope", "cpu_burn.speedscope.json"},
+                            {"folded", "cpu_burn.folded.txt"},
+                            {"chrome", "cpu_burn.trace.json"},
+                            {"pprof", "cpu_burn.pb.gz"},
+                            {"callgrind", "callgrind.out.cpu_burn"}},
+                           top, &skip))
+    GTEST_SKIP() << skip;
+}
+
+// A timed trace's calls are events of their own: one complete chrome event and one speedscope
+// open/close pair per call, as many as the exact calls, and speedscope reads both.
+TEST(Export, TimedTraceCallsAreEventsOfTheirOwn) {
+  std::string dir = ScratchDir("export_timed");
+  std::string profile = dir + "/fib.hotline";
+  RunResult rec = Hotline(
+      {"record", "-q", "--trace=timed", "-F", "0", "-o", profile, "--", PROGRAM_trace_fib, "20"},
+      dir);
+  ASSERT_EQ(rec.exit_code, 0) << rec.err;
+  for (const char* format : {"chrome", "speedscope"}) {
+    RunResult e = Hotline({"export", "--format", format, profile, "-o", std::string(format)}, dir);
+    ASSERT_EQ(e.exit_code, 0) << e.err;
+  }
+  // fib(20) calls fib 21891 times, and main once.
+  std::string chrome = ReadFile(dir + "/chrome"), speedscope = ReadFile(dir + "/speedscope");
+  EXPECT_EQ(Occurrences(chrome, "\"ph\":\"X\""), 21892u);
+  EXPECT_EQ(Occurrences(speedscope, "\"type\":\"O\""), 21892u);
+  EXPECT_EQ(Occurrences(speedscope, "\"type\":\"C\""), 21892u);
+  EXPECT_NE(speedscope.find("\"type\":\"evented\""), std::string::npos);
+  std::string skip;
+  if (!ExpectSpeedscopeTop(profile, dir,
+                           {{"speedscope", "fib.speedscope.json"}, {"chrome", "fib.trace.json"}},
+                           "fib", &skip))
+    GTEST_SKIP() << skip;
 }
 
 TEST(Export, EveryThreadIsAProfileOrAStackRootOfItsOwn) {
@@ -465,7 +505,7 @@ TEST(Export, ChromeNeedsSamplesWithTimes) {
   ASSERT_EQ(rec.exit_code, 0) << rec.err;
   RunResult e = Hotline({"export", "--format", "chrome", profile, "-o", "out.json"}, dir);
   EXPECT_EQ(e.exit_code, 1);
-  EXPECT_NE(LastLine(e.err).find("no samples"), std::string::npos) << e.err;
+  EXPECT_NE(LastLine(e.err).find("no timed samples or traced calls"), std::string::npos) << e.err;
   EXPECT_FALSE(std::filesystem::exists(dir + "/out.json"));
 }
 
