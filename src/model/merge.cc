@@ -295,8 +295,9 @@ class Merger {
 std::string FunctionKey(const Profile& p, const Function& f) {
   std::string key =
       f.name + '\0' + (f.file.valid() ? p.file(f.file).path : "") + '\0' + std::to_string(f.line);
-  // Without a definition site, the module keeps two static functions of one name apart.
-  if (!f.file.valid() && f.module.valid()) key += '\0' + p.module(f.module).path;
+  // Without a definition site, the module keeps two static functions of one name apart: by its
+  // file name, which two builds of one program in two folders share.
+  if (!f.file.valid() && f.module.valid()) key += '\0' + p.module(f.module).name;
   return key;
 }
 

@@ -19,7 +19,7 @@
 namespace hotline::model {
 
 // What identifies a function across runs: its name, definition file and line, and, when its
-// definition is unknown, its module's path.
+// definition is unknown, its module's file name.
 std::string FunctionKey(const Profile& p, const Function& f);
 
 struct MergeOptions {

@@ -38,7 +38,8 @@ const char* VerdictWord(analysis::Verdict v) {
 }
 
 std::string RowName(const analysis::DiffRow& row, const ReportOptions& options) {
-  if (row.name.empty()) return fmt::format("{}:{}", row.file, row.line);  // a line
+  if (row.name.empty())  // a line; a pseudo-entry's has no number
+    return row.line ? fmt::format("{}:{}", row.file, row.line) : row.file;
   return options.full_names || options.machine ? row.name : ShortName(row.name, false);
 }
 

@@ -97,6 +97,19 @@ std::vector<std::string> CommandLine(uint32_t pid) {
   return argv;
 }
 
+// Data pages per CPU ring for `freq_hz` samples of `stack_bytes` each: about 100 ms of samples,
+// so that a recorder kept from its rings for a while (a busy machine) loses none. An
+// unprivileged user may lock 516 KiB per CPU (perf_event_mlock_kb): 128 pages, 6 ms at 10 kHz;
+// root may lock more.
+uint32_t RingPages(uint32_t freq_hz, uint32_t stack_bytes) {
+  constexpr uint32_t kUnprivileged = 128, kMost = 4096;
+  if (geteuid() != 0) return kUnprivileged;
+  uint64_t bytes = uint64_t(freq_hz) * (stack_bytes + 512) / 10;
+  uint32_t pages = kUnprivileged;
+  while (uint64_t(pages) * 4096 < bytes && pages < kMost) pages *= 2;
+  return pages;
+}
+
 }  // namespace
 
 Recording::Recording() = default;
@@ -118,6 +131,7 @@ Status Recording::start(pid_t pid, const std::string& exe, const std::vector<std
   PerfOptions perf;
   perf.freq_hz = options.freq_hz;
   perf.stack_bytes = options.stack_bytes;
+  perf.ring_pages = RingPages(options.freq_hz, options.stack_bytes);
   perf.enable_on_exec = true;
   perf.context_switches = options.wall_clock;
   return perf_.open(pid, perf);
@@ -139,6 +153,7 @@ Status Recording::attach(pid_t pid, const RecordingOptions& options) {
   PerfOptions perf;
   perf.freq_hz = options.freq_hz;
   perf.stack_bytes = options.stack_bytes;
+  perf.ring_pages = RingPages(options.freq_hz, options.stack_bytes);
   perf.context_switches = options.wall_clock;
   if (Status opened = perf_.attach(pid, perf); !opened.ok()) return opened;
   // What the process had mapped and which threads it had before the events began.
