@@ -111,7 +111,10 @@ class ProfileBuilder {
   uint64_t period_ns_ = 0;
   std::vector<FunctionId> scratch_;
   std::vector<FrameInfo> scratch_info_;
-  std::unordered_map<uint64_t, uint32_t> stack_time_index_;  // stack << 32 | thread → index
+  // The stack times of one stack, newest first: the head's index by StackId, then each entry's
+  // next. Most stacks run on one thread, so the search is a vector lookup, not a hash.
+  std::vector<uint32_t> stack_time_head_;
+  std::vector<uint32_t> stack_time_next_;
   // Times at which sampling switched, ascending, and whether it was on before the first.
   std::vector<std::pair<uint64_t, bool>> switches_;
   size_t switches_from_ = ~size_t(0);  // raw.states.size() when switches_ was made
@@ -229,11 +232,18 @@ void ProfileBuilder::addStack(Frames& frames) {
 
 void ProfileBuilder::addStackTime(StackId stack, uint32_t thread_index, uint64_t ns,
                                   uint64_t samples) {
-  uint64_t key = (uint64_t{stack.index()} << 32) | thread_index;
-  auto [it, inserted] =
-      stack_time_index_.try_emplace(key, static_cast<uint32_t>(profile_.stack_times.size()));
-  if (inserted) profile_.stack_times.push_back(StackTime{stack, thread_index, 0, 0});
-  StackTime& t = profile_.stack_times[it->second];
+  constexpr uint32_t kNone = ~0u;
+  if (stack_time_head_.size() <= stack.index()) stack_time_head_.resize(stack.index() + 1, kNone);
+  uint32_t at = stack_time_head_[stack.index()];
+  while (at != kNone && profile_.stack_times[at].thread != thread_index)
+    at = stack_time_next_[at];
+  if (at == kNone) {
+    at = static_cast<uint32_t>(profile_.stack_times.size());
+    profile_.stack_times.push_back(StackTime{stack, thread_index, 0, 0});
+    stack_time_next_.push_back(stack_time_head_[stack.index()]);
+    stack_time_head_[stack.index()] = at;
+  }
+  StackTime& t = profile_.stack_times[at];
   t.ns += ns;
   t.samples += samples;
 }
