@@ -1,4 +1,5 @@
-// The heap page's data: live bytes over time, the peak, the sites, the leaks with their stacks.
+// The heap page's data: live bytes over time, the peak, the sites (the program's own lines, the
+// library function they called, their top caller chains), the leaks with their stacks.
 #include "html/parts.h"
 
 namespace hotline::html {
@@ -7,8 +8,13 @@ void AddHeap(const model::HeapProfile& h, nlohmann::json& data) {
   nlohmann::json timeline = nlohmann::json::array();
   for (const model::HeapPoint& point : h.timeline) timeline.push_back({point.time_ns, point.bytes});
   nlohmann::json sites = nlohmann::json::array();
-  for (const model::HeapSite& s : h.sites)
+  for (const model::HeapSite& s : h.sites) {
+    nlohmann::json chains = nlohmann::json::array();
+    for (const model::HeapChain& c : s.chains)
+      chains.push_back({{"bytes", c.bytes}, {"calls", c.calls}, {"frames", c.frames}});
     sites.push_back({{"function", s.function},
+                     {"via", s.via},
+                     {"chains", std::move(chains)},
                      {"file", s.file},
                      {"line", s.line},
                      {"calls", s.calls},
@@ -17,6 +23,7 @@ void AddHeap(const model::HeapProfile& h, nlohmann::json& data) {
                      {"temporary_calls", s.temporary_calls},
                      {"leaked_calls", s.leaked_calls},
                      {"leaked_bytes", s.leaked_bytes}});
+  }
   nlohmann::json leaks = nlohmann::json::array();
   for (const model::HeapLeak& l : h.leaks)
     leaks.push_back({{"calls", l.calls}, {"bytes", l.bytes}, {"stack", l.stack}});

@@ -147,6 +147,10 @@ async function heap(report) {
     await visit(page, report, 'heap');
     const chart = await page.$$eval('svg.chart polyline', ps => ps.length);
     check(chart === 1, 'heap page: no chart of live bytes');
+    // Sites come with the callers they were reached from (heap_sites.cc's vector grows in
+    // analytics::crunch, called from stage_a and stage_b).
+    const chains = await page.$$eval('div.chains div', ds => ds.map(d => d.textContent));
+    check(chains.some(c => c.includes('← stage_a(')), 'heap page: no caller chain through stage_a: ' + chains.join(' | '));
     check(page.problems.length === 0, 'errors: ' + page.problems.join(' | '));
   } finally {
     await browser.close();

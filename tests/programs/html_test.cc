@@ -198,7 +198,7 @@ TEST_F(HtmlBrowser, HostileTextRunsNoScript) {
 }
 
 TEST_F(HtmlBrowser, HeapPageDraws) {
-  Report r = RecordAndReport("browser-heap", PROGRAM_heap_known, {"--heap"});
+  Report r = RecordAndReport("browser-heap", PROGRAM_heap_sites, {"--heap"});
   RunResult run = Browse({"heap", r.report});
   EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
 }

@@ -412,12 +412,14 @@
     const sites = h.sites.slice().sort((a, b) => b.bytes - a.bytes).slice(0, 50).map(s => {
       const file = D.files.findIndex(f => f.path === s.file);
       const where = s.file ? s.file.split('/').pop() + ':' + s.line : '';
-      return [fmtBytes(s.bytes), String(s.calls), fmtBytes(s.peak_bytes), String(s.temporary_calls), fmtBytes(s.leaked_bytes), s.function,
-        file >= 0 && D.files[file].source ? el('a', { href: sourceLink(file, s.line) }, where) : where];
+      const callers = el('div', { class: 'chains' }, ...s.chains.map(c => el('div', {}, fmtBytes(c.bytes) + ' ← ' + c.frames.join(' ← '))));
+      return [fmtBytes(s.bytes), String(s.calls), fmtBytes(s.peak_bytes), String(s.temporary_calls), fmtBytes(s.leaked_bytes),
+        s.via ? s.via + ' from ' + s.function : s.function,
+        file >= 0 && D.files[file].source ? el('a', { href: sourceLink(file, s.line) }, where) : where, callers];
     });
     const leaks = h.leaks.slice(0, 50).map(l => el('div', { class: 'leak' }, el('p', {}, fmtBytes(l.bytes) + ' in ' + l.calls + ' blocks'), el('pre', {}, l.stack.join('\n'))));
     show(el('h1', {}, 'Heap'), facts, el('h2', {}, 'Live bytes over time'), heapChart(h),
-      el('h2', {}, 'Top sites by bytes allocated'), table(['bytes', 'calls', 'at peak', 'temporary', 'leaked', 'function', 'where'], sites),
+      el('h2', {}, 'Top sites by bytes allocated'), table(['bytes', 'calls', 'at peak', 'temporary', 'leaked', 'site', 'where', 'called from'], sites),
       el('h2', {}, 'Leaks'), leaks.length ? el('div', {}, ...leaks) : el('p', {}, 'none'));
     setReady();
   }
