@@ -69,7 +69,9 @@ int RunHtml(HtmlCommandOptions& o) {
   symbolize::Symbolizer symbolizer;
   model::SymbolizerResolver resolver(symbolizer);
   format::ReadStats stats;
-  Expected<model::Profile> profile = model::LoadProfile(*file, resolver, {}, &stats);
+  model::BuildOptions build;
+  build.keep_calls = true;  // a timed trace's timeline
+  Expected<model::Profile> profile = model::LoadProfile(*file, resolver, build, &stats);
   if (!profile) {
     fmt::print(stderr, "hotline: {}\n", profile.status().message());
     return 1;

@@ -26,6 +26,8 @@ void AddFlameGraphs(const model::Profile& profile, nlohmann::json& data, ReportF
 // One file per source with data; each file's source (or that it is missing) into data["files"].
 void AddSources(const HtmlInput& input, nlohmann::json& data, ReportFiles& files);
 void AddHeap(const model::HeapProfile& heap, nlohmann::json& data);
+// Timed traces: each thread's calls in a file of its own; the threads into data["timeline"].
+void AddTimeline(const model::Profile& profile, nlohmann::json& data, ReportFiles& files);
 // texprofile's tables as text, one file each; their names into data["tables"].
 void AddTables(const model::Profile& profile, nlohmann::json& data, ReportFiles& files);
 

@@ -8,6 +8,7 @@
 //       SOURCE with HOT_LINE highlighted; a screenshot of the main page goes to SCREENSHOT
 //   node report_test.js hostile REPORT     hostile names and sources run no script
 //   node report_test.js heap REPORT        the heap page draws without errors
+//   node report_test.js timeline REPORT    a timed trace's calls are drawn; a click zooms in
 //   node report_test.js timing REPORT      prints the milliseconds until the flame graph is drawn
 'use strict';
 const puppeteer = require('puppeteer-core');
@@ -157,6 +158,32 @@ async function heap(report) {
   }
 }
 
+async function timeline(report) {
+  const browser = await openBrowser();
+  try {
+    const page = await watchedPage(browser);
+    await visit(page, report, 'timeline');
+    const titles = await page.$$eval('div.call', ds => ds.map(d => d.getAttribute('title')));
+    check(titles.some(t => t.startsWith('main\n')), 'timeline: no call of main drawn');
+    check(titles.filter(t => t.startsWith('fib\n')).length > 100, 'timeline: too few calls of fib drawn');
+    // A click on a call of fib below the outermost zooms to it: it then spans the whole width.
+    const share = await page.evaluate(() => {
+      const fib = [...document.querySelectorAll('div.call')]
+        .filter(d => d.getAttribute('title').startsWith('fib\n') && d.offsetTop > 20)
+        .sort((a, b) => a.offsetTop - b.offsetTop || b.offsetLeft - a.offsetLeft)[0];
+      const start = fib.getAttribute('data-start'), top = fib.offsetTop;
+      fib.click();
+      const zoomed = [...document.querySelectorAll('div.call')].find(d => d.getAttribute('data-start') === start &&
+        d.getAttribute('title').startsWith('fib\n') && d.offsetTop === top);
+      return zoomed ? zoomed.offsetWidth / zoomed.parentElement.clientWidth : 0;
+    });
+    check(share > 0.95, 'timeline: a click did not zoom to the call (it spans ' + share + ' of the width)');
+    check(page.problems.length === 0, 'errors: ' + page.problems.join(' | '));
+  } finally {
+    await browser.close();
+  }
+}
+
 async function timing(report) {
   const browser = await openBrowser();
   try {
@@ -177,9 +204,9 @@ async function timing(report) {
 }
 
 const [mode, ...args] = process.argv.slice(2);
-const modes = { main, hostile, heap, timing };
+const modes = { main, hostile, heap, timeline, timing };
 if (!modes[mode]) {
-  console.error('usage: report_test.js main|hostile|heap|timing REPORT ...');
+  console.error('usage: report_test.js main|hostile|heap|timeline|timing REPORT ...');
   process.exit(2);
 }
 modes[mode](...args).then(() => {

@@ -197,6 +197,12 @@ TEST_F(HtmlBrowser, HostileTextRunsNoScript) {
   EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
 }
 
+TEST_F(HtmlBrowser, TimelineDrawsATimedTracesCalls) {
+  Report r = RecordAndReport("browser-timeline", PROGRAM_trace_fib, {"--trace=timed", "-F", "0"});
+  RunResult run = Browse({"timeline", r.report});
+  EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
+}
+
 TEST_F(HtmlBrowser, HeapPageDraws) {
   Report r = RecordAndReport("browser-heap", PROGRAM_heap_sites, {"--heap"});
   RunResult run = Browse({"heap", r.report});

@@ -83,6 +83,7 @@
   const pages = [['overview', 'Overview'], ['flame', 'Flame graph'], ['functions', 'Functions'],
     ['sources', 'Sources']];
   if (D.heap) pages.push(['heap', 'Heap']);
+  if (D.timeline) pages.push(['timeline', 'Timeline']);
   pages.push(['tables/T', 'Tables']);
   const nav = document.getElementById('nav');
   for (const [route, title] of pages) nav.appendChild(el('a', { href: '#' + route, 'data-route': route }, title));
@@ -106,6 +107,7 @@
         case 'sources': return sourcesPage();
         case 'source': return sourcePage(Number(parts[1]), Number(parts[2] || 0));
         case 'heap': return heapPage();
+        case 'timeline': return timelinePage();
         case 'tables': return tablesPage(parts[1] || 'T');
         default: return overviewPage();
       }
@@ -401,6 +403,46 @@
     show(el('h1', { title: src.found }, src.path), el('table', { class: 'source' }, el('thead', {}, head), body));
     if (targetRow) targetRow.scrollIntoView({ block: 'center' });
     setReady();
+  }
+
+  // ---- timeline (timed traces) ----
+  // Each thread's calls on a time axis, nested by depth; a click on a call zooms to it, a click on
+  // the empty background zooms back out.
+  function timelinePage() {
+    const sections = D.timeline.map(t => {
+      const box = el('div', { class: 'timeline', 'data-thread': String(t.tid) });
+      const cut = t.shown < t.calls ? ' (' + t.shown + ' of ' + t.calls + ' calls drawn: the rest are too short to see)' : '';
+      return [el('h2', {}, (t.name ? t.name + ' ' : '') + 'thread ' + t.tid + ': ' + fmtTime(t.span_ns) + ', ' + t.calls + ' calls' + cut), box, t];
+    });
+    show(el('h1', {}, 'Timeline of the traced calls'), ...sections.flatMap(([h, box]) => [h, box]));
+    Promise.all(sections.map(([, box, t]) => load(t.data).then(calls => drawTimeline(box, calls, 0, t.span_ns))))
+      .then(setReady, failed);
+  }
+  function drawTimeline(box, calls, from, to) {
+    const width = box.clientWidth || 1000, rowHeight = 18, span = Math.max(to - from, 1);
+    let deepest = 0;
+    const frag = document.createDocumentFragment();
+    for (const [f, start, duration, depth] of calls) {
+      if (start + duration < from || start > to) continue;
+      const x = Math.max((start - from) / span * width, 0);
+      const w = Math.min((start + duration - from) / span * width, width) - x;
+      if (w < 0.5) continue;
+      deepest = Math.max(deepest, depth);
+      const div = el('div', { class: 'frame call', title: F.name[f] + '\n' + fmtTime(duration), 'data-function': String(f),
+        'data-start': String(start), 'data-duration': String(duration) }, w > 30 ? F.short[f] : '');
+      div.style.left = x + 'px';
+      div.style.width = Math.max(w - 1, 1) + 'px';
+      div.style.top = depth * rowHeight + 'px';
+      div.style.backgroundColor = 'hsl(' + (10 + nameHue(F.name[f]) % 40) + ',80%,' + (58 + nameHue(F.name[f]) % 12) + '%)';
+      frag.appendChild(div);
+    }
+    box.style.height = (deepest + 1) * rowHeight + 'px';
+    box.replaceChildren(frag);
+    box.onclick = e => {
+      const start = e.target.getAttribute('data-start');
+      if (start === null) return drawTimeline(box, calls, 0, calls.reduce((m, c) => Math.max(m, c[1] + c[2]), 1));
+      drawTimeline(box, calls, Number(start), Number(start) + Number(e.target.getAttribute('data-duration')));
+    };
   }
 
   // ---- heap ----
