@@ -19,53 +19,7 @@
 #include <unordered_set>
 #include <vector>
 
-#include "format/schema.h"
-#include "format/writer.h"
-
-namespace {
-
-struct Symbol {
-  uint64_t address = 0, size = 0;
-};
-
-// The binary's functions (from its symbol table) and whether it is position-independent.
-bool ReadFunctions(const char* path, std::vector<Symbol>* out, bool* pie, uint64_t* start,
-                   uint64_t* end) {
-  elf_version(EV_CURRENT);
-  int fd = open(path, O_RDONLY);
-  Elf* elf = fd >= 0 ? elf_begin(fd, ELF_C_READ, nullptr) : nullptr;
-  if (!elf) return false;
-  GElf_Ehdr ehdr;
-  gelf_getehdr(elf, &ehdr);
-  *pie = ehdr.e_type == ET_DYN;
-  size_t phnum = 0;
-  elf_getphdrnum(elf, &phnum);
-  *start = UINT64_MAX;
-  *end = 0;
-  for (size_t i = 0; i < phnum; ++i) {
-    GElf_Phdr ph;
-    if (!gelf_getphdr(elf, static_cast<int>(i), &ph) || ph.p_type != PT_LOAD) continue;
-    *start = std::min<uint64_t>(*start, ph.p_vaddr & ~0xfffull);
-    *end = std::max<uint64_t>(*end, ph.p_vaddr + ph.p_memsz);
-  }
-  for (Elf_Scn* scn = nullptr; (scn = elf_nextscn(elf, scn));) {
-    GElf_Shdr sh;
-    gelf_getshdr(scn, &sh);
-    if (sh.sh_type != SHT_SYMTAB) continue;
-    Elf_Data* data = elf_getdata(scn, nullptr);
-    for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; ++i) {
-      GElf_Sym sym;
-      gelf_getsym(data, static_cast<int>(i), &sym);
-      if (GELF_ST_TYPE(sym.st_info) == STT_FUNC && sym.st_size >= 16 && sym.st_shndx != SHN_UNDEF)
-        out->push_back({sym.st_value, sym.st_size});
-    }
-  }
-  elf_end(elf);
-  close(fd);
-  return !out->empty();
-}
-
-}  // namespace
+#include "synth_binary.h"
 
 int main(int argc, char** argv) {
   if (argc < 3) {
@@ -75,14 +29,13 @@ int main(int argc, char** argv) {
   const uint64_t samples = argc > 3 ? std::strtoull(argv[3], nullptr, 10) : 10'000'000;
   const uint64_t wanted = argc > 4 ? std::strtoull(argv[4], nullptr, 10) : 100'000;
   const uint64_t threads = 4, period = 1'000'000;
-  std::vector<Symbol> fns;
-  bool pie = false;
-  uint64_t start = 0, end = 0;
-  if (!ReadFunctions(argv[1], &fns, &pie, &start, &end)) {
+  SynthBinary bin;
+  if (!ReadSynthBinary(argv[1], &bin)) {
     std::fprintf(stderr, "html_synth: %s: no functions in its symbol table\n", argv[1]);
     return 1;
   }
-  const uint64_t bias = pie ? 0x555555554000ull : 0;
+  const std::vector<SynthFunction>& fns = bin.functions;
+  const uint64_t bias = bin.bias();
   int fd = open(argv[2], O_WRONLY | O_CREAT | O_TRUNC, 0644);
   if (fd < 0) {
     std::perror(argv[2]);
@@ -91,25 +44,7 @@ int main(int argc, char** argv) {
   hotline::format::Writer w;
   w.begin(fd, hotline::format::kFeatureSamples);
   uint64_t t = 1'000'000'000;
-  hotline::format::ProcessRecord process;
-  process.pid = 1000;
-  process.time = t;
-  process.exe = w.internString(argv[1]);
-  uint64_t args[1] = {process.exe};
-  process.argc = 1;
-  process.argv = args;
-  process.sampler = hotline::format::Sampler::kPerfTaskClock;
-  process.period_ns = period;
-  process.max_depth = 256;
-  w.add(process);
-  hotline::format::ModuleLoadRecord module;
-  module.time = t;
-  module.id = 1;
-  module.path = w.internString(argv[1]);
-  module.bias = bias;
-  module.start = bias + start;
-  module.size = end - start;
-  w.add(module);
+  BeginSynthProfile(w, argv[1], bin, t, period);
   for (uint64_t tid = 0; tid < threads; ++tid)
     w.add(hotline::format::ThreadStartRecord{t, 1000 + tid, 0, 0});
 

@@ -19,59 +19,14 @@
 #include <string>
 #include <vector>
 
-#include "format/schema.h"
-#include "format/writer.h"
+#include "../programs/synth_binary.h"
 
 namespace {
 
 struct Function {
-  std::string name;
-  uint64_t address = 0, size = 0;
+  SynthFunction symbol;
   std::vector<size_t> children;
 };
-
-struct Binary {
-  std::vector<Function> functions;
-  uint64_t start = 0, end = 0;
-  bool pie = false;
-};
-
-bool ReadBinary(const char* path, Binary* out) {
-  elf_version(EV_CURRENT);
-  int fd = open(path, O_RDONLY);
-  if (fd < 0) return false;
-  Elf* elf = elf_begin(fd, ELF_C_READ, nullptr);
-  if (!elf) return false;
-  GElf_Ehdr ehdr;
-  gelf_getehdr(elf, &ehdr);
-  out->pie = ehdr.e_type == ET_DYN;
-  size_t phnum = 0;
-  elf_getphdrnum(elf, &phnum);
-  out->start = UINT64_MAX;
-  for (size_t i = 0; i < phnum; ++i) {
-    GElf_Phdr ph;
-    if (!gelf_getphdr(elf, static_cast<int>(i), &ph) || ph.p_type != PT_LOAD) continue;
-    out->start = std::min<uint64_t>(out->start, ph.p_vaddr & ~0xfffull);
-    out->end = std::max<uint64_t>(out->end, ph.p_vaddr + ph.p_memsz);
-  }
-  for (Elf_Scn* scn = nullptr; (scn = elf_nextscn(elf, scn));) {
-    GElf_Shdr sh;
-    gelf_getshdr(scn, &sh);
-    if (sh.sh_type != SHT_SYMTAB) continue;
-    Elf_Data* data = elf_getdata(scn, nullptr);
-    for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; ++i) {
-      GElf_Sym sym;
-      gelf_getsym(data, static_cast<int>(i), &sym);
-      if (GELF_ST_TYPE(sym.st_info) != STT_FUNC || sym.st_size < 16 || sym.st_shndx == SHN_UNDEF)
-        continue;
-      out->functions.push_back(
-          Function{elf_strptr(elf, sh.sh_link, sym.st_name), sym.st_value, sym.st_size, {}});
-    }
-  }
-  elf_end(elf);
-  close(fd);
-  return !out->functions.empty();
-}
 
 }  // namespace
 
@@ -83,16 +38,17 @@ int main(int argc, char** argv) {
   const uint64_t samples = argc > 3 ? std::strtoull(argv[3], nullptr, 10) : 10'000'000;
   const uint64_t threads = argc > 4 ? std::max(1ull, std::strtoull(argv[4], nullptr, 10)) : 2;
   const uint64_t period = argc > 5 ? std::strtoull(argv[5], nullptr, 10) : 50'000;
-  Binary bin;
-  if (!ReadBinary(argv[1], &bin)) {
+  SynthBinary bin;
+  if (!ReadSynthBinary(argv[1], &bin)) {
     std::fprintf(stderr, "synth_profile: %s: no functions in its symbol table\n", argv[1]);
     return 1;
   }
   std::mt19937_64 rng(12345);
   // A random call tree: each function but the root gets a parent among those before it.
-  std::vector<Function>& fns = bin.functions;
-  auto root_it =
-      std::find_if(fns.begin(), fns.end(), [](const Function& f) { return f.name == "main"; });
+  std::vector<Function> fns;
+  for (const SynthFunction& f : bin.functions) fns.push_back(Function{f, {}});
+  auto root_it = std::find_if(fns.begin(), fns.end(),
+                              [](const Function& f) { return f.symbol.name == "main"; });
   if (root_it != fns.end()) std::iter_swap(fns.begin(), root_it);
   std::shuffle(fns.begin() + 1, fns.end(), rng);
   for (size_t i = 1; i < fns.size(); ++i)
@@ -100,8 +56,10 @@ int main(int argc, char** argv) {
   const size_t recursive = fns.size() > 2 ? 1 + rng() % (fns.size() - 1) : 0;
   fns[recursive].children.push_back(recursive);
 
-  const uint64_t bias = bin.pie ? 0x555555554000ull : 0;
-  auto ip = [&](size_t f, uint64_t salt) { return bias + fns[f].address + (salt % fns[f].size); };
+  const uint64_t bias = bin.bias();
+  auto ip = [&](size_t f, uint64_t salt) {
+    return bias + fns[f].symbol.address + (salt % fns[f].symbol.size);
+  };
 
   int fd = open(argv[2], O_WRONLY | O_CREAT | O_TRUNC, 0644);
   if (fd < 0) {
@@ -111,25 +69,7 @@ int main(int argc, char** argv) {
   hotline::format::Writer w;
   w.begin(fd, hotline::format::kFeatureSamples);
   uint64_t t = 1'000'000'000;
-  hotline::format::ProcessRecord process;
-  process.pid = 1000;
-  process.time = t;
-  process.exe = w.internString(argv[1]);
-  uint64_t args[1] = {process.exe};
-  process.argc = 1;
-  process.argv = args;
-  process.sampler = hotline::format::Sampler::kPerfTaskClock;
-  process.period_ns = period;
-  process.max_depth = 256;
-  w.add(process);
-  hotline::format::ModuleLoadRecord module;
-  module.time = t;
-  module.id = 1;
-  module.path = w.internString(argv[1]);
-  module.bias = bias;
-  module.start = bias + bin.start;
-  module.size = bin.end - bin.start;
-  w.add(module);
+  BeginSynthProfile(w, argv[1], bin, t, period);
 
   // Per thread: the functions on the stack and the trie node of each caller frame.
   struct Walk {
