@@ -36,15 +36,10 @@ int main(int argc, char** argv) {
   }
   const std::vector<SynthFunction>& fns = bin.functions;
   const uint64_t bias = bin.bias();
-  int fd = open(argv[2], O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  if (fd < 0) {
-    std::perror(argv[2]);
-    return 1;
-  }
   hotline::format::Writer w;
-  w.begin(fd, hotline::format::kFeatureSamples);
   uint64_t t = 1'000'000'000;
-  BeginSynthProfile(w, argv[1], bin, t, period);
+  int fd = BeginSynthProfile(w, argv[2], argv[1], bin, t, period);
+  if (fd < 0) return 1;
   for (uint64_t tid = 0; tid < threads; ++tid)
     w.add(hotline::format::ThreadStartRecord{t, 1000 + tid, 0, 0});
 

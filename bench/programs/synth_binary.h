@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -68,9 +69,17 @@ inline bool ReadSynthBinary(const char* path, SynthBinary* out) {
   return !out->functions.empty();
 }
 
-// The process record (sampled every `period` ns) and the binary's mapping, at `time`.
-inline void BeginSynthProfile(hotline::format::Writer& w, const char* path,
-                              const SynthBinary& binary, uint64_t time, uint64_t period) {
+// Opens `out` and writes the process record (sampled every `period` ns) and the binary's
+// mapping, at `time`. Returns the file's descriptor for the caller to close, or -1 (said on
+// stderr) when `out` cannot be written.
+inline int BeginSynthProfile(hotline::format::Writer& w, const char* out, const char* path,
+                             const SynthBinary& binary, uint64_t time, uint64_t period) {
+  int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (fd < 0) {
+    std::perror(out);
+    return -1;
+  }
+  w.begin(fd, hotline::format::kFeatureSamples);
   hotline::format::ProcessRecord process;
   process.pid = 1000;
   process.time = time;
@@ -90,4 +99,5 @@ inline void BeginSynthProfile(hotline::format::Writer& w, const char* path,
   module.start = binary.bias() + binary.start;
   module.size = binary.end - binary.start;
   w.add(module);
+  return fd;
 }

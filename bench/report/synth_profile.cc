@@ -61,15 +61,10 @@ int main(int argc, char** argv) {
     return bias + fns[f].symbol.address + (salt % fns[f].symbol.size);
   };
 
-  int fd = open(argv[2], O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  if (fd < 0) {
-    std::perror(argv[2]);
-    return 1;
-  }
   hotline::format::Writer w;
-  w.begin(fd, hotline::format::kFeatureSamples);
   uint64_t t = 1'000'000'000;
-  BeginSynthProfile(w, argv[1], bin, t, period);
+  int fd = BeginSynthProfile(w, argv[2], argv[1], bin, t, period);
+  if (fd < 0) return 1;
 
   // Per thread: the functions on the stack and the trie node of each caller frame.
   struct Walk {
