@@ -1,14 +1,11 @@
 // `hotline merge A B ... -o OUT`: several runs in one file, which every command reads as their
 // sum (docs/report.md, "Several runs as one").
 #include <fmt/core.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -16,6 +13,7 @@
 
 #include "cli/commands.h"
 #include "cli/profile_path.h"
+#include "export/export.h"
 #include "format/reader.h"
 
 namespace hotline::cli {
@@ -67,28 +65,17 @@ Expected<std::vector<std::string>> ProgramsOf(const std::string& path) {
   }
 }
 
-// OUT written whole or not at all: the files one after another into a temporary beside it,
-// then renamed.
+// The files one after another, written to OUT whole or not at all.
 Status WriteConcatenation(const std::vector<std::string>& files, const std::string& output) {
-  std::string temporary = output + ".partial";
-  {
-    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-    if (!out) return Status::Error(output + ": cannot write: " + std::strerror(errno));
-    for (const std::string& file : files) {
-      std::ifstream in(file, std::ios::binary);
-      out << in.rdbuf();
-      if (!in || !out) {
-        out.close();
-        std::remove(temporary.c_str());
-        return Status::Error(output + ": cannot write " + file + " into it");
-      }
-    }
+  std::string bytes;
+  for (const std::string& file : files) {
+    std::ifstream in(file, std::ios::binary);
+    std::ostringstream content;
+    content << in.rdbuf();
+    if (!in) return Status::Error(file + ": cannot read it");
+    bytes += content.str();
   }
-  if (std::rename(temporary.c_str(), output.c_str()) != 0) {
-    std::remove(temporary.c_str());
-    return Status::Error(output + ": cannot write: " + std::strerror(errno));
-  }
-  return Status();
+  return exporter::WriteFileAtomically(output, bytes);
 }
 
 int RunMerge(MergeCommandOptions& o) {

@@ -237,7 +237,6 @@ TEST(Coverage, MergedFilesAreTheSumWhateverTheGrouping) {
       0);
   EXPECT_EQ(Hotline({"merge", "-o", runs[0], runs[0], runs[1]}, dir).exit_code, 2);
   EXPECT_FALSE(std::filesystem::exists(dir + "/no.hotline"));
-  EXPECT_FALSE(std::filesystem::exists(dir + "/no.hotline.partial"));
 }
 
 // merge --children: a run and its forked children's profiles as one.
