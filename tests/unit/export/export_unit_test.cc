@@ -44,7 +44,10 @@ model::Profile HandMadeProfile() {
   model::Profile p;
   p.summary.total_ns = 600;
   p.summary.exe = "/bin/prog";
-  p.modules.push_back({.path = "/bin/prog", .name = "prog"});
+  model::Module prog;
+  prog.path = "/bin/prog";
+  prog.name = "prog";
+  p.modules.push_back(prog);
   p.files.push_back({.path = "/src/prog.c"});
   for (uint32_t line : {3u, 7u, 12u}) p.lines.push_back({.file = model::FileId(0u), .line = line});
   for (const char* name : {"main", "work", "leaf;semi"})
@@ -60,7 +63,10 @@ model::Profile HandMadeProfile() {
   p.stack_frames = {frame(0, 0, 0x10), frame(1, 1, 0x20), frame(2, 2, 0x30), frame(0, 0, 0x10),
                     frame(1, 1, 0x20), frame(2, 2, 0x34), frame(0, 0, 0x10), frame(1, 1, 0x24)};
   p.stacks = {{0, 3}, {3, 3}, {6, 2}};
-  p.threads = {{.tid = 1, .name = "main"}, {.tid = 2}};
+  p.threads.resize(2);
+  p.threads[0].tid = 1;
+  p.threads[0].name = "main";
+  p.threads[1].tid = 2;
   p.stack_times = {{model::StackId(0u), 0, 300, 3},
                    {model::StackId(1u), 1, 200, 2},
                    {model::StackId(2u), 0, 100, 1}};
@@ -160,9 +166,15 @@ TEST(Chrome, SpansFromTheSamplesInTimeOrder) {
   model::Profile p = HandMadeProfile();
   p.summary.first_time = 1000;
   // Thread 1: leaf at 1000, main/work at 1100, then a gap; leaf again at 5000.
-  p.samples = {{.tid = 1, .time = 1000, .ns = 100, .stack = model::StackId(0u)},
-               {.tid = 1, .time = 1100, .ns = 100, .stack = model::StackId(2u)},
-               {.tid = 1, .time = 5000, .ns = 100, .stack = model::StackId(0u)}};
+  auto sample = [](uint64_t time, uint32_t stack) {
+    model::Sample s;
+    s.tid = 1;
+    s.time = time;
+    s.ns = 100;
+    s.stack = model::StackId(stack);
+    return s;
+  };
+  p.samples = {sample(1000, 0), sample(1100, 2), sample(5000, 0)};
   Expected<std::string> text = ExportChrome(p);
   ASSERT_TRUE(text.ok());
   nlohmann::json doc = nlohmann::json::parse(*text);
