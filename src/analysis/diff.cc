@@ -6,7 +6,6 @@
 #include <map>
 
 #include "analysis/statistics.h"
-#include "model/merge.h"
 
 namespace hotline::analysis {
 namespace {
@@ -18,11 +17,11 @@ struct Series {
   std::vector<double> base, next;
 };
 
-using Value = std::function<void(const model::Profile&, size_t run, bool base,
+using Value = std::function<void(const RunSummary&, size_t run, bool base,
                                  std::map<std::string, Series>& series)>;
 
-std::map<std::string, Series> Collect(const std::vector<const model::Profile*>& base,
-                                      const std::vector<const model::Profile*>& next,
+std::map<std::string, Series> Collect(const std::vector<const RunSummary*>& base,
+                                      const std::vector<const RunSummary*>& next,
                                       const Value& value) {
   std::map<std::string, Series> series;
   for (size_t i = 0; i < base.size(); ++i) value(*base[i], i, true, series);
@@ -50,16 +49,15 @@ double Mean(const std::vector<double>& v) {
   return v.empty() ? 0 : sum / double(v.size());
 }
 
-double MeanPeriod(const std::vector<const model::Profile*>& runs) {
+double MeanPeriod(const std::vector<const RunSummary*>& runs) {
   double sum = 0;
-  for (const model::Profile* p : runs)
-    sum += double(p->summary.period_ns ? p->summary.period_ns : 1);
+  for (const RunSummary* r : runs) sum += double(r->period_ns ? r->period_ns : 1);
   return sum / double(runs.size());
 }
 
 DiffTable Judge(std::map<std::string, Series> series, const Diff& d,
-                const std::vector<const model::Profile*>& base,
-                const std::vector<const model::Profile*>& next) {
+                const std::vector<const RunSummary*>& base,
+                const std::vector<const RunSummary*>& next) {
   DiffTable table;
   for (const auto& [key, s] : series)
     if (Mean(s.base) > 0 && Mean(s.next) > 0 && Mean(s.base) != Mean(s.next)) ++table.compared;
@@ -89,7 +87,7 @@ DiffTable Judge(std::map<std::string, Series> series, const Diff& d,
       row.low = i.low;
       row.high = i.high;
       // Surely beyond the threshold: a change too small to matter is no change, however sure.
-      row.verdict = i.low > d.threshold    ? Verdict::kSlower
+      row.verdict = i.low > d.threshold     ? Verdict::kSlower
                     : i.high < -d.threshold ? Verdict::kFaster
                                             : Verdict::kNoChange;
     }
@@ -103,38 +101,36 @@ DiffTable Judge(std::map<std::string, Series> series, const Diff& d,
 
 }  // namespace
 
-Diff Compare(const std::vector<const model::Profile*>& base,
-             const std::vector<const model::Profile*>& next, const DiffOptions& options) {
+Diff Compare(const std::vector<const RunSummary*>& base, const std::vector<const RunSummary*>& next,
+             const DiffOptions& options) {
   Diff d;
   d.base_runs = base.size();
   d.new_runs = next.size();
   d.confidence = options.confidence;
   d.threshold = options.threshold;
   d.from_runs = base.size() >= 2 && next.size() >= 2;
-  for (const model::Profile* p : base) d.base_total_ns += double(p->summary.total_ns);
-  for (const model::Profile* p : next) d.new_total_ns += double(p->summary.total_ns);
+  for (const RunSummary* r : base) d.base_total_ns += double(r->total_ns);
+  for (const RunSummary* r : next) d.new_total_ns += double(r->total_ns);
   d.base_total_ns /= double(std::max<size_t>(base.size(), 1));
   d.new_total_ns /= double(std::max<size_t>(next.size(), 1));
   if (base.empty() || next.empty()) return d;
 
   auto functions = [](bool inclusive) -> Value {
-    return [inclusive](const model::Profile& p, size_t run, bool base,
+    return [inclusive](const RunSummary& r, size_t run, bool base,
                        std::map<std::string, Series>& series) {
-      for (const model::Function& f : p.functions) {
+      for (const FunctionCost& f : r.functions) {
         uint64_t ns = inclusive ? f.inclusive_ns : f.self_ns;
         if (ns == 0) continue;
-        Add(series, model::FunctionKey(p, f), f.name, f.file.valid() ? p.file(f.file).path : "",
-            f.line, run, base, double(ns));
+        Add(series, FunctionKey(f), f.name, f.file, f.line, run, base, double(ns));
       }
     };
   };
-  Value lines = [](const model::Profile& p, size_t run, bool base,
+  Value lines = [](const RunSummary& r, size_t run, bool base,
                    std::map<std::string, Series>& series) {
-    for (const model::Line& l : p.lines) {
-      if (l.time_ns == 0) continue;
-      const std::string& path = p.file(l.file).path;
-      Add(series, path + '\0' + std::to_string(l.line), "", path, l.line, run, base,
-          double(l.time_ns));
+    for (const LineCost& l : r.lines) {
+      if (l.self_ns == 0) continue;
+      Add(series, l.file + '\0' + std::to_string(l.line), "", l.file, l.line, run, base,
+          double(l.self_ns));
     }
   };
   d.self = Judge(Collect(base, next, functions(false)), d, base, next);

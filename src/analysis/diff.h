@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "model/profile.h"
+#include "analysis/run_summary.h"
 
 namespace hotline::analysis {
 
@@ -50,7 +50,7 @@ struct DiffOptions {
   double threshold = 0.05;
 };
 
-Diff Compare(const std::vector<const model::Profile*>& base,
-             const std::vector<const model::Profile*>& next, const DiffOptions& options = {});
+Diff Compare(const std::vector<const RunSummary*>& base, const std::vector<const RunSummary*>& next,
+             const DiffOptions& options = {});
 
 }  // namespace hotline::analysis

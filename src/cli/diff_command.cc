@@ -70,11 +70,15 @@ int RunDiff(DiffCommandOptions& o) {
     fmt::print(stderr, "hotline: {}\n", next.status().message());
     return 1;
   }
-  std::vector<const model::Profile*> base_runs, new_runs;
-  for (const model::Profile& p : *base) base_runs.push_back(&p);
-  for (const model::Profile& p : *next) new_runs.push_back(&p);
-  for (const model::Profile* p : new_runs)
-    if (p->summary.clock != base_runs.front()->summary.clock) {
+  std::vector<analysis::RunSummary> summaries;
+  summaries.reserve(base->size() + next->size());
+  for (const model::Profile& p : *base) summaries.push_back(analysis::Summarize(p));
+  for (const model::Profile& p : *next) summaries.push_back(analysis::Summarize(p));
+  std::vector<const analysis::RunSummary*> base_runs, new_runs;
+  for (size_t i = 0; i < summaries.size(); ++i)
+    (i < base->size() ? base_runs : new_runs).push_back(&summaries[i]);
+  for (const analysis::RunSummary* r : new_runs)
+    if (r->clock != base_runs.front()->clock) {
       fmt::print(stderr,
                  "hotline: diff: CPU time and elapsed time (--clock wall) do not compare\n");
       return 1;

@@ -292,13 +292,18 @@ class Merger {
 
 }  // namespace
 
-std::string FunctionKey(const Profile& p, const Function& f) {
-  std::string key =
-      f.name + '\0' + (f.file.valid() ? p.file(f.file).path : "") + '\0' + std::to_string(f.line);
+std::string FunctionKey(std::string_view name, std::string_view file, uint32_t line,
+                        std::string_view module) {
+  std::string key = std::string(name) + '\0' + std::string(file) + '\0' + std::to_string(line);
   // Without a definition site, the module keeps two static functions of one name apart: by its
   // file name, which two builds of one program in two folders share.
-  if (!f.file.valid() && f.module.valid()) key += '\0' + p.module(f.module).name;
+  if (file.empty() && !module.empty()) (key += '\0') += module;
   return key;
+}
+
+std::string FunctionKey(const Profile& p, const Function& f) {
+  return FunctionKey(f.name, f.file.valid() ? p.file(f.file).path : "", f.line,
+                     !f.file.valid() && f.module.valid() ? p.module(f.module).name : "");
 }
 
 Expected<Profile> MergeProfiles(const std::vector<const Profile*>& profiles,

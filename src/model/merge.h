@@ -11,6 +11,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/status.h"
@@ -20,6 +21,8 @@ namespace hotline::model {
 
 // What identifies a function across runs: its name, definition file and line, and, when its
 // definition is unknown, its module's file name.
+std::string FunctionKey(std::string_view name, std::string_view file, uint32_t line,
+                        std::string_view module);
 std::string FunctionKey(const Profile& p, const Function& f);
 
 struct MergeOptions {

@@ -15,26 +15,25 @@ namespace hotline::analysis {
 namespace {
 
 // A run whose functions spent the given self (= inclusive) times, sampled every 1 ms.
-model::Profile MakeRun(const std::map<std::string, double>& ms) {
-  model::Profile p;
-  p.summary.period_ns = 1'000'000;
+RunSummary MakeRun(const std::map<std::string, double>& ms) {
+  RunSummary r;
+  r.period_ns = 1'000'000;
   for (const auto& [name, t] : ms) {
-    model::Function f;
+    FunctionCost f;
     f.name = name;
     f.self_ns = f.inclusive_ns = static_cast<uint64_t>(t * 1e6);
-    p.summary.total_ns += f.self_ns;
-    p.functions.push_back(f);
+    r.total_ns += f.self_ns;
+    r.functions.push_back(f);
   }
-  p.callees.resize(p.functions.size());
-  return p;
+  return r;
 }
 
 // Five runs: slow_path at `slow_ms`, and 30 other functions at 20 ms each; every function's
 // time varies from run to run by up to ±`noise` (a fraction).
-std::vector<model::Profile> Runs(double slow_ms, double noise, uint64_t seed) {
+std::vector<RunSummary> Runs(double slow_ms, double noise, uint64_t seed) {
   std::mt19937_64 random(seed);
   std::uniform_real_distribution<double> jitter(1 - noise, 1 + noise);
-  std::vector<model::Profile> runs;
+  std::vector<RunSummary> runs;
   for (int r = 0; r < 5; ++r) {
     std::map<std::string, double> ms = {{"slow_path", slow_ms * jitter(random)}};
     for (int f = 0; f < 30; ++f) ms["other_" + std::to_string(f)] = 20 * jitter(random);
@@ -43,9 +42,9 @@ std::vector<model::Profile> Runs(double slow_ms, double noise, uint64_t seed) {
   return runs;
 }
 
-std::vector<const model::Profile*> Pointers(const std::vector<model::Profile>& runs) {
-  std::vector<const model::Profile*> p;
-  for (const model::Profile& r : runs) p.push_back(&r);
+std::vector<const RunSummary*> Pointers(const std::vector<RunSummary>& runs) {
+  std::vector<const RunSummary*> p;
+  for (const RunSummary& r : runs) p.push_back(&r);
   return p;
 }
 
@@ -57,7 +56,7 @@ std::vector<std::string> Flagged(const DiffTable& table, Verdict verdict) {
 }
 
 TEST(Diff, ARunAgainstItselfIsEmpty) {
-  std::vector<model::Profile> runs = Runs(100, 0.05, 1);
+  std::vector<RunSummary> runs = Runs(100, 0.05, 1);
   Diff d = Compare(Pointers(runs), Pointers(runs));
   EXPECT_TRUE(d.self.rows.empty());
   EXPECT_TRUE(d.inclusive.rows.empty());
@@ -71,7 +70,7 @@ TEST(Diff, ATwentyPercentSlowdownIsFoundAndTheNoiseIsNot) {
   int found = 0, wrong = 0, zero_flagged = 0;
   constexpr int kDraws = 400;
   for (uint64_t seed = 1; seed <= kDraws; ++seed) {
-    std::vector<model::Profile> base = Runs(100, 0.05, seed), next = Runs(120, 0.05, seed + 1000);
+    std::vector<RunSummary> base = Runs(100, 0.05, seed), next = Runs(120, 0.05, seed + 1000);
     Diff d = Compare(Pointers(base), Pointers(next));
     EXPECT_EQ(d.self.compared, 31u);
     std::vector<std::string> slower = Flagged(d.self, Verdict::kSlower);
@@ -79,7 +78,7 @@ TEST(Diff, ATwentyPercentSlowdownIsFoundAndTheNoiseIsNot) {
     found += slow_path;
     wrong += static_cast<int>(slower.size()) - slow_path +
              static_cast<int>(Flagged(d.self, Verdict::kFaster).size());
-    std::vector<model::Profile> same = Runs(100, 0.05, seed + 2000);
+    std::vector<RunSummary> same = Runs(100, 0.05, seed + 2000);
     zero_flagged +=
         !Flagged(Compare(Pointers(base), Pointers(same)).self, Verdict::kSlower).empty();
   }
@@ -101,11 +100,11 @@ TEST(Diff, VerdictsAreCalibrated) {
   int false_alarms = 0, found = 0;
   constexpr int kDraws = 400;
   for (uint64_t seed = 1; seed <= kDraws; ++seed) {
-    std::vector<model::Profile> same = Runs(100, 0.05, seed), also = Runs(100, 0.05, seed + 5000);
+    std::vector<RunSummary> same = Runs(100, 0.05, seed), also = Runs(100, 0.05, seed + 5000);
     Diff d = Compare(Pointers(same), Pointers(also), exact);
     false_alarms +=
         !Flagged(d.self, Verdict::kSlower).empty() || !Flagged(d.self, Verdict::kFaster).empty();
-    std::vector<model::Profile> slower = Runs(120, 0.05, seed + 9000);
+    std::vector<RunSummary> slower = Runs(120, 0.05, seed + 9000);
     found += Flagged(Compare(Pointers(same), Pointers(slower), exact).self, Verdict::kSlower) ==
              std::vector<std::string>{"slow_path"};
   }
@@ -114,8 +113,8 @@ TEST(Diff, VerdictsAreCalibrated) {
 }
 
 TEST(Diff, OneRunPerSideIsJudgedByItsSamples) {
-  model::Profile base = MakeRun({{"grows", 1000}, {"wobbles", 100}, {"goes", 5}});
-  model::Profile next = MakeRun({{"grows", 1500}, {"wobbles", 105}, {"arrives", 5}});
+  RunSummary base = MakeRun({{"grows", 1000}, {"wobbles", 100}, {"goes", 5}});
+  RunSummary next = MakeRun({{"grows", 1500}, {"wobbles", 105}, {"arrives", 5}});
   Diff d = Compare({&base}, {&next});
   EXPECT_FALSE(d.from_runs);
   EXPECT_EQ(Flagged(d.self, Verdict::kSlower), std::vector<std::string>{"grows"});
