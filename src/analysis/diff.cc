@@ -59,8 +59,13 @@ DiffTable Judge(std::map<std::string, Series> series, const Diff& d,
                 const std::vector<const RunSummary*>& base,
                 const std::vector<const RunSummary*>& next) {
   DiffTable table;
-  for (const auto& [key, s] : series)
-    if (Mean(s.base) > 0 && Mean(s.next) > 0 && Mean(s.base) != Mean(s.next)) ++table.compared;
+  auto judged = [&d](const Series& s) {
+    double base = Mean(s.base), next = Mean(s.next);
+    bool large = 100 * base >= d.min_share * d.base_total_ns ||
+                 100 * next >= d.min_share * d.new_total_ns;
+    return base > 0 && next > 0 && base != next && large;
+  };
+  for (const auto& [key, s] : series) table.compared += judged(s);
   // Bonferroni: each row at 1 − (1 − confidence) / rows, so that the table as a whole claims
   // no change wrongly with at most 1 − confidence.
   double level = 1 - (1 - d.confidence) / std::max<uint32_t>(table.compared, 1);
@@ -72,7 +77,7 @@ DiffTable Judge(std::map<std::string, Series> series, const Diff& d,
     row.new_share = d.new_total_ns > 0 ? 100 * row.new_ns / d.new_total_ns : 0;
     if (row.base_ns == 0 || row.new_ns == 0) {
       row.verdict = row.base_ns == 0 ? Verdict::kNew : Verdict::kGone;
-    } else {
+    } else if (judged(s)) {
       Interval i;
       if (d.from_runs) {
         i = RatioOfMeans(s.base, s.next, level);
@@ -86,6 +91,7 @@ DiffTable Judge(std::map<std::string, Series> series, const Diff& d,
       }
       row.low = i.low;
       row.high = i.high;
+      row.judged = true;
       // Surely beyond the threshold: a change too small to matter is no change, however sure.
       row.verdict = i.low > d.threshold     ? Verdict::kSlower
                     : i.high < -d.threshold ? Verdict::kFaster
@@ -108,6 +114,7 @@ Diff Compare(const std::vector<const RunSummary*>& base, const std::vector<const
   d.new_runs = next.size();
   d.confidence = options.confidence;
   d.threshold = options.threshold;
+  d.min_share = options.min_share;
   d.from_runs = base.size() >= 2 && next.size() >= 2;
   for (const RunSummary* r : base) d.base_total_ns += double(r->total_ns);
   for (const RunSummary* r : next) d.new_total_ns += double(r->total_ns);

@@ -25,7 +25,8 @@ struct DiffRow {
   uint32_t line = 0;                     // the line; for functions, the definition's
   double base_ns = 0, new_ns = 0;        // mean per run
   double base_share = 0, new_share = 0;  // percent of the side's mean total
-  double low = 0, high = 0;              // interval of new/base − 1 (for kSlower..kNoChange)
+  double low = 0, high = 0;              // interval of new/base − 1, when judged
+  bool judged = false;  // in both sets and large enough (DiffOptions::min_share) to be judged
   Verdict verdict = Verdict::kNoChange;
 };
 
@@ -38,6 +39,7 @@ struct Diff {
   size_t base_runs = 0, new_runs = 0;
   double confidence = 0.95;
   double threshold = 0.05;
+  double min_share = 0;
   double base_total_ns = 0, new_total_ns = 0;  // mean per run
   bool from_runs = false;  // several runs per side: intervals from the runs; else sampling only
   DiffTable self, inclusive, lines;
@@ -48,6 +50,9 @@ struct DiffOptions {
   // A verdict of slower or faster needs the whole interval beyond ±threshold: the change is
   // surely at least that large.
   double threshold = 0.05;
+  // Rows below this percent of their side's total on both sides are listed but not judged,
+  // and do not widen the others' intervals: a program's thousand tiny functions would.
+  double min_share = 0;
 };
 
 Diff Compare(const std::vector<const RunSummary*>& base, const std::vector<const RunSummary*>& next,

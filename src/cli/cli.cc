@@ -79,6 +79,8 @@ int RunCli(int argc, char** argv) {
   RegisterDiffCommand(app, &exit_code);
   RegisterHtmlCommand(app, &exit_code);
   RegisterExportCommand(app, &exit_code);
+  RegisterHistoryCommand(app, &exit_code);
+  RegisterCheckCommand(app, &exit_code);
   // What CLI11 would answer with "A subcommand is required": the usage, a version, help on one
   // command, or a suggestion.
   std::string first = argc > 1 ? argv[1] : "";

@@ -15,6 +15,8 @@ void RegisterMergeCommand(CLI::App& app, int* exit_code);
 void RegisterDiffCommand(CLI::App& app, int* exit_code);
 void RegisterHtmlCommand(CLI::App& app, int* exit_code);
 void RegisterExportCommand(CLI::App& app, int* exit_code);
+void RegisterHistoryCommand(CLI::App& app, int* exit_code);
+void RegisterCheckCommand(CLI::App& app, int* exit_code);
 
 // A number above 0, said so in words when it is not (CLI's PositiveNumber prints DBL_MAX).
 CLI::Validator Positive();

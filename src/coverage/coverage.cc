@@ -14,6 +14,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "base/subprocess.h"
 #include "format/writer.h"
 
 namespace hotline::coverage {
@@ -47,36 +48,6 @@ CoverageKind InstrumentationOf(const std::string& path) {
   if (elf) elf_end(elf);
   close(fd);
   return found;
-}
-
-// Runs argv with stdout captured; stderr is dropped. Returns the exit status, -1 if it could
-// not run.
-int Capture(const std::vector<std::string>& argv, const std::string& dir, std::string* out) {
-  int pipe_fds[2];
-  if (pipe2(pipe_fds, O_CLOEXEC) != 0) return -1;
-  pid_t child = fork();
-  if (child < 0) return -1;
-  if (child == 0) {
-    if (chdir(dir.c_str()) != 0) _exit(127);
-    dup2(pipe_fds[1], 1);
-    int null = open("/dev/null", O_WRONLY);
-    if (null >= 0) dup2(null, 2);
-    std::vector<char*> args;
-    for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
-    execvp(args[0], args.data());
-    _exit(127);
-  }
-  close(pipe_fds[1]);
-  char buf[65536];
-  ssize_t n;
-  while ((n = read(pipe_fds[0], buf, sizeof buf)) > 0 || (n < 0 && errno == EINTR))
-    if (n > 0) out->append(buf, size_t(n));
-  close(pipe_fds[0]);
-  int status = 0;
-  while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
-  }
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
 std::string Absolute(const std::string& file, const std::string& cwd) {
@@ -124,10 +95,10 @@ Expected<CoverageData> CollectLlvm(const CoveragePlan& plan) {
     if (entry.path().extension() == ".profraw") merge.push_back(entry.path().string());
   if (merge.size() == 4) return data;  // the program wrote no profile (it crashed, say)
   std::string ignored;
-  if (Capture(merge, plan.directory, &ignored) != 0)
+  if (base::Capture(merge, plan.directory, &ignored) != 0)
     return Status::Error("llvm-profdata merge failed");
   std::string lcov;
-  if (Capture({"llvm-cov", "export", "-format=lcov", "-instr-profile",
+  if (base::Capture({"llvm-cov", "export", "-format=lcov", "-instr-profile",
                plan.directory + "/merged.profdata", plan.program},
               plan.directory, &lcov) != 0)
     return Status::Error("llvm-cov export failed");
@@ -187,7 +158,7 @@ Expected<CoverageData> CollectCoverage(const CoveragePlan& plan) {
     if (!fs::exists(gcno, ec)) continue;  // no notes: gcov could not read it either
     fs::copy_file(gcno, beside, fs::copy_options::overwrite_existing, ec);
     std::string json;
-    int status = Capture({"gcov", "--json-format", "--stdout", it->path().filename().string()},
+    int status = base::Capture({"gcov", "--json-format", "--stdout", it->path().filename().string()},
                          it->path().parent_path().string(), &json);
     if (status != 0) return Status::Error("gcov failed on " + original);
     try {

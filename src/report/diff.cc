@@ -43,11 +43,6 @@ std::string RowName(const analysis::DiffRow& row, const ReportOptions& options) 
   return options.full_names || options.machine ? row.name : ShortName(row.name, false);
 }
 
-bool Judged(const analysis::DiffRow& row) {
-  return row.verdict == analysis::Verdict::kSlower || row.verdict == analysis::Verdict::kFaster ||
-         row.verdict == analysis::Verdict::kNoChange;
-}
-
 void PrintTable(const analysis::Diff& d, const analysis::DiffTable& table, std::string_view id,
                 std::string_view what, const ReportOptions& options, std::string& out) {
   if (table.rows.empty()) return;
@@ -66,8 +61,8 @@ void PrintTable(const analysis::Diff& d, const analysis::DiffTable& table, std::
       w.row({fmt::format("{:.0f}", row.base_ns), fmt::format("{:.0f}", row.new_ns),
              fmt::format("{:.0f}", row.new_ns - row.base_ns),
              row.base_ns > 0 ? fmt::format("{:.6f}", relative) : "",
-             Judged(row) ? fmt::format("{:.6f}", row.low) : "",
-             Judged(row) ? fmt::format("{:.6f}", row.high) : "",
+             row.judged ? fmt::format("{:.6f}", row.low) : "",
+             row.judged ? fmt::format("{:.6f}", row.high) : "",
              fmt::format("{:.4f}", row.base_share), fmt::format("{:.4f}", row.new_share),
              VerdictWord(row.verdict), RowName(row, options)});
       continue;
@@ -75,7 +70,7 @@ void PrintTable(const analysis::Diff& d, const analysis::DiffTable& table, std::
     w.row({FormatTime(static_cast<uint64_t>(std::llround(row.base_ns)), false),
            FormatTime(static_cast<uint64_t>(std::llround(row.new_ns)), false),
            Signed(row.new_ns - row.base_ns), row.base_ns > 0 ? Percent(relative) : "",
-           Judged(row) ? Percent(row.low) + " … " + Percent(row.high) : "",
+           row.judged ? Percent(row.low) + " … " + Percent(row.high) : "",
            FormatPercent(row.base_share), FormatPercent(row.new_share), VerdictWord(row.verdict),
            RowName(row, options)});
   }

@@ -68,6 +68,10 @@ void TableWriter::title(std::string_view id, std::string_view text) {
 }
 
 void TableWriter::header(std::initializer_list<std::string_view> names) {
+  header(std::span<const std::string_view>(names.begin(), names.size()));
+}
+
+void TableWriter::header(std::span<const std::string_view> names) {
   if (options_.machine) return;
   Line line{Kind::kHeader, {}};
   for (std::string_view name : names) line.cells.emplace_back(name == "percent" ? "%" : name);
@@ -75,6 +79,10 @@ void TableWriter::header(std::initializer_list<std::string_view> names) {
 }
 
 void TableWriter::row(std::initializer_list<std::string_view> values) {
+  row(std::span<const std::string_view>(values.begin(), values.size()));
+}
+
+void TableWriter::row(std::span<const std::string_view> values) {
   if (!options_.machine) {
     pending_.push_back(Line{Kind::kRow, std::vector<std::string>(values.begin(), values.end())});
     return;

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <initializer_list>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -50,8 +51,10 @@ class TableWriter {
   void title(std::string_view id, std::string_view text);
   // A header row (human mode only).
   void header(std::initializer_list<std::string_view> columns);
+  void header(std::span<const std::string_view> columns);  // as many columns as a table needs
   // A data row; with -m and a one-thread profile, the thread id comes first.
   void row(std::initializer_list<std::string_view> columns);
+  void row(std::span<const std::string_view> columns);
   void blank();
   // Writes the rows held so far, aligned among themselves.
   void flush();

@@ -1,0 +1,57 @@
+#include "cli/history_db.h"
+
+#include <fmt/core.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+
+#include "history/schema.h"
+
+namespace hotline::cli {
+
+void HistoryLocation::Register(CLI::App& cmd) {
+  cmd.add_option("--db", db,
+                 "the run database: a file (SQLite) or postgresql://... (default: $HOTLINE_DB, "
+                 "else .hotline/history.db in the repository)");
+}
+
+Expected<std::unique_ptr<history::Database>> OpenHistory(const HistoryLocation& where,
+                                                         bool must_exist) {
+  std::string db = where.db;
+  if (db.empty())
+    if (const char* env = getenv("HOTLINE_DB"); env && *env) db = env;
+  if (db.empty()) {
+    std::optional<history::GitState> git = history::GitStateOf(".");
+    db = (std::filesystem::path(git ? git->top : ".") / ".hotline" / "history.db").string();
+    if (!git) db = std::filesystem::path(db).lexically_normal().string();
+  }
+  bool url = db.starts_with("postgresql://") || db.starts_with("postgres://");
+  std::error_code ec;
+  if (must_exist && !url && !std::filesystem::exists(db, ec))
+    return Status::Error(fmt::format(
+        "no run database at {} (add runs to it with `hotline history add`)", db));
+  Expected<std::unique_ptr<history::Database>> opened = history::Connect(db);
+  if (!opened) return opened;
+  if (Status s = history::PrepareSchema(**opened); !s.ok()) return s;
+  return opened;
+}
+
+Expected<std::string> ChooseWorkload(history::Database& db, const std::string& named) {
+  Expected<std::vector<history::WorkloadInfo>> workloads = history::Workloads(db);
+  if (!workloads) return workloads.status();
+  std::string names;
+  for (const history::WorkloadInfo& w : *workloads) {
+    if (!named.empty() && w.name == named) return named;
+    names += (names.empty() ? "" : ", ") + w.name;
+  }
+  if (workloads->empty()) return Status::Error(fmt::format("{}: holds no runs yet", db.name()));
+  if (!named.empty())
+    return Status::Error(
+        fmt::format("{}: no runs of workload '{}' (there are: {})", db.name(), named, names));
+  if (workloads->size() == 1) return workloads->front().name;
+  return Status::Error(
+      fmt::format("{}: holds several workloads; name one with --workload: {}", db.name(), names));
+}
+
+}  // namespace hotline::cli

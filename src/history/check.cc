@@ -1,0 +1,90 @@
+#include "history/check.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "analysis/diff.h"
+#include "analysis/statistics.h"
+
+namespace hotline::history {
+namespace {
+
+Grade GradeOf(double low, double high, double threshold) {
+  if (low > 4 * threshold) return Grade::kMuchSlower;
+  if (low > threshold) return Grade::kSlower;
+  if (high < -threshold) return Grade::kFaster;
+  if (low > 0 && high > threshold) return Grade::kMaybe;
+  return Grade::kNoChange;
+}
+
+double Mean(const std::vector<double>& v) {
+  double sum = 0;
+  for (double x : v) sum += x;
+  return v.empty() ? 0 : sum / double(v.size());
+}
+
+}  // namespace
+
+const char* GradeName(Grade grade) {
+  switch (grade) {
+    case Grade::kNoChange:
+      return "no change";
+    case Grade::kMaybe:
+      return "maybe";
+    case Grade::kSlower:
+      return "slower";
+    case Grade::kMuchSlower:
+      return "much slower";
+    case Grade::kFaster:
+      return "faster";
+  }
+  return "?";
+}
+
+bool CheckResult::Slower() const {
+  auto slower = [](const CheckRow& r) {
+    return r.grade == Grade::kSlower || r.grade == Grade::kMuchSlower;
+  };
+  return slower(total) || std::any_of(rows.begin(), rows.end(), slower);
+}
+
+CheckResult Check(const std::vector<const analysis::RunSummary*>& base,
+                  const std::vector<const analysis::RunSummary*>& next,
+                  const CheckOptions& options) {
+  CheckResult result;
+  result.base_runs = base.size();
+  result.new_runs = next.size();
+  result.confidence = options.confidence;
+  result.threshold = options.threshold;
+  // The grades need the intervals themselves: no threshold in the comparison.
+  analysis::DiffOptions diff_options;
+  diff_options.confidence = options.confidence;
+  diff_options.threshold = 0;
+  diff_options.min_share = options.min_share;
+  analysis::Diff diff = analysis::Compare(base, next, diff_options);
+  result.judged = diff.self.compared;
+  for (const analysis::DiffRow& row : diff.self.rows) {
+    if (!row.judged) continue;
+    Grade grade = GradeOf(row.low, row.high, options.threshold);
+    if (grade == Grade::kNoChange) continue;
+    result.rows.push_back({row.name, row.file, row.line, row.base_ns, row.new_ns, row.low,
+                           row.high, grade});
+  }
+  std::vector<double> base_totals, new_totals;
+  for (const analysis::RunSummary* r : base) base_totals.push_back(double(r->total_ns));
+  for (const analysis::RunSummary* r : next) new_totals.push_back(double(r->total_ns));
+  result.total.name = "total";
+  result.total.base_ns = Mean(base_totals);
+  result.total.new_ns = Mean(new_totals);
+  if (base.size() >= 2 && next.size() >= 2 && result.total.base_ns > 0 &&
+      result.total.new_ns > 0) {
+    analysis::Interval i =
+        analysis::RatioOfMeans(base_totals, new_totals, options.confidence);
+    result.total.low = i.low;
+    result.total.high = i.high;
+    result.total.grade = GradeOf(i.low, i.high, options.threshold);
+  }
+  return result;
+}
+
+}  // namespace hotline::history
