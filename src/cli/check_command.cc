@@ -125,10 +125,9 @@ int RunCheck(CheckCommandOptions& o) {
   check.baseline_named = !o.baseline.empty();
   check.result = history::Check(base_runs, new_runs, o.check);
   std::string out;
-  report::PrintCheck(check,
-                     o.format == "markdown" ? report::CheckFormat::kMarkdown
-                                            : report::CheckFormat::kText,
-                     o.report, out);
+  report::PrintCheck(
+      check, o.format == "markdown" ? report::CheckFormat::kMarkdown : report::CheckFormat::kText,
+      o.report, out);
   fmt::print("{}", out);
   return check.result.Slower() ? 1 : 0;
 }

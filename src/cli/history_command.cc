@@ -164,8 +164,7 @@ struct HistoryLogOptions {
     cmd.add_option("-w,--workload", workload, "the workload (default: the database's only one)");
     cmd.add_option("-n,--max-count", max_commits, "commits shown, newest first (default 20)")
         ->check(Positive());
-    cmd.add_option("--rev", revision,
-                   "whose ancestry to show, oldest to newest (default HEAD)");
+    cmd.add_option("--rev", revision, "whose ancestry to show, oldest to newest (default HEAD)");
     cmd.add_flag("--all", all, "also the commits that are not ancestors of --rev");
     cmd.add_option("--threshold", threshold,
                    "a change is marked when surely beyond this percent (default 5)")
@@ -230,9 +229,10 @@ int RunHistoryLog(const HistoryLogOptions& o) {
   log.workload = *workload;
   log.commits = history::GroupByCommit(*runs, ancestry, o.all);
   if (log.commits.empty())
-    return fail(fmt::format("no runs of workload {} at {} or its ancestors (--all shows the "
-                            "others)",
-                            *workload, o.revision));
+    return fail(
+        fmt::format("no runs of workload {} at {} or its ancestors (--all shows the "
+                    "others)",
+                    *workload, o.revision));
   for (const history::CommitRuns& c : log.commits)
     log.subjects.push_back(git ? history::Subject(git->top, c.commit) : "");
   double threshold = o.threshold / 100;
@@ -240,8 +240,7 @@ int RunHistoryLog(const HistoryLogOptions& o) {
   if (!function.empty()) {
     log.series.push_back(
         history::MakeSeries(log.commits, function, false, threshold, o.confidence));
-    log.series.push_back(
-        history::MakeSeries(log.commits, function, true, threshold, o.confidence));
+    log.series.push_back(history::MakeSeries(log.commits, function, true, threshold, o.confidence));
   }
   log.max_commits = o.max_commits;
   std::string out;

@@ -29,8 +29,8 @@ Expected<std::unique_ptr<history::Database>> OpenHistory(const HistoryLocation& 
   bool url = db.starts_with("postgresql://") || db.starts_with("postgres://");
   std::error_code ec;
   if (must_exist && !url && !std::filesystem::exists(db, ec))
-    return Status::Error(fmt::format(
-        "no run database at {} (add runs to it with `hotline history add`)", db));
+    return Status::Error(
+        fmt::format("no run database at {} (add runs to it with `hotline history add`)", db));
   Expected<std::unique_ptr<history::Database>> opened = history::Connect(db);
   if (!opened) return opened;
   if (Status s = history::PrepareSchema(**opened); !s.ok()) return s;

@@ -99,8 +99,8 @@ Expected<CoverageData> CollectLlvm(const CoveragePlan& plan) {
     return Status::Error("llvm-profdata merge failed");
   std::string lcov;
   if (base::Capture({"llvm-cov", "export", "-format=lcov", "-instr-profile",
-               plan.directory + "/merged.profdata", plan.program},
-              plan.directory, &lcov) != 0)
+                     plan.directory + "/merged.profdata", plan.program},
+                    plan.directory, &lcov) != 0)
     return Status::Error("llvm-cov export failed");
   FileCounts* file = nullptr;
   std::map<std::string, uint64_t> function_lines;
@@ -158,8 +158,9 @@ Expected<CoverageData> CollectCoverage(const CoveragePlan& plan) {
     if (!fs::exists(gcno, ec)) continue;  // no notes: gcov could not read it either
     fs::copy_file(gcno, beside, fs::copy_options::overwrite_existing, ec);
     std::string json;
-    int status = base::Capture({"gcov", "--json-format", "--stdout", it->path().filename().string()},
-                         it->path().parent_path().string(), &json);
+    int status =
+        base::Capture({"gcov", "--json-format", "--stdout", it->path().filename().string()},
+                      it->path().parent_path().string(), &json);
     if (status != 0) return Status::Error("gcov failed on " + original);
     try {
       auto doc = nlohmann::json::parse(json);

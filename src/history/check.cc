@@ -67,8 +67,8 @@ CheckResult Check(const std::vector<const analysis::RunSummary*>& base,
     if (!row.judged) continue;
     Grade grade = GradeOf(row.low, row.high, options.threshold);
     if (grade == Grade::kNoChange) continue;
-    result.rows.push_back({row.name, row.file, row.line, row.base_ns, row.new_ns, row.low,
-                           row.high, grade});
+    result.rows.push_back(
+        {row.name, row.file, row.line, row.base_ns, row.new_ns, row.low, row.high, grade});
   }
   std::vector<double> base_totals, new_totals;
   for (const analysis::RunSummary* r : base) base_totals.push_back(double(r->total_ns));
@@ -76,10 +76,8 @@ CheckResult Check(const std::vector<const analysis::RunSummary*>& base,
   result.total.name = "total";
   result.total.base_ns = Mean(base_totals);
   result.total.new_ns = Mean(new_totals);
-  if (base.size() >= 2 && next.size() >= 2 && result.total.base_ns > 0 &&
-      result.total.new_ns > 0) {
-    analysis::Interval i =
-        analysis::RatioOfMeans(base_totals, new_totals, options.confidence);
+  if (base.size() >= 2 && next.size() >= 2 && result.total.base_ns > 0 && result.total.new_ns > 0) {
+    analysis::Interval i = analysis::RatioOfMeans(base_totals, new_totals, options.confidence);
     result.total.low = i.low;
     result.total.high = i.high;
     result.total.grade = GradeOf(i.low, i.high, options.threshold);

@@ -44,8 +44,7 @@ Expected<std::string> ResolveCommit(const std::string& top, const std::string& r
 
 Expected<std::vector<std::string>> Ancestry(const std::string& top, const std::string& commit) {
   std::optional<std::string> list = Git(top, {"rev-list", "--topo-order", commit});
-  if (!list)
-    return Status::Error(fmt::format("git rev-list {} failed in {}", commit, top));
+  if (!list) return Status::Error(fmt::format("git rev-list {} failed in {}", commit, top));
   std::vector<std::string> commits;
   std::istringstream in(*list);
   for (std::string line; std::getline(in, line);)

@@ -12,7 +12,7 @@ namespace hotline::history {
 namespace {
 
 // hotline's advisory lock: any number, the same in every hotline ("hotline" in ASCII).
-constexpr const char* kLockKey = "0x686f746c696e65";
+constexpr const char* kLockKey = "29395943403646565";
 
 // The first line of libpq's message, without its "ERROR:  " prefix.
 std::string FirstLine(const char* message) {
@@ -43,7 +43,8 @@ class PostgresDatabase final : public Database {
       return Status::Error(
           fmt::format("{}: cannot connect: {}", name_, FirstLine(PQerrorMessage(connection_))));
     // NOTICEs ("relation already exists, skipping") are not for the user's terminal.
-    PQsetNoticeProcessor(connection_, [](void*, const char*) {}, nullptr);
+    PQsetNoticeProcessor(
+        connection_, [](void*, const char*) {}, nullptr);
     return Run("SET client_min_messages = warning");
   }
 

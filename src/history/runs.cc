@@ -14,8 +14,8 @@ namespace {
 constexpr size_t kRowsPerInsert = 400;
 
 // Inserts `rows` (each `columns` values) into `table` (`names` its columns), many per statement.
-Status InsertRows(Database& db, const std::string& table, const std::string& names,
-                  size_t columns, const std::vector<Value>& values) {
+Status InsertRows(Database& db, const std::string& table, const std::string& names, size_t columns,
+                  const std::vector<Value>& values) {
   size_t rows = values.size() / columns;
   for (size_t first = 0; first < rows; first += kRowsPerInsert) {
     size_t count = std::min(kRowsPerInsert, rows - first);
@@ -111,7 +111,8 @@ Machine ThisMachine() {
   std::ifstream cpuinfo("/proc/cpuinfo");
   for (std::string line; std::getline(cpuinfo, line);)
     if (line.starts_with("model name")) {
-      if (size_t colon = line.find(": "); colon != std::string::npos) m.cpu_model = line.substr(colon + 2);
+      if (size_t colon = line.find(": "); colon != std::string::npos)
+        m.cpu_model = line.substr(colon + 2);
       break;
     }
   struct utsname u;
@@ -207,8 +208,8 @@ Expected<std::vector<RunRecord>> FindRuns(Database& db, const RunFilter& filter)
       auto at = index.find(Integer(r[0]));
       if (at == index.end()) continue;
       runs[at->second].summary.lines.push_back(
-          {r[1].value_or(""), static_cast<uint32_t>(Integer(r[2])), Unsigned(r[3]),
-           Unsigned(r[4]), Unsigned(r[5]), Unsigned(r[6])});
+          {r[1].value_or(""), static_cast<uint32_t>(Integer(r[2])), Unsigned(r[3]), Unsigned(r[4]),
+           Unsigned(r[5]), Unsigned(r[6])});
     }
   }
   return runs;

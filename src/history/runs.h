@@ -25,16 +25,16 @@ struct Machine {
 Machine ThisMachine();
 
 struct RunRecord {
-  int64_t id = 0;             // given by the database
-  int64_t added_at = 0;       // Unix seconds
-  int64_t started_at = 0;     // Unix ns; 0 when unknown
-  std::string commit;         // full hash
-  std::string branch;         // empty when detached
+  int64_t id = 0;          // given by the database
+  int64_t added_at = 0;    // Unix seconds
+  int64_t started_at = 0;  // Unix ns; 0 when unknown
+  std::string commit;      // full hash
+  std::string branch;      // empty when detached
   bool dirty = false;
   std::string workload;
-  std::string program;        // the executable's path
-  std::string arguments;      // its arguments, space-separated
-  std::string profile;        // the file it was added from
+  std::string program;    // the executable's path
+  std::string arguments;  // its arguments, space-separated
+  std::string profile;    // the file it was added from
   Machine machine;
   std::optional<HeapTotals> heap;  // runs recorded with --heap
   analysis::RunSummary summary;    // functions and lines only when asked for
@@ -45,8 +45,8 @@ Expected<int64_t> AddRun(Database& db, const RunRecord& run);
 
 struct RunFilter {
   std::string workload;
-  std::optional<std::string> commit;   // only this commit's runs
-  bool functions = true;               // load each run's functions
+  std::optional<std::string> commit;    // only this commit's runs
+  bool functions = true;                // load each run's functions
   std::optional<std::string> function;  // ... only those of this name
   bool lines = false;                   // and lines
 };

@@ -76,8 +76,7 @@ Expected<int> CurrentVersion(Database& db) {
   if (tables->empty()) return 0;
   if (std::find(tables->begin(), tables->end(), "hotline_meta") == tables->end()) {
     std::string some;
-    for (size_t i = 0; i < tables->size() && i < 3; ++i)
-      some += (i ? ", " : "") + (*tables)[i];
+    for (size_t i = 0; i < tables->size() && i < 3; ++i) some += (i ? ", " : "") + (*tables)[i];
     return Status::Error(fmt::format("{}: not a hotline history database (it holds {}{})",
                                      db.name(), some, tables->size() > 3 ? ", ..." : ""));
   }
@@ -104,8 +103,9 @@ Status Migrate(Database& db, int version) {
       if (Status s = db.Run(ForEngine(statement, db.engine())); !s.ok())
         return Status::Error(fmt::format("migrating to schema version {}: {}", v, s.message()));
     std::vector<Value> params = {std::string(std::to_string(v))};
-    const char* store = v == 1 ? "INSERT INTO hotline_meta (key, value) VALUES ('schema_version', $1)"
-                               : "UPDATE hotline_meta SET value = $1 WHERE key = 'schema_version'";
+    const char* store = v == 1
+                            ? "INSERT INTO hotline_meta (key, value) VALUES ('schema_version', $1)"
+                            : "UPDATE hotline_meta SET value = $1 WHERE key = 'schema_version'";
     if (Status s = db.Run(store, params); !s.ok()) return s;
   }
   return Status();

@@ -30,8 +30,8 @@ struct Point {
 };
 
 struct Step {
-  size_t at = 0;          // the commit (index) from which the series changed
-  double change = 0;      // new/old − 1, of the means
+  size_t at = 0;      // the commit (index) from which the series changed
+  double change = 0;  // new/old − 1, of the means
   double low = 0, high = 0;
 };
 

@@ -19,7 +19,8 @@ std::string NumberedParameters(std::string_view sql) {
   for (size_t i = 0; i < sql.size(); ++i) {
     char c = sql[i];
     if (c == '\'') quoted = !quoted;
-    if (c == '$' && !quoted && i + 1 < sql.size() && isdigit(static_cast<unsigned char>(sql[i + 1])))
+    if (c == '$' && !quoted && i + 1 < sql.size() &&
+        isdigit(static_cast<unsigned char>(sql[i + 1])))
       c = '?';
     out += c;
   }
@@ -32,9 +33,9 @@ class SqliteDatabase final : public Database {
   ~SqliteDatabase() override { sqlite3_close_v2(db_); }
 
   Status Open() {
-    int rc = sqlite3_open_v2(name_.c_str(), &db_,
-                             SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
-                             nullptr);
+    int rc =
+        sqlite3_open_v2(name_.c_str(), &db_,
+                        SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
     if (rc != SQLITE_OK) return Failure("cannot open");
     // Another process adding a run holds the write lock for milliseconds: wait for it.
     sqlite3_busy_timeout(db_, 30000);
@@ -49,8 +50,8 @@ class SqliteDatabase final : public Database {
                  std::vector<Row>* rows) override {
     std::string text = NumberedParameters(sql);
     sqlite3_stmt* statement = nullptr;
-    if (sqlite3_prepare_v2(db_, text.c_str(), static_cast<int>(text.size()), &statement,
-                           nullptr) != SQLITE_OK)
+    if (sqlite3_prepare_v2(db_, text.c_str(), static_cast<int>(text.size()), &statement, nullptr) !=
+        SQLITE_OK)
       return Failure("");
     for (size_t i = 0; i < params.size(); ++i) {
       int at = static_cast<int>(i + 1);
@@ -104,7 +105,8 @@ class SqliteDatabase final : public Database {
       return Status::Error(
           fmt::format("{}: not a hotline history database (not even an SQLite file)", name_));
     std::string why = db_ ? sqlite3_errmsg(db_) : "out of memory";
-    return Status::Error(fmt::format("{}: {}{}", name_, doing.empty() ? "" : fmt::format("{}: ", doing), why));
+    return Status::Error(
+        fmt::format("{}: {}{}", name_, doing.empty() ? "" : fmt::format("{}: ", doing), why));
   }
 
   sqlite3* db_ = nullptr;
@@ -117,7 +119,8 @@ Expected<std::unique_ptr<Database>> ConnectSqlite(const std::string& path) {
   std::error_code ec;
   if (!parent.empty() && !std::filesystem::exists(parent, ec)) {
     std::filesystem::create_directories(parent, ec);
-    if (ec) return Status::Error(fmt::format("cannot create {}: {}", parent.string(), ec.message()));
+    if (ec)
+      return Status::Error(fmt::format("cannot create {}: {}", parent.string(), ec.message()));
   }
   auto db = std::make_unique<SqliteDatabase>(path);
   if (Status s = db->Open(); !s.ok()) return s;

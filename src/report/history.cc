@@ -71,8 +71,9 @@ void PrintHistoryLog(const HistoryLog& log, const ReportOptions& options, std::s
     out += fmt::format("Workload {} in {}: {} commit{} with runs, newest first{}\n", log.workload,
                        log.database, log.commits.size(), log.commits.size() == 1 ? "" : "s",
                        shown < log.commits.size() ? fmt::format(" (the {} newest)", shown) : "");
-    out += "Times are the mean per run ± the runs' standard deviation; * marks a commit whose "
-           "tree had\nchanges not committed when some run was added.\n\n";
+    out +=
+        "Times are the mean per run ± the runs' standard deviation; * marks a commit whose "
+        "tree had\nchanges not committed when some run was added.\n\n";
   }
   std::vector<std::string> header = {"commit", "date", "runs"};
   for (const history::Series& s : log.series) header.push_back(SeriesName(s, options));
@@ -86,9 +87,10 @@ void PrintHistoryLog(const HistoryLog& log, const ReportOptions& options, std::s
     std::string change;
     for (const history::Step& step : marked.steps)
       if (step.at == i)
-        change = options.machine ? fmt::format("{:.6f}", step.change)
-                                 : fmt::format("{} {} from here ({} … {})", step.change > 0 ? "▲" : "▼",
-                             Percent(step.change), Percent(step.low), Percent(step.high));
+        change = options.machine
+                     ? fmt::format("{:.6f}", step.change)
+                     : fmt::format("{} {} from here ({} … {})", step.change > 0 ? "▲" : "▼",
+                                   Percent(step.change), Percent(step.low), Percent(step.high));
     std::vector<std::string> cells;
     cells.push_back(options.machine ? c.commit : Short(c.commit) + (dirty ? "*" : ""));
     cells.push_back(options.machine ? std::to_string(c.runs.back()->added_at)
@@ -96,8 +98,7 @@ void PrintHistoryLog(const HistoryLog& log, const ReportOptions& options, std::s
     cells.push_back(std::to_string(c.runs.size()));
     for (const history::Series& s : log.series) {
       const auto& p = s.points[i];
-      cells.push_back(options.machine ? (p ? fmt::format("{:.0f}", p->mean_ns) : "")
-                                      : Cell(p));
+      cells.push_back(options.machine ? (p ? fmt::format("{:.0f}", p->mean_ns) : "") : Cell(p));
     }
     cells.push_back(change);
     cells.push_back(i < log.subjects.size() ? log.subjects[i] : "");
@@ -107,7 +108,8 @@ void PrintHistoryLog(const HistoryLog& log, const ReportOptions& options, std::s
   if (options.machine) return;
   out += "\n";
   size_t width = 0;
-  for (const history::Series& s : log.series) width = std::max(width, SeriesName(s, options).size());
+  for (const history::Series& s : log.series)
+    width = std::max(width, SeriesName(s, options).size());
   for (const history::Series& s : log.series)
     out += fmt::format("{:<{}}  {}   (oldest → newest)\n", SeriesName(s, options), width,
                        Sparkline(s));
@@ -125,18 +127,19 @@ void PrintCheck(const CheckReport& check, CheckFormat format, const ReportOption
     faster += row.grade == history::Grade::kFaster;
     maybe += row.grade == history::Grade::kMaybe;
   }
-  std::string verdict =
-      r.Slower() ? fmt::format("slower: {} function{} slower beyond {:g}%{}", slower,
-                               slower == 1 ? "" : "s", 100 * r.threshold,
-                               r.total.grade == history::Grade::kSlower ||
-                                       r.total.grade == history::Grade::kMuchSlower
-                                   ? ", and the total"
-                                   : "")
-                 : fmt::format("no function slower beyond {:g}%", 100 * r.threshold);
-  std::string against = fmt::format(
-      "{} ({} run{}) against {} {} ({} run{})", Short(check.commit), r.new_runs,
-      r.new_runs == 1 ? "" : "s", check.baseline_named ? "baseline" : "its nearest ancestor with runs,",
-      Short(check.baseline), r.base_runs, r.base_runs == 1 ? "" : "s");
+  std::string verdict = r.Slower()
+                            ? fmt::format("slower: {} function{} slower beyond {:g}%{}", slower,
+                                          slower == 1 ? "" : "s", 100 * r.threshold,
+                                          r.total.grade == history::Grade::kSlower ||
+                                                  r.total.grade == history::Grade::kMuchSlower
+                                              ? ", and the total"
+                                              : "")
+                            : fmt::format("no function slower beyond {:g}%", 100 * r.threshold);
+  std::string against =
+      fmt::format("{} ({} run{}) against {} {} ({} run{})", Short(check.commit), r.new_runs,
+                  r.new_runs == 1 ? "" : "s",
+                  check.baseline_named ? "baseline" : "its nearest ancestor with runs,",
+                  Short(check.baseline), r.base_runs, r.base_runs == 1 ? "" : "s");
   auto interval = [](const history::CheckRow& row) {
     return Percent(row.low) + " … " + Percent(row.high);
   };

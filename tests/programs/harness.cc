@@ -20,8 +20,9 @@ RunResult Execute(const std::vector<std::string>& argv, const std::string& dir) 
     if (chdir(dir.c_str()) != 0) _exit(121);
     dup2(out_pipe[1], 1);
     dup2(err_pipe[1], 2);
-    close(out_pipe[0]);
-    close(err_pipe[0]);
+    // Only 1 and 2 may hold the pipes: a daemon the program leaves behind (pg_ctl's server)
+    // keeps its other descriptors, and the pipes open there would never reach their end.
+    for (int fd : {out_pipe[0], out_pipe[1], err_pipe[0], err_pipe[1]}) close(fd);
     std::vector<char*> args;
     for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
     args.push_back(nullptr);
