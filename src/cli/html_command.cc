@@ -83,13 +83,14 @@ int RunHtmlDiff(const HtmlCommandOptions& o) {
   for (size_t i = 0; i < 2; ++i)
     if ((*profiles)[i].summary.samples == 0)
       input.warnings.push_back(fmt::format("{}: the profile holds no samples", o.files[i]));
-  for (const std::string& w : input.warnings) Warn(w);
-  for (const model::Profile& p : *profiles)
-    for (const std::string& w : p.warnings) Warn(w);
   if (Status written = html::WriteDiffReport(input, o.output); !written.ok()) {
     fmt::print(stderr, "hotline: html: {}\n", written.message());
     return 1;
   }
+  // After writing: a refusal stays one line. The page shows them too.
+  for (const std::string& w : input.warnings) Warn(w);
+  for (const model::Profile& p : *profiles)
+    for (const std::string& w : p.warnings) Warn(w);
   fmt::print(stderr, "hotline: wrote {}/index.html\n", o.output);
   return 0;
 }

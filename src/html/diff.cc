@@ -274,8 +274,10 @@ Status WriteDiffReport(const DiffInput& input, const std::string& dir) {
       {"graphs", std::move(graphs)},
   };
   nlohmann::json warnings = input.warnings;
+  // Both runs of one program often say the same (a library without debug info): once is enough.
   for (const model::Profile* p : {&base, &next})
-    for (const std::string& w : p->warnings) warnings.push_back(w);
+    for (const std::string& w : p->warnings)
+      if (std::find(warnings.begin(), warnings.end(), w) == warnings.end()) warnings.push_back(w);
   data["warnings"] = std::move(warnings);
   data["functions"] = {{"name", std::move(functions.name)},
                        {"short", std::move(functions.short_name)},
