@@ -1,7 +1,6 @@
 // `hotline html` end to end: real programs recorded, their reports written, the files checked
 // (everything local, every data file escaped), bad input refused with nothing left behind, and
 // the reports opened in headless Chromium (tests/browser/report_test.js) when it is installed.
-// `hotline html --diff` on two builds of regression.c, whose slow_path is 20% slower in b.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -11,15 +10,16 @@
 #include <vector>
 
 #include "harness.h"
-#include "report_data.h"
+#include "report_files.h"
 
 namespace hotline {
 namespace {
 
 namespace fs = std::filesystem;
-using testing::Execute;
+using testing::ExpectNoLeftovers;
 using testing::Hotline;
-using testing::ReadReportData;
+using testing::HtmlBrowser;
+using testing::Lines;
 using testing::RunResult;
 using testing::ScratchDir;
 
@@ -28,12 +28,6 @@ std::string Read(const fs::path& path) {
   std::stringstream s;
   s << in.rdbuf();
   return s.str();
-}
-
-size_t Lines(const std::string& text) {
-  size_t n = 0;
-  for (char c : text) n += c == '\n';
-  return n;
 }
 
 // Records `program` (with `options`) and writes its report into DIR/report.
@@ -64,12 +58,6 @@ std::vector<std::pair<std::string, std::string>> FilesOf(const std::string& repo
     if (e.is_regular_file())
       files.emplace_back(fs::relative(e.path(), report).string(), Read(e.path()));
   return files;
-}
-
-// Nothing named `.NAME.tmp-*` or `.NAME.old-*` left beside a report.
-void ExpectNoLeftovers(const std::string& dir) {
-  for (const auto& e : fs::directory_iterator(dir))
-    EXPECT_EQ(e.path().filename().string().find(".tmp-"), std::string::npos) << e.path();
 }
 
 TEST(Html, WritesAReportThatNeedsNothingFromOutside) {
@@ -168,146 +156,6 @@ TEST(Html, BadInputIsOneLineAndLeavesNothing) {
   ExpectNoLeftovers(good.dir);
 }
 
-// One profile of each build of regression.c, and of build a again. One run a side leaves only the
-// sampling noise to judge, so the runs are four times diff_test's: slow_path's 20% is then over
-// five standard deviations of its sample counts beyond the noise band, and each other_N's own
-// ±5% far inside its band.
-struct RegressionProfiles {
-  std::string dir, a, b;
-};
-const RegressionProfiles& Regression() {
-  static const RegressionProfiles profiles = [] {
-    RegressionProfiles r;
-    r.dir = ScratchDir("html-diff");
-    for (auto [program, path] :
-         {std::pair{PROGRAM_regression_a, &r.a}, std::pair{PROGRAM_regression_b, &r.b}}) {
-      *path = r.dir + (path == &r.a ? "/a.hotline" : "/b.hotline");
-      RunResult recorded =
-          Hotline({"record", "-q", "-F", "10000", "-o", *path, "--", program, "16000000"}, r.dir);
-      EXPECT_EQ(recorded.exit_code, 0) << recorded.err;
-    }
-    return r;
-  }();
-  return profiles;
-}
-
-// The frames of a graph of the diff report in `report`, by their function's name.
-struct DiffFrame {
-  std::string name;
-  uint64_t base_ns, new_ns;
-  int state;  // 0 within the noise, 1 beyond, 2 only in NEW, 3 only in BASE
-  double change;
-};
-std::vector<DiffFrame> DiffFrames(const std::string& report, const std::string& graph) {
-  nlohmann::json data = ReadReportData(report + "/data/data.js");
-  nlohmann::json t = ReadReportData(report + "/data/" + graph + ".js");
-  std::vector<DiffFrame> frames;
-  if (data.is_null() || t.is_null()) return frames;
-  for (size_t i = 0; i < t["f"].size(); ++i) {
-    int64_t f = t["f"][i];
-    frames.push_back({f < 0 ? "" : data["functions"]["name"][f].get<std::string>(), t["b"][i],
-                      t["n"][i], t["q"][i], t["c"][i]});
-  }
-  return frames;
-}
-
-TEST(HtmlDiff, MarksTheSlowdownAndLeavesTheNoiseNeutral) {
-  const RegressionProfiles& r = Regression();
-  RunResult html = Hotline({"html", "--diff", r.a, r.b, "-o", "diff"}, r.dir);
-  ASSERT_EQ(html.exit_code, 0) << html.err;
-  std::string report = r.dir + "/diff";
-  for (const char* graph :
-       {"diff-new-callers", "diff-new-callees", "diff-base-callers", "diff-base-callees"})
-    EXPECT_TRUE(fs::exists(report + "/data/" + graph + ".js")) << graph;
-  std::vector<DiffFrame> frames = DiffFrames(report, "diff-new-callers");
-  int slow_path = 0, others = 0, neutral = 0;
-  for (const DiffFrame& f : frames) {
-    if (f.name == "slow_path") {
-      ++slow_path;
-      EXPECT_EQ(f.state, 1) << "slow_path's change " << f.change << " is not beyond the noise";
-      EXPECT_GT(f.change, 0.05);
-      EXPECT_GT(f.new_ns, f.base_ns);
-    }
-    if (f.name.starts_with("other_")) {
-      ++others;
-      neutral += f.state == 0;
-    }
-  }
-  EXPECT_EQ(slow_path, 1);
-  EXPECT_EQ(others, 30);
-  EXPECT_GE(neutral, 25) << "of the 30 other_N frames, whose work is the same in both builds";
-  // The page's header names both sides; the tables are hotline diff's, slow_path slower.
-  nlohmann::json data = ReadReportData(report + "/data/data.js");
-  EXPECT_EQ(data["diff"]["base"]["path"], r.a);
-  EXPECT_EQ(data["diff"]["new"]["path"], r.b);
-  nlohmann::json changes = ReadReportData(report + "/data/changes.js");
-  bool called_slower = false;
-  for (const nlohmann::json& row : changes["self"]["rows"])
-    if (row[0] == "slow_path") called_slower = row[9] == "slower";
-  EXPECT_TRUE(called_slower) << changes["self"].dump();
-}
-
-TEST(HtmlDiff, AProfileAgainstItselfColoursNothing) {
-  const RegressionProfiles& r = Regression();
-  RunResult html = Hotline({"html", "--diff", r.a, r.a, "-o", "same"}, r.dir);
-  ASSERT_EQ(html.exit_code, 0) << html.err;
-  for (const char* graph :
-       {"diff-new-callers", "diff-new-callees", "diff-base-callers", "diff-base-callees"}) {
-    std::vector<DiffFrame> frames = DiffFrames(r.dir + "/same", graph);
-    EXPECT_GT(frames.size(), 30u) << graph;
-    for (const DiffFrame& f : frames) {
-      EXPECT_EQ(f.state, 0) << graph << ": " << f.name;
-      EXPECT_EQ(f.change, 0) << graph << ": " << f.name;
-      EXPECT_EQ(f.base_ns, f.new_ns) << graph << ": " << f.name;
-    }
-  }
-  nlohmann::json data = ReadReportData(r.dir + "/same/data/data.js");
-  EXPECT_EQ(data["diff"]["change"], 0);
-  EXPECT_EQ(data["diff"]["graphs"]["new"]["callers"]["missing_ns"], 0);
-}
-
-TEST(HtmlDiff, BadInputIsOneLineAndLeavesNothing) {
-  const RegressionProfiles& r = Regression();
-  std::string dir = ScratchDir("html-diff-bad");
-  auto refused = [&](const std::vector<std::string>& args, int exit_code, const char* says) {
-    RunResult run = Hotline(args, dir);
-    EXPECT_EQ(run.exit_code, exit_code) << run.err;
-    EXPECT_EQ(Lines(run.err), 1u) << run.err;
-    EXPECT_NE(run.err.find(says), std::string::npos) << run.err;
-    EXPECT_FALSE(fs::exists(dir + "/out"));
-    ExpectNoLeftovers(dir);
-  };
-  refused({"html", "--diff", r.a, "missing.hotline", "-o", "out"}, 1, "missing.hotline");
-  std::ofstream(dir + "/corrupt.hotline") << "this is not a profile at all, just some text\n";
-  refused({"html", "--diff", "corrupt.hotline", r.b, "-o", "out"}, 1, "corrupt.hotline");
-  refused({"html", "--diff", r.a, "-o", "out"}, 2, "two profiles");
-  refused({"html", "--diff", r.a, r.b, r.a, "-o", "out"}, 2, "two profiles");
-  refused({"html", r.a, r.b, "-o", "out"}, 2, "--diff");
-  // CPU time against elapsed time.
-  std::string wall = dir + "/wall.hotline";
-  RunResult recorded = Hotline(
-      {"record", "-q", "--clock", "wall", "-o", wall, "--", PROGRAM_regression_a, "1000000"}, dir);
-  ASSERT_EQ(recorded.exit_code, 0) << recorded.err;
-  refused({"html", "--diff", r.a, wall, "-o", "out"}, 1, "do not compare");
-}
-
-// Headless Chromium over real reports (tests/browser/report_test.js). Skips, saying why, only when
-// node, npm or chromium is missing or puppeteer-core cannot be installed.
-class HtmlBrowser : public ::testing::Test {
- protected:
-  void SetUp() override {
-    RunResult install = Execute({"/bin/bash", HTML_BROWSER_DIR "/install.sh", HTML_NODE_DIR}, ".");
-    if (install.exit_code == 77) GTEST_SKIP() << install.err;
-    ASSERT_EQ(install.exit_code, 0) << install.err;
-  }
-  RunResult Browse(const std::vector<std::string>& args) {
-    std::vector<std::string> argv = {"/usr/bin/env", "NODE_PATH=" HTML_NODE_DIR "/node_modules",
-                                     "node", HTML_BROWSER_DIR "/report_test.js"};
-    argv.insert(argv.end(), args.begin(), args.end());
-    return Execute(argv, ".");
-  }
-};
-
 TEST_F(HtmlBrowser, DrawsTheHotFunctionAndOpensItsHotLine) {
   Report r = RecordAndReport("browser", PROGRAM_html_target);
   fs::create_directories(HTML_SCREENSHOT_DIR);
@@ -332,16 +180,6 @@ TEST_F(HtmlBrowser, TimelineDrawsATimedTracesCalls) {
 TEST_F(HtmlBrowser, HeapPageDraws) {
   Report r = RecordAndReport("browser-heap", PROGRAM_heap_sites, {"--heap"});
   RunResult run = Browse({"heap", r.report});
-  EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
-}
-
-TEST_F(HtmlBrowser, DiffDrawsTheSlowdownInRed) {
-  const RegressionProfiles& r = Regression();
-  RunResult html = Hotline({"html", "--diff", r.a, r.b, "-o", "browser-diff"}, r.dir);
-  ASSERT_EQ(html.exit_code, 0) << html.err;
-  fs::create_directories(HTML_SCREENSHOT_DIR);
-  RunResult run =
-      Browse({"diff", r.dir + "/browser-diff", "slow_path", HTML_SCREENSHOT_DIR "/html-diff.png"});
   EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
 }
 

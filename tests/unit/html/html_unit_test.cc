@@ -14,7 +14,7 @@
 #include "harness.h"
 #include "html/diff.h"
 #include "html/history.h"
-#include "report_data.h"
+#include "report_files.h"
 
 namespace hotline {
 namespace {
@@ -118,17 +118,12 @@ TEST(HistoryPage, ReplacesAnEarlierReportAndNothingElse) {
   EXPECT_FALSE(fs::exists(parent + "/mine/index.html"));
 }
 
-TEST(HistoryPage, DrawsAChartPerSeriesInChromium) {
-  testing::RunResult install =
-      testing::Execute({"/bin/bash", HTML_BROWSER_DIR "/install.sh", HTML_NODE_DIR}, ".");
-  if (install.exit_code == 77) GTEST_SKIP() << install.err;
-  ASSERT_EQ(install.exit_code, 0) << install.err;
+using HistoryBrowser = testing::HtmlBrowser;
+
+TEST_F(HistoryBrowser, DrawsAChartPerSeries) {
   std::string dir = testing::ScratchDir("history-browser") + "/history";
   ASSERT_TRUE(html::WriteHistoryReport(SmallHistory(), dir).ok());
-  testing::RunResult run =
-      testing::Execute({"/usr/bin/env", "NODE_PATH=" HTML_NODE_DIR "/node_modules", "node",
-                        HTML_BROWSER_DIR "/report_test.js", "history", dir, "2"},
-                       ".");
+  testing::RunResult run = Browse({"history", dir, "2"});
   EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
 }
 
