@@ -641,16 +641,19 @@
     setReady();
   }
   function historyChart(h, s, tip) {
-    const w = 900, ht = 240, left = 70, right = 20, top = 24, bottom = 36;
+    const w = 900, ht = 240, left = 70, right = 40, top = 24, bottom = 36;
     const svg = svgEl('svg', { viewBox: '0 0 ' + w + ' ' + ht, class: 'chart history-chart' });
     const count = h.commits.length;
     const x = i => left + (count > 1 ? i * (w - left - right) / (count - 1) : (w - left - right) / 2);
+    // The axis from 0 to a round value above the highest max, in round steps.
     const highest = Math.max(1, ...s.values.filter(v => v).map(v => v[3]));
-    const y = ns => top + (ht - top - bottom) * (1 - ns / (highest * 1.1));
-    for (let k = 0; k <= 4; ++k) {
-      const ns = Math.round(highest * 1.1 * k / 4);
+    const magnitude = Math.pow(10, Math.floor(Math.log10(highest / 4)));
+    const step = [1, 2, 2.5, 5, 10].map(m => m * magnitude).find(d => 4 * d >= highest * 1.05);
+    const ceiling = step * Math.ceil(highest * 1.05 / step);
+    const y = ns => top + (ht - top - bottom) * (1 - ns / ceiling);
+    for (let ns = 0; ns <= ceiling; ns += step) {
       svg.append(svgEl('line', { x1: left, x2: w - right, y1: y(ns), y2: y(ns), class: 'grid' }),
-        svgEl('text', { x: left - 6, y: y(ns) + 4, 'text-anchor': 'end' }, fmtTime(ns)));
+        svgEl('text', { x: left - 6, y: y(ns) + 4, 'text-anchor': 'end' }, fmtTime(Math.round(ns))));
     }
     const every = Math.max(1, Math.ceil(count / 12));
     h.commits.forEach((c, i) => {
@@ -673,7 +676,8 @@
     if (s.change_at !== null) {
       const cx = x(s.change_at);
       svg.append(svgEl('line', { x1: cx, x2: cx, y1: top - 10, y2: ht - bottom, class: 'change ' + (s.change > 0 ? 'slower' : 'faster') }),
-        svgEl('text', { x: cx + 4, y: top - 2, class: 'change-label' }, s.label));
+        // Beside the marker, on the side with room.
+        svgEl('text', { x: cx < w / 2 ? cx + 4 : cx - 4, y: top - 2, 'text-anchor': cx < w / 2 ? 'start' : 'end', class: 'change-label' }, s.label));
     }
     s.values.forEach((v, i) => {
       if (!v) return;
