@@ -214,13 +214,13 @@ const char* VerdictName(analysis::Verdict v) {
 }
 
 // A table of analysis::Compare's: rows of [name, file, line, base, new, base %, new %, interval
-// low, interval high, verdict].
+// low, interval high, verdict, short name].
 nlohmann::json ChangeTable(const analysis::DiffTable& table) {
   nlohmann::json rows = nlohmann::json::array();
   for (const analysis::DiffRow& r : table.rows)
     rows.push_back({r.name, r.file, r.line, std::llround(r.base_ns), std::llround(r.new_ns),
                     Rounded(r.base_share), Rounded(r.new_share), Rounded(r.low), Rounded(r.high),
-                    VerdictName(r.verdict)});
+                    VerdictName(r.verdict), report::ShortName(r.name, false)});
   return {{"compared", table.compared}, {"rows", std::move(rows)}};
 }
 

@@ -596,9 +596,9 @@
         const c = changes[key], rows = c.rows.slice(0, 300);
         parts.push(el('h2', {}, title + ' (' + c.compared + ' compared)'));
         parts.push(table(['base', 'new', 'change', '%', 'interval', 'base %', 'new %', 'verdict', key === 'lines' ? 'line' : 'function'], rows.map(r => {
-          const [name, file, line, base, next, baseShare, newShare, low, high, verdict] = r;
+          const [name, file, line, base, next, baseShare, newShare, low, high, verdict, short] = r;
           const judged = verdict !== 'new' && verdict !== 'gone';
-          const where = name ? el('span', { class: 'fname', title: name + (file ? ' (' + file + ')' : '') }, name) : file.split('/').pop() + (line ? ':' + line : '');
+          const where = name ? el('span', { class: 'fname', title: name + (file ? ' (' + file + ')' : '') }, short) : file.split('/').pop() + (line ? ':' + line : '');
           return [fmtTime(base), fmtTime(next), fmtSigned(next - base), judged ? fmtChange(next / base - 1) : '',
             judged ? fmtChange(low) + ' … ' + fmtChange(high) : '', fmtPct(baseShare), fmtPct(newShare), el('span', { class: 'verdict ' + verdict.replace(' ', '-') }, verdict), where];
         })));
