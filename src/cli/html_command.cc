@@ -63,6 +63,19 @@ std::vector<std::string> ReadingProblems(const std::string& file, const format::
   return problems;
 }
 
+// A report that could not be written is one line of error; the warnings (which the report shows
+// too) follow a report written.
+int Finish(const Status& written, const std::vector<std::string>& warnings,
+           const std::string& output) {
+  if (!written.ok()) {
+    fmt::print(stderr, "hotline: html: {}\n", written.message());
+    return 1;
+  }
+  for (const std::string& w : warnings) Warn(w);
+  fmt::print(stderr, "hotline: wrote {}/index.html\n", output);
+  return 0;
+}
+
 int RunHtmlDiff(const HtmlCommandOptions& o) {
   if (o.files.size() != 2) {
     fmt::print(stderr, "hotline: html: --diff needs two profiles, BASE and NEW\n");
@@ -83,16 +96,10 @@ int RunHtmlDiff(const HtmlCommandOptions& o) {
   for (size_t i = 0; i < 2; ++i)
     if ((*profiles)[i].summary.samples == 0)
       input.warnings.push_back(fmt::format("{}: the profile holds no samples", o.files[i]));
-  if (Status written = html::WriteDiffReport(input, o.output); !written.ok()) {
-    fmt::print(stderr, "hotline: html: {}\n", written.message());
-    return 1;
-  }
-  // After writing: a refusal stays one line. The page shows them too.
-  for (const std::string& w : input.warnings) Warn(w);
+  std::vector<std::string> warnings = input.warnings;
   for (const model::Profile& p : *profiles)
-    for (const std::string& w : p.warnings) Warn(w);
-  fmt::print(stderr, "hotline: wrote {}/index.html\n", o.output);
-  return 0;
+    warnings.insert(warnings.end(), p.warnings.begin(), p.warnings.end());
+  return Finish(html::WriteDiffReport(input, o.output), warnings, o.output);
 }
 
 int RunHtml(HtmlCommandOptions& o) {
@@ -133,14 +140,9 @@ int RunHtml(HtmlCommandOptions& o) {
   input.profile_path = *file;
   input.warnings = ReadingProblems(*file, stats, *profile);
   input.source_dirs = o.source_dirs;
-  for (const std::string& w : input.warnings) Warn(w);
-  for (const std::string& w : profile->warnings) Warn(w);
-  if (Status written = html::WriteHtmlReport(input, o.output); !written.ok()) {
-    fmt::print(stderr, "hotline: html: {}\n", written.message());
-    return 1;
-  }
-  fmt::print(stderr, "hotline: wrote {}/index.html\n", o.output);
-  return 0;
+  std::vector<std::string> warnings = input.warnings;
+  warnings.insert(warnings.end(), profile->warnings.begin(), profile->warnings.end());
+  return Finish(html::WriteHtmlReport(input, o.output), warnings, o.output);
 }
 
 }  // namespace
