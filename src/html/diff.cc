@@ -124,18 +124,13 @@ uint64_t SampleCount(const SideTime& t, uint64_t period_ns) {
 
 double Rounded(double x) { return std::round(x * 1e4) / 1e4; }
 
-struct Graph {
-  nlohmann::json data;
-  uint64_t missing_ns = 0;  // the other side's time in paths this side does not have
-};
-
 // The tree in `side`'s shape: frames as wide as that side's time.
-Graph ShapeOf(const PathTree& tree, Side side, const DiffInput& input) {
+nlohmann::json ShapeOf(const PathTree& tree, Side side, const DiffInput& input) {
   const std::vector<PathNode>& nodes = tree.nodes();
   const Side other = side == kBase ? kNew : kBase;
   const uint64_t total = nodes[0].side[side].ns;
   const uint64_t min_ns = static_cast<uint64_t>(static_cast<double>(total) * kFlameMinShare);
-  Graph g;
+  uint64_t missing_ns = 0;  // the other side's time in paths this side does not have
   std::vector<int64_t> kept(nodes.size(), -1);
   std::vector<uint32_t> shown;
   uint32_t compared = 0;
@@ -144,7 +139,7 @@ Graph ShapeOf(const PathTree& tree, Side side, const DiffInput& input) {
     bool root = i == 0;
     if (!root && n.side[side].ns == 0) {
       // The topmost node of a path this side lacks holds the other side's time there.
-      if (nodes[n.parent].side[side].ns > 0) g.missing_ns += n.side[other].ns;
+      if (nodes[n.parent].side[side].ns > 0) missing_ns += n.side[other].ns;
       continue;
     }
     if (!root && (n.side[side].ns < min_ns || kept[n.parent] < 0)) continue;
@@ -181,20 +176,13 @@ Graph ShapeOf(const PathTree& tree, Side side, const DiffInput& input) {
     state.push_back(interval.low > 0 || interval.high < 0 ? kBeyondNoise : kWithinNoise);
     change.push_back(Rounded(ratio - 1));
   }
-  g.data = {{"total", total},
-            {"other_total", nodes[0].side[other].ns},
-            {"missing_ns", g.missing_ns},
-            {"compared", compared},
-            {"level", level},
-            {"f", std::move(f)},
-            {"p", std::move(parent)},
-            {"v", std::move(value)},
-            {"s", std::move(self)},
-            {"b", std::move(base_ns)},
-            {"n", std::move(new_ns)},
-            {"q", std::move(state)},
-            {"c", std::move(change)}};
-  return g;
+  return {{"total", total},           {"other_total", nodes[0].side[other].ns},
+          {"missing_ns", missing_ns}, {"compared", compared},
+          {"level", level},           {"f", std::move(f)},
+          {"p", std::move(parent)},   {"v", std::move(value)},
+          {"s", std::move(self)},     {"b", std::move(base_ns)},
+          {"n", std::move(new_ns)},   {"q", std::move(state)},
+          {"c", std::move(change)}};
 }
 
 const char* VerdictName(analysis::Verdict v) {
@@ -251,10 +239,10 @@ Status WriteDiffReport(const DiffInput& input, const std::string& dir) {
     const char* order_name = order == model::StackOrder::kCallersFirst ? "callers" : "callees";
     for (Side side : {kNew, kBase}) {
       const char* side_name = side == kNew ? "new" : "base";
-      Graph g = ShapeOf(tree, side, input);
+      nlohmann::json graph = ShapeOf(tree, side, input);
       std::string key = fmt::format("diff-{}-{}", side_name, order_name);
-      files["data/" + key + ".js"] = DataScript(key, g.data);
-      graphs[side_name][order_name] = {{"key", key}, {"missing_ns", g.missing_ns}};
+      graphs[side_name][order_name] = {{"key", key}, {"missing_ns", graph["missing_ns"]}};
+      files["data/" + key + ".js"] = DataScript(key, graph);
     }
   }
   analysis::Diff compared = analysis::Compare({&base}, {&next}, input.options);
