@@ -14,9 +14,9 @@
 namespace hotline::html {
 
 struct HistoryCommit {
-  std::string commit;     // the full hash
-  std::string subject;    // the first line of its message, when the repository is at hand
-  std::string branch;     // as recorded with its newest run; empty when detached
+  std::string commit;   // the full hash
+  std::string subject;  // the first line of its message, when the repository is at hand
+  std::string branch;   // as recorded with its newest run; empty when detached
   int64_t time_unix = 0;  // when its newest run was added (seconds since 1970)
   bool dirty = false;     // some run was recorded from a tree with uncommitted changes
 };
