@@ -1,5 +1,6 @@
 // `hotline html [FILE] -o DIR`: the static HTML report (docs/html.md). Reads the profile (and its
 // heap, when recorded with --heap), builds the model and writes the report directory.
+// `hotline html --diff BASE NEW -o DIR`: the differential flame graph of two profiles.
 #include <fmt/core.h>
 
 #include <memory>
@@ -8,9 +9,11 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/load_profile.h"
 #include "cli/profile_path.h"
 #include "format/raw_profile.h"
 #include "format/reader.h"
+#include "html/diff.h"
 #include "html/html.h"
 #include "model/build.h"
 #include "model/heap.h"
@@ -21,9 +24,10 @@ namespace hotline::cli {
 namespace {
 
 struct HtmlCommandOptions {
-  std::string file;
+  std::vector<std::string> files;
   std::string output;
   std::vector<std::string> source_dirs;
+  bool diff = false;
 
   void Register(CLI::App& cmd) {
     cmd.add_option("-o,--output", output,
@@ -32,11 +36,12 @@ struct HtmlCommandOptions {
     cmd.add_option("--source-dir", source_dirs,
                    "another directory to look for sources in (repeatable)")
         ->allow_extra_args(false);
-    cmd.add_option("FILE", file, "the profile (default: the newest *.hotline here)");
+    cmd.add_flag("--diff", diff,
+                 "a differential flame graph of two profiles, BASE NEW: red slower, blue faster");
+    cmd.add_option("FILE", files,
+                   "the profile (default: the newest *.hotline here); with --diff, BASE and NEW");
   }
 };
-
-void Warn(const std::string& what) { fmt::print(stderr, "hotline: warning: {}\n", what); }
 
 // What reading met, for stderr and for the report's overview.
 std::vector<std::string> ReadingProblems(const std::string& file, const format::ReadStats& stats,
@@ -58,9 +63,53 @@ std::vector<std::string> ReadingProblems(const std::string& file, const format::
   return problems;
 }
 
+// A report that could not be written is one line of error; the warnings (which the report shows
+// too) follow a report written.
+int Finish(const Status& written, const std::vector<std::string>& warnings,
+           const std::string& output) {
+  if (!written.ok()) {
+    fmt::print(stderr, "hotline: html: {}\n", written.message());
+    return 1;
+  }
+  for (const std::string& w : warnings) Warn(w);
+  fmt::print(stderr, "hotline: wrote {}/index.html\n", output);
+  return 0;
+}
+
+int RunHtmlDiff(const HtmlCommandOptions& o) {
+  if (o.files.size() != 2) {
+    fmt::print(stderr, "hotline: html: --diff needs two profiles, BASE and NEW\n");
+    return 2;
+  }
+  symbolize::Symbolizer symbolizer;
+  model::SymbolizerResolver resolver(symbolizer);
+  Expected<std::vector<model::Profile>> profiles = LoadEach(o.files, resolver, {});
+  if (!profiles) {
+    fmt::print(stderr, "hotline: {}\n", profiles.status().message());
+    return 1;
+  }
+  html::DiffInput input;
+  input.base = &(*profiles)[0];
+  input.next = &(*profiles)[1];
+  input.base_path = o.files[0];
+  input.new_path = o.files[1];
+  for (size_t i = 0; i < 2; ++i)
+    if ((*profiles)[i].summary.samples == 0)
+      input.warnings.push_back(fmt::format("{}: the profile holds no samples", o.files[i]));
+  std::vector<std::string> warnings = input.warnings;
+  for (const model::Profile& p : *profiles)
+    warnings.insert(warnings.end(), p.warnings.begin(), p.warnings.end());
+  return Finish(html::WriteDiffReport(input, o.output), warnings, o.output);
+}
+
 int RunHtml(HtmlCommandOptions& o) {
-  bool named = !o.file.empty();
-  Expected<std::string> file = ProfileArgument(o.file);
+  if (o.diff) return RunHtmlDiff(o);
+  if (o.files.size() > 1) {
+    fmt::print(stderr, "hotline: html: one profile at a time (two with --diff)\n");
+    return 2;
+  }
+  bool named = !o.files.empty();
+  Expected<std::string> file = ProfileArgument(named ? o.files[0] : "");
   if (!file) {
     fmt::print(stderr, "hotline: html: {}\n", file.status().message());
     return 1;
@@ -91,14 +140,9 @@ int RunHtml(HtmlCommandOptions& o) {
   input.profile_path = *file;
   input.warnings = ReadingProblems(*file, stats, *profile);
   input.source_dirs = o.source_dirs;
-  for (const std::string& w : input.warnings) Warn(w);
-  for (const std::string& w : profile->warnings) Warn(w);
-  if (Status written = html::WriteHtmlReport(input, o.output); !written.ok()) {
-    fmt::print(stderr, "hotline: html: {}\n", written.message());
-    return 1;
-  }
-  fmt::print(stderr, "hotline: wrote {}/index.html\n", o.output);
-  return 0;
+  std::vector<std::string> warnings = input.warnings;
+  warnings.insert(warnings.end(), profile->warnings.begin(), profile->warnings.end());
+  return Finish(html::WriteHtmlReport(input, o.output), warnings, o.output);
 }
 
 }  // namespace

@@ -1,6 +1,6 @@
 // The flame graphs' data: the model's stack trees, one file per (all threads or one thread) ×
 // (callers first or callees first), loaded when the page shows that graph. Nodes narrower than
-// kMinShare of the tree's time are left out with their subtrees: on any screen they would be
+// kFlameMinShare of the tree's time are left out with their subtrees: on any screen they would be
 // under a pixel wide, and their time still shows in their parents'.
 #include <fmt/format.h>
 
@@ -14,12 +14,10 @@
 namespace hotline::html {
 namespace {
 
-constexpr double kMinShare = 1.0 / 20000;
-
 // The tree as columns: function (-1 for the root), parent, total, self; node 0 is the root.
 nlohmann::json TreeColumns(const model::StackTree& tree) {
   const uint64_t total = tree.nodes.empty() ? 0 : tree.nodes[0].total_ns;
-  const uint64_t min_ns = static_cast<uint64_t>(static_cast<double>(total) * kMinShare);
+  const uint64_t min_ns = static_cast<uint64_t>(static_cast<double>(total) * kFlameMinShare);
   std::vector<int64_t> kept(tree.nodes.size(), -1);
   nlohmann::json f = nlohmann::json::array(), parent = nlohmann::json::array(),
                  value = nlohmann::json::array(), self = nlohmann::json::array();

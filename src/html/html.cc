@@ -26,7 +26,6 @@ Status Errno(const std::string& what) {
 
 ReportFiles Collect(const HtmlInput& input) {
   ReportFiles files;
-  for (const Asset& asset : Assets()) files[asset.name] = std::string(asset.bytes);
   nlohmann::json data;
   AddOverview(input, data);
   AddFunctions(*input.profile, data, files);
@@ -89,7 +88,7 @@ Status MoveIntoPlace(const fs::path& built, const fs::path& dir) {
 
 }  // namespace
 
-Status WriteHtmlReport(const HtmlInput& input, const std::string& dir_name) {
+Status WriteReport(ReportFiles files, const std::string& dir_name) {
   fs::path dir = fs::path(dir_name).lexically_normal();
   if (dir.filename().empty()) dir = dir.parent_path();  // "out/" names "out"
   if (dir.empty()) return Status::Error("no output directory given");
@@ -99,13 +98,18 @@ Status WriteHtmlReport(const HtmlInput& input, const std::string& dir_name) {
   if (!fs::is_directory(parent, ec))
     return Status::Error(
         fmt::format("cannot create {}: {} is not a directory", dir.string(), parent.string()));
+  for (const Asset& asset : Assets()) files[asset.name] = std::string(asset.bytes);
   std::string temp = (parent / ("." + dir.filename().string() + ".tmp-XXXXXX")).string();
   if (!mkdtemp(temp.data())) return Errno(fmt::format("cannot create {}", dir.string()));
   chmod(temp.c_str(), 0755);  // mkdtemp's 0700 would hide the report from a web server's user
-  Status written = WriteFiles(Collect(input), temp);
+  Status written = WriteFiles(files, temp);
   if (written.ok()) written = MoveIntoPlace(temp, dir);
   if (!written.ok()) fs::remove_all(temp, ec);
   return written;
+}
+
+Status WriteHtmlReport(const HtmlInput& input, const std::string& dir) {
+  return WriteReport(Collect(input), dir);
 }
 
 }  // namespace hotline::html

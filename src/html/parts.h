@@ -13,9 +13,19 @@ namespace hotline::html {
 // The report's files by relative path, as they will be written.
 using ReportFiles = std::map<std::string, std::string>;
 
+// Writes `files` and the report's assets into `dir`, as WriteHtmlReport promises for every page
+// hotline writes: built in a fresh directory beside `dir`, renamed into place when complete (a
+// failure leaves nothing behind), an earlier report in `dir` replaced, any other non-empty `dir`
+// refused. Errors name the directory and the reason.
+Status WriteReport(ReportFiles files, const std::string& dir);
+
 // A script that stores `value` as HOTLINE[key]: the data survives file:// (where fetching JSON is
 // refused) and no string in it can end the script or start markup.
 std::string DataScript(std::string_view key, const nlohmann::json& value);
+
+// Flame graph frames narrower than this share of their graph are left out with their subtrees:
+// on any screen they would be under a pixel wide, and their time still shows in their parents'.
+inline constexpr double kFlameMinShare = 1.0 / 20000;
 
 // Program, duration, threads, samples, warnings, the summary; the functions (their call-graph
 // edges in a file of their own). Into data["..."] of data.js.

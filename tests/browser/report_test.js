@@ -10,6 +10,13 @@
 //   node report_test.js heap REPORT        the heap page draws without errors
 //   node report_test.js timeline REPORT    a timed trace's calls are drawn; a click zooms in
 //   node report_test.js timing REPORT      prints the milliseconds until the flame graph is drawn
+//   node report_test.js diff REPORT SLOWER SCREENSHOT
+//       a differential report (hotline html --diff): its graph draws in every shape and order with
+//       no errors, the frame of SLOWER is marked slower and coloured red, the changes page draws
+//       hotline diff's tables with SLOWER grown; a screenshot of the graph goes to SCREENSHOT
+//   node report_test.js history REPORT SERIES
+//       a history page draws SERIES charts, each with its points, with no errors; hovering a
+//       point shows its commit
 'use strict';
 const puppeteer = require('puppeteer-core');
 const path = require('path');
@@ -203,10 +210,73 @@ async function timing(report) {
   }
 }
 
+async function diff(report, slower, screenshot) {
+  const browser = await openBrowser();
+  try {
+    const page = await watchedPage(browser);
+    await visit(page, report, 'diff');
+    const frames = () => page.$$eval('#flame .frame', ds => ds.map(d => ({
+      name: d.textContent, state: d.getAttribute('data-state'), colour: getComputedStyle(d).backgroundColor,
+    })));
+    const drawn = await frames();
+    check(drawn.length > 3, `diff: only ${drawn.length} frames drawn`);
+    const hot = drawn.find(f => f.name === slower);
+    check(hot && hot.state === 'slower', `diff: ${slower} is not marked slower (${JSON.stringify(hot)})`);
+    // Red: the red channel above the others.
+    const rgb = hot ? hot.colour.match(/\d+/g).map(Number) : [0, 0, 0];
+    check(rgb[0] > rgb[1] + 40 && rgb[0] > rgb[2] + 40, `diff: ${slower} is not red (${hot && hot.colour})`);
+    const missing = await page.$eval('#diff-missing', d => d.textContent);
+    check(/BASE's time/.test(missing), 'diff: the page does not say how much of BASE has no place in the graph: ' + missing);
+    await page.screenshot({ path: screenshot });
+    // BASE's shape, callees first, icicle: all draw.
+    for (const button of ['#flame-side', '#flame-order', '#flame-shape']) {
+      await page.click(button);
+      await page.waitForSelector('body[data-ready]');
+      check((await frames()).length > 3, `diff: nothing drawn after ${button}`);
+    }
+    const side = await page.$eval('#flame-side', b => b.textContent);
+    check(side === 'base\'s shape', 'diff: the shape toggle says ' + side);
+    const tip = await page.$$eval('#flame .frame', ds => ds.map(d => d.getAttribute('title')).find(t => /\nbase .*, new /.test(t)));
+    check(tip && /change [+-]/.test(tip), 'diff: no frame tells its base and new time and change: ' + tip);
+    await page.type('#flame-search', slower);
+    await page.waitForSelector('body[data-ready]');
+    check(await page.$$eval('#flame .frame.match', ds => ds.length) > 0, `diff: searching ${slower} marks no frame`);
+    await visit(page, report, 'changes');
+    const verdicts = await page.$$eval('table.grid tr', rs => rs.map(r => r.textContent));
+    // Its verdict also needs the change surely beyond 5%, which one run a side may not show.
+    check(verdicts.some(r => r.includes(slower) && r.includes('+')), `diff: the changes tables have no row of ${slower} grown`);
+    check(page.problems.length === 0, 'errors: ' + page.problems.join(' | '));
+  } finally {
+    await browser.close();
+  }
+}
+
+async function history(report, series) {
+  const browser = await openBrowser();
+  try {
+    const page = await watchedPage(browser);
+    await visit(page, report, 'history');
+    const charts = await page.$$eval('svg.history-chart', ss => ss.map(s => s.querySelectorAll('circle.point').length));
+    check(charts.length === Number(series), `history: ${charts.length} charts drawn for ${series} series`);
+    check(charts.every(points => points > 0), 'history: a chart without points: ' + charts.join(', '));
+    const point = await page.$('svg.history-chart circle.point');
+    if (point) {
+      await point.hover();
+      const tip = await page.$eval('#history-tip', t => (t.hidden ? '' : t.textContent));
+      check(/mean /.test(tip) && /runs?\n/.test(tip), 'history: hovering a point shows ' + JSON.stringify(tip));
+    }
+    const rows = await page.$$eval('#history-commits tbody tr', rs => rs.length);
+    check(rows > 0, 'history: no commits listed');
+    check(page.problems.length === 0, 'errors: ' + page.problems.join(' | '));
+  } finally {
+    await browser.close();
+  }
+}
+
 const [mode, ...args] = process.argv.slice(2);
-const modes = { main, hostile, heap, timeline, timing };
+const modes = { main, hostile, heap, timeline, timing, diff, history };
 if (!modes[mode]) {
-  console.error('usage: report_test.js main|hostile|heap|timeline|timing REPORT ...');
+  console.error('usage: report_test.js main|hostile|heap|timeline|timing|diff|history REPORT ...');
   process.exit(2);
 }
 modes[mode](...args).then(() => {

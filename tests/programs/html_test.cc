@@ -10,13 +10,16 @@
 #include <vector>
 
 #include "harness.h"
+#include "report_files.h"
 
 namespace hotline {
 namespace {
 
 namespace fs = std::filesystem;
-using testing::Execute;
+using testing::ExpectNoLeftovers;
 using testing::Hotline;
+using testing::HtmlBrowser;
+using testing::Lines;
 using testing::RunResult;
 using testing::ScratchDir;
 
@@ -25,12 +28,6 @@ std::string Read(const fs::path& path) {
   std::stringstream s;
   s << in.rdbuf();
   return s.str();
-}
-
-size_t Lines(const std::string& text) {
-  size_t n = 0;
-  for (char c : text) n += c == '\n';
-  return n;
 }
 
 // Records `program` (with `options`) and writes its report into DIR/report.
@@ -61,12 +58,6 @@ std::vector<std::pair<std::string, std::string>> FilesOf(const std::string& repo
     if (e.is_regular_file())
       files.emplace_back(fs::relative(e.path(), report).string(), Read(e.path()));
   return files;
-}
-
-// Nothing named `.NAME.tmp-*` or `.NAME.old-*` left beside a report.
-void ExpectNoLeftovers(const std::string& dir) {
-  for (const auto& e : fs::directory_iterator(dir))
-    EXPECT_EQ(e.path().filename().string().find(".tmp-"), std::string::npos) << e.path();
 }
 
 TEST(Html, WritesAReportThatNeedsNothingFromOutside) {
@@ -164,23 +155,6 @@ TEST(Html, BadInputIsOneLineAndLeavesNothing) {
   EXPECT_TRUE(fs::exists(good.report + "/index.html"));
   ExpectNoLeftovers(good.dir);
 }
-
-// Headless Chromium over real reports (tests/browser/report_test.js). Skips, saying why, only when
-// node, npm or chromium is missing or puppeteer-core cannot be installed.
-class HtmlBrowser : public ::testing::Test {
- protected:
-  void SetUp() override {
-    RunResult install = Execute({"/bin/bash", HTML_BROWSER_DIR "/install.sh", HTML_NODE_DIR}, ".");
-    if (install.exit_code == 77) GTEST_SKIP() << install.err;
-    ASSERT_EQ(install.exit_code, 0) << install.err;
-  }
-  RunResult Browse(const std::vector<std::string>& args) {
-    std::vector<std::string> argv = {"/usr/bin/env", "NODE_PATH=" HTML_NODE_DIR "/node_modules",
-                                     "node", HTML_BROWSER_DIR "/report_test.js"};
-    argv.insert(argv.end(), args.begin(), args.end());
-    return Execute(argv, ".");
-  }
-};
 
 TEST_F(HtmlBrowser, DrawsTheHotFunctionAndOpensItsHotLine) {
   Report r = RecordAndReport("browser", PROGRAM_html_target);

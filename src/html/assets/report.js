@@ -1,6 +1,8 @@
 // hotline's HTML report: lays out, sorts, filters and zooms the numbers hotline computed
 // (data/*.js, each assigning to window.HOTLINE). Every text from the profile or the sources is
-// put into the page as text (textContent, attributes), never parsed as markup.
+// put into the page as text (textContent, attributes), never parsed as markup. One script for the
+// three pages hotline writes: a profile's report, a differential flame graph (data.diff) and a
+// run database's history (data.history).
 'use strict';
 (function () {
   const H = window.HOTLINE || {};
@@ -10,8 +12,9 @@
     main.textContent = 'data/data.js is missing: the report is incomplete.';
     return;
   }
-  const F = D.functions;
-  const total = D.total_ns;
+  const kind = D.history ? 'history' : D.diff ? 'diff' : 'profile';
+  const F = D.functions || { name: [], short: [], pseudo: [] };
+  const total = D.total_ns || 0;
 
   // ---- small helpers ----
   function el(tag, props, ...children) {
@@ -80,11 +83,17 @@
   }
 
   // ---- navigation ----
-  const pages = [['overview', 'Overview'], ['flame', 'Flame graph'], ['functions', 'Functions'],
-    ['sources', 'Sources']];
-  if (D.heap) pages.push(['heap', 'Heap']);
-  if (D.timeline) pages.push(['timeline', 'Timeline']);
-  pages.push(['tables/T', 'Tables']);
+  const pages = [];
+  if (kind === 'history') {
+    pages.push(['history', 'History']);
+  } else if (kind === 'diff') {
+    pages.push(['diff', 'Differential flame graph'], ['changes', 'Changes']);
+  } else {
+    pages.push(['overview', 'Overview'], ['flame', 'Flame graph'], ['functions', 'Functions'], ['sources', 'Sources']);
+    if (D.heap) pages.push(['heap', 'Heap']);
+    if (D.timeline) pages.push(['timeline', 'Timeline']);
+    pages.push(['tables/T', 'Tables']);
+  }
   const nav = document.getElementById('nav');
   for (const [route, title] of pages) nav.appendChild(el('a', { href: '#' + route, 'data-route': route }, title));
 
@@ -95,11 +104,13 @@
   function failed(err) { show(el('p', { class: 'warn' }, String(err && err.message || err))); setReady(); }
 
   function route() {
-    const hash = location.hash.replace(/^#/, '') || 'overview';
+    const hash = location.hash.replace(/^#/, '') || pages[0][0];
     const parts = hash.split('/');
     for (const a of nav.children) a.classList.toggle('current', hash.startsWith(a.getAttribute('data-route').split('/')[0]));
     document.body.removeAttribute('data-ready');
     try {
+      if (kind === 'history') return historyPage();
+      if (kind === 'diff') return parts[0] === 'changes' ? changesPage() : diffPage();
       switch (parts[0]) {
         case 'flame': return flamePage();
         case 'functions': return functionsPage(-1);
@@ -150,7 +161,7 @@
     const body = el('tbody');
     for (const row of rows) {
       const r = el('tr');
-      row.forEach(c => r.appendChild(el('td', { class: typeof c === 'string' && /^[~\d.]/.test(c) ? 'num' : '' }, c)));
+      row.forEach(c => r.appendChild(el('td', { class: typeof c === 'string' && /^([~\d.]|[+-]\d|>\+)/.test(c) ? 'num' : '' }, c)));
       body.appendChild(r);
     }
     t.appendChild(body);
@@ -158,7 +169,8 @@
   }
 
   // ---- flame graph / icicle ----
-  const flame = { thread: 'all', order: 'callers', icicle: false, focus: 0, search: '', tree: null };
+  // In a differential report the graph is NEW's or BASE's shape (side), coloured by the change.
+  const flame = { thread: 'all', order: 'callers', icicle: false, focus: 0, search: '', tree: null, side: 'new' };
   function prepareTree(t) {
     if (t.children) return t;
     t.children = t.f.map(() => []);
@@ -166,26 +178,31 @@
     for (const c of t.children) c.sort((a, b) => t.v[b] - t.v[a]);
     return t;
   }
-  function flamePage() {
-    const threadSelect = el('select', { id: 'flame-thread', onchange: e => { flame.thread = e.target.value; flame.focus = 0; drawFlame(); } });
-    for (const which of D.flames) {
-      const t = which === 'all' ? null : D.threads[Number(which.slice(1))];
-      threadSelect.appendChild(el('option', { value: which, selected: which === flame.thread ? 'selected' : null },
-        t ? 'thread ' + t.tid + (t.name ? ' (' + t.name + ')' : '') : 'all threads'));
+  // The flame graph page; `header` (nodes) goes above the controls, `first` (a control) before
+  // the others, `after` below the graph.
+  function flamePage(header, first, after) {
+    let threadSelect = null;
+    if (kind === 'profile') {
+      threadSelect = el('select', { id: 'flame-thread', onchange: e => { flame.thread = e.target.value; flame.focus = 0; drawFlame(); } });
+      for (const which of D.flames) {
+        const t = which === 'all' ? null : D.threads[Number(which.slice(1))];
+        threadSelect.appendChild(el('option', { value: which, selected: which === flame.thread ? 'selected' : null },
+          t ? 'thread ' + t.tid + (t.name ? ' (' + t.name + ')' : '') : 'all threads'));
+      }
     }
     const orderButton = el('button', { id: 'flame-order', onclick: () => { flame.order = flame.order === 'callers' ? 'callees' : 'callers'; flame.focus = 0; drawFlame(); } });
     const shapeButton = el('button', { id: 'flame-shape', onclick: () => { flame.icicle = !flame.icicle; drawFlame(); } });
     const search = el('input', { id: 'flame-search', type: 'search', placeholder: 'search functions', value: flame.search,
       oninput: e => { flame.search = e.target.value; drawFlame(); } });
     const reset = el('button', { onclick: () => { flame.focus = 0; drawFlame(); } }, 'reset zoom');
-    show(el('div', { class: 'controls' }, threadSelect, orderButton, shapeButton, search, reset, el('span', { id: 'flame-match' })),
+    show(...(header || []), el('div', { class: 'controls' }, first, threadSelect, orderButton, shapeButton, search, reset, el('span', { id: 'flame-match' })),
       el('div', { id: 'flame-info', class: 'info' }, 'Click a frame to zoom in, click it again to zoom out.'),
-      el('div', { id: 'flame', class: 'flame' }));
+      el('div', { id: 'flame', class: 'flame' }), ...(after || []));
     drawFlame();
   }
   function drawFlame() {
     document.body.removeAttribute('data-ready');
-    const key = 'flame-' + flame.thread + '-' + flame.order;
+    const key = kind === 'diff' ? 'diff-' + flame.side + '-' + flame.order : 'flame-' + flame.thread + '-' + flame.order;
     document.getElementById('flame-order').textContent = flame.order === 'callers' ? 'callers first' : 'callees first (inverted)';
     document.getElementById('flame-shape').textContent = flame.icicle ? 'icicle' : 'flame graph';
     load(key).then(t => layoutFlame(prepareTree(t))).catch(failed);
@@ -239,7 +256,7 @@
     const matchedNodes = new Set();
     for (const [n, depth, x, w] of nodes) {
       const f = t.f[n];
-      const name = f < 0 ? (flame.thread === 'all' ? 'all threads' : 'thread') : F.short[f];
+      const name = f < 0 ? (kind === 'diff' ? 'all' : flame.thread === 'all' ? 'all threads' : 'thread') : F.short[f];
       const y = flame.icicle ? depth * rowHeight : height - (depth + 1) * rowHeight;
       const hit = f >= 0 && match && match(f);
       if (hit) {
@@ -250,13 +267,15 @@
       }
       const div = el('div', {
         class: 'frame' + (hit ? ' match' : '') + (n === focus ? ' focus' : '') + (f >= 0 && F.pseudo[f] ? ' pseudo' : ''),
-        title: (f >= 0 ? F.name[f] : name) + '\n' + fmtTime(t.v[n]) + ' (' + fmtPct(100 * t.v[n] / (t.total || 1)) + '%), self ' + fmtTime(t.s[n]),
+        title: frameText(t, n, name),
         'data-node': String(n), 'data-function': f >= 0 ? String(f) : null,
+        'data-state': kind === 'diff' ? diffState(t, n) : null,
       }, w > 30 ? name : '');
       div.style.left = x + 'px';
       div.style.width = Math.max(w - 1, 1) + 'px';
       div.style.top = y + 'px';
-      if (!hit && f >= 0 && !F.pseudo[f]) div.style.backgroundColor = 'hsl(' + (10 + nameHue(F.name[f]) % 40) + ',80%,' + (58 + nameHue(F.name[f]) % 12) + '%)';
+      if (!hit && kind === 'diff') div.style.backgroundColor = diffColour(t, n);
+      else if (!hit && f >= 0 && !F.pseudo[f]) div.style.backgroundColor = 'hsl(' + (10 + nameHue(F.name[f]) % 40) + ',80%,' + (58 + nameHue(F.name[f]) % 12) + '%)';
       frag.appendChild(div);
     }
     box.replaceChildren(frag);
@@ -268,11 +287,20 @@
       layoutFlame(t);
     };
     document.getElementById('flame-match').textContent = match ? 'matched: ' + fmtPct(100 * matched / (t.total || 1)) + '% of this graph' : '';
+    if (kind === 'diff') showMissing(t);
     setReady();
+  }
+  // A frame's hover text: its whole name and its times.
+  function frameText(t, n, name) {
+    const f = t.f[n];
+    const whole = f >= 0 ? F.name[f] : name;
+    if (kind === 'diff') return whole + '\n' + diffText(t, n);
+    return whole + '\n' + fmtTime(t.v[n]) + ' (' + fmtPct(100 * t.v[n] / (t.total || 1)) + '%), self ' + fmtTime(t.s[n]);
   }
   function showFrameInfo(t, n) {
     const info = document.getElementById('flame-info');
     const f = t.f[n];
+    if (kind === 'diff') { info.replaceChildren(el('b', { title: f >= 0 ? F.name[f] : '' }, f >= 0 ? F.short[f] : 'all'), ': ' + diffText(t, n).replace(/\n/g, '; ')); return; }
     if (f < 0) { info.replaceChildren('all samples: ' + fmtTime(t.v[n])); return; }
     const parts = [functionAnchor(f), ': ' + fmtTime(t.v[n]) + ' here (' + fmtPct(100 * t.v[n] / (t.total || 1)) + '%), self ' + fmtTime(t.s[n]) + '; '];
     const hf = F.hot_file[f];
@@ -497,6 +525,173 @@
     const entry = D.tables.find(t => t.flag === flag) || D.tables[0];
     show(tabs, el('p', {}, 'loading…'));
     load(entry.key).then(text => { show(tabs, el('pre', { class: 'table-text' }, text)); setReady(); }).catch(failed);
+  }
+
+  // ---- differential flame graph (hotline html --diff) ----
+  // hotline computed every frame's base and new time, its change new/base − 1 (c) and its state
+  // (q): 0 within the sampling noise, 1 beyond it, 2 only in NEW, 3 only in BASE. Here they only
+  // become colours and words.
+  const G = D.diff;
+  const states = ['noise', 'beyond', 'new', 'gone'];
+  function fmtSigned(ns) { return (ns < 0 ? '-' : '+') + fmtTime(Math.abs(ns)); }
+  function fmtChange(c) { return c > 9.99 ? '>+999%' : (c >= 0 ? '+' : '') + (100 * c).toFixed(1) + '%'; }
+  function diffState(t, n) {
+    const q = states[t.q[n]];
+    return q === 'beyond' ? (t.c[n] > 0 ? 'slower' : 'faster') : q;
+  }
+  function diffText(t, n) {
+    const q = t.q[n], times = 'base ' + fmtTime(t.b[n]) + ', new ' + fmtTime(t.n[n]);
+    if (q === 2) return times + '\nnew: only in NEW (BASE has no such path)';
+    const change = 'change ' + fmtSigned(t.n[n] - t.b[n]) + ' (' + fmtChange(t.c[n]) + ')';
+    if (q === 3) return times + '\n' + change + ': gone, NEW has no such path';
+    return times + '\n' + change + (q === 1 ? ', beyond the sampling noise' : ', within the sampling noise');
+  }
+  // Red for slower, blue for faster, more saturated the larger the change (full at ±50%); grey
+  // within the noise; full red for new paths, full blue for vanished ones.
+  function diffColour(t, n) {
+    const q = t.q[n];
+    if (q === 2) return 'hsl(0,85%,50%)';
+    if (q === 3) return 'hsl(215,85%,50%)';
+    if (q !== 1) return 'hsl(0,0%,86%)';
+    const strength = Math.min(1, Math.abs(t.c[n]) / 0.5);
+    return 'hsl(' + (t.c[n] > 0 ? 0 : 215) + ',' + Math.round(30 + 55 * strength) + '%,' + Math.round(80 - 30 * strength) + '%)';
+  }
+  function showMissing(t) {
+    const box = document.getElementById('diff-missing');
+    if (!box) return;
+    const share = fmtPct(100 * t.missing_ns / (t.other_total || 1));
+    box.textContent = flame.side === 'new'
+      ? fmtTime(t.missing_ns) + ' of BASE\'s time (' + share + '% of it) is in paths NEW does not have: it has no place in this graph. Switch to base\'s shape to see those paths (blue).'
+      : fmtTime(t.missing_ns) + ' of NEW\'s time (' + share + '% of it) is in paths BASE did not have: it has no place in this graph (red in new\'s shape).';
+  }
+  function diffSide(x) {
+    return [x.path, fmtTime(x.total_ns) + ' ' + G.clock + ' time, ' + x.samples + ' samples' + (x.program ? ', ' + x.program : '')];
+  }
+  function diffPage() {
+    document.title = 'hotline diff: ' + G.base.path + ' → ' + G.new.path;
+    const facts = keyValues([['base', diffSide(G.base).join(': ')], ['new', diffSide(G.new).join(': ')],
+      ['change', fmtSigned(G.new.total_ns - G.base.total_ns) + ' (' + fmtChange(G.change) + ')'],
+      ['BASE time not in NEW', fmtTime(G.graphs.new.callers.missing_ns) + ' (' + fmtPct(100 * G.graphs.new.callers.missing_ns / (G.base.total_ns || 1)) + '% of BASE), in paths NEW does not have']]);
+    const warnings = el('ul', { class: 'warnings' }, ...D.warnings.map(w => el('li', { class: 'warn' }, w)));
+    const legend = el('p', { class: 'legend' },
+      el('span', { class: 'swatch slower' }), 'slower ', el('span', { class: 'swatch faster' }), 'faster ',
+      el('span', { class: 'swatch noise' }), 'within the sampling noise ', el('span', { class: 'swatch new' }), 'new path (only in NEW) ',
+      el('span', { class: 'swatch gone' }), 'vanished path (only in BASE)');
+    const rule = el('p', { class: 'note' }, 'Frames are as wide as their time in the shape shown and coloured by the change of that path\'s time, new/base − 1, ' +
+      'once it is beyond what the sampling noise of the frame\'s sample counts allows (' + (100 * G.confidence) + '% for the graph as a whole); ' +
+      'the more saturated, the larger the change.');
+    const sideButton = el('button', { id: 'flame-side', onclick: () => { flame.side = flame.side === 'new' ? 'base' : 'new'; flame.focus = 0; sideButton.textContent = sideLabel(); drawFlame(); } }, sideLabel());
+    flamePage([el('h1', {}, 'Differential flame graph'), facts, D.warnings.length ? warnings : null, legend, rule], sideButton,
+      [el('p', { id: 'diff-missing', class: 'note' })]);
+  }
+  function sideLabel() { return flame.side === 'new' ? 'new\'s shape' : 'base\'s shape'; }
+  const changeTables = [['self', 'Self time per function'], ['inclusive', 'Inclusive time per function'], ['lines', 'Time per line']];
+  function changesPage() {
+    show(el('p', {}, 'loading…'));
+    load('changes').then(changes => {
+      const parts = [el('h1', {}, 'Changes, as hotline diff prints them'),
+        el('p', { class: 'note' }, 'One run a side: each interval is the sampling noise of the counts, ' + (100 * G.confidence) + '% for each table as a whole; ' +
+          'a verdict of slower or faster needs the whole interval beyond ±' + (100 * G.threshold) + '%.')];
+      for (const [key, title] of changeTables) {
+        const c = changes[key], rows = c.rows.slice(0, 300);
+        parts.push(el('h2', {}, title + ' (' + c.compared + ' compared)'));
+        parts.push(table(['base', 'new', 'change', '%', 'interval', 'base %', 'new %', 'verdict', key === 'lines' ? 'line' : 'function'], rows.map(r => {
+          const [name, file, line, base, next, baseShare, newShare, low, high, verdict, short] = r;
+          const judged = verdict !== 'new' && verdict !== 'gone';
+          const where = name ? el('span', { class: 'fname', title: name + (file ? ' (' + file + ')' : '') }, short) : file.split('/').pop() + (line ? ':' + line : '');
+          return [fmtTime(base), fmtTime(next), fmtSigned(next - base), judged ? fmtChange(next / base - 1) : '',
+            judged ? fmtChange(low) + ' … ' + fmtChange(high) : '', fmtPct(baseShare), fmtPct(newShare), el('span', { class: 'verdict ' + verdict.replace(' ', '-') }, verdict), where];
+        })));
+        if (c.rows.length > rows.length) parts.push(el('p', { class: 'note' }, 'the ' + rows.length + ' largest changes of ' + c.rows.length));
+      }
+      show(...parts);
+      setReady();
+    }).catch(failed);
+  }
+
+  // ---- history of a workload (hotline html --history) ----
+  // One chart per series: the mean per commit (oldest on the left), each commit's min–max range as
+  // a band and a bar, commits without runs as gaps, the change's commit marked, dirty commits
+  // hollow. hotline computed every value and label; here they only become positions.
+  const SVG = 'http://www.w3.org/2000/svg';
+  function svgEl(tag, attrs, text) {
+    const e = document.createElementNS(SVG, tag);
+    for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, v);
+    if (text !== undefined) e.textContent = text;
+    return e;
+  }
+  function historyPage() {
+    const h = D.history;
+    document.title = 'hotline history: ' + h.workload;
+    const facts = keyValues([['database', h.database], ['workload', h.workload], ['commits', String(h.commits.length)], ['series', String(h.series.length)]]);
+    const tip = el('div', { id: 'history-tip', class: 'tip' });
+    tip.hidden = true;
+    const charts = h.series.map((s, i) => el('section', { class: 'series', 'data-series': String(i) },
+      el('h2', { title: s.name + (s.file ? ' (' + s.file + ')' : '') }, s.file ? s.short + (s.self ? ', self time' : ', inclusive time') : s.short),
+      historyChart(h, s, tip)));
+    const totals = h.series.length ? h.series[0].values : [];
+    const rows = h.commits.map((c, i) => [i, c]).reverse().map(([i, c]) => {
+      const v = totals[i];
+      return [el('span', { class: 'fname', title: c.commit }, c.short), c.date, c.branch, c.subject, v ? String(v[0]) : '0',
+        v ? fmtTime(v[1]) : '', v ? fmtTime(v[2]) : '', v ? fmtTime(v[3]) : '', c.dirty ? 'uncommitted changes' : ''];
+    });
+    const commits = table(['commit', 'date', 'branch', 'subject', 'runs', 'total', 'min', 'max', ''], rows);
+    commits.id = 'history-commits';
+    show(el('h1', {}, 'History of ' + h.workload), facts, tip, ...charts, el('h2', {}, 'Commits, newest first'), commits);
+    setReady();
+  }
+  function historyChart(h, s, tip) {
+    const w = 900, ht = 240, left = 70, right = 40, top = 24, bottom = 36;
+    const svg = svgEl('svg', { viewBox: '0 0 ' + w + ' ' + ht, class: 'chart history-chart' });
+    const count = h.commits.length;
+    const x = i => left + (count > 1 ? i * (w - left - right) / (count - 1) : (w - left - right) / 2);
+    // The axis from 0 to a round value above the highest max, in round steps.
+    const highest = Math.max(1, ...s.values.filter(v => v).map(v => v[3]));
+    const magnitude = Math.pow(10, Math.floor(Math.log10(highest / 4)));
+    const step = [1, 2, 2.5, 5, 10].map(m => m * magnitude).find(d => 4 * d >= highest * 1.05);
+    const ceiling = step * Math.ceil(highest * 1.05 / step);
+    const y = ns => top + (ht - top - bottom) * (1 - ns / ceiling);
+    for (let ns = 0; ns <= ceiling; ns += step) {
+      svg.append(svgEl('line', { x1: left, x2: w - right, y1: y(ns), y2: y(ns), class: 'grid' }),
+        svgEl('text', { x: left - 6, y: y(ns) + 4, 'text-anchor': 'end' }, fmtTime(Math.round(ns))));
+    }
+    const every = Math.max(1, Math.ceil(count / 12));
+    h.commits.forEach((c, i) => {
+      if (i % every === 0 || i === count - 1) svg.append(svgEl('text', { x: x(i), y: ht - bottom + 16, 'text-anchor': 'middle', class: 'commit' }, c.short));
+      if (c.dirty) svg.append(svgEl('text', { x: x(i), y: ht - bottom + 30, 'text-anchor': 'middle', class: 'dirty-mark' }, 'dirty'));
+    });
+    // Runs of consecutive commits with values: a band and a line each; a commit without runs
+    // breaks them.
+    const segments = [];
+    let run = [];
+    s.values.forEach((v, i) => { if (v) run.push(i); else { if (run.length) segments.push(run); run = []; } });
+    if (run.length) segments.push(run);
+    for (const seg of segments) {
+      if (seg.length > 1) {
+        const band = seg.map(i => x(i) + ',' + y(s.values[i][3])).concat(seg.slice().reverse().map(i => x(i) + ',' + y(s.values[i][2])));
+        svg.append(svgEl('polygon', { points: band.join(' '), class: 'band' }),
+          svgEl('polyline', { points: seg.map(i => x(i) + ',' + y(s.values[i][1])).join(' '), class: 'mean' }));
+      }
+    }
+    if (s.change_at !== null) {
+      const cx = x(s.change_at);
+      svg.append(svgEl('line', { x1: cx, x2: cx, y1: top - 10, y2: ht - bottom, class: 'change ' + (s.change > 0 ? 'slower' : 'faster') }),
+        // Beside the marker, on the side with room.
+        svgEl('text', { x: cx < w / 2 ? cx + 4 : cx - 4, y: top - 2, 'text-anchor': cx < w / 2 ? 'start' : 'end', class: 'change-label' }, s.label));
+    }
+    s.values.forEach((v, i) => {
+      if (!v) return;
+      const c = h.commits[i];
+      const text = [c.short + (c.dirty ? ' (uncommitted changes)' : ''), c.subject, c.branch ? 'branch ' + c.branch : '', c.date,
+        v[0] + (v[0] === 1 ? ' run' : ' runs'), 'mean ' + fmtTime(v[1]), 'min ' + fmtTime(v[2]), 'max ' + fmtTime(v[3])].filter(t => t).join('\n');
+      const bar = svgEl('line', { x1: x(i), x2: x(i), y1: y(v[2]), y2: y(v[3]), class: 'range' });
+      const point = svgEl('circle', { cx: x(i), cy: y(v[1]), r: 4, class: 'point' + (c.dirty ? ' dirty' : ''), 'data-commit': String(i) });
+      point.append(svgEl('title', {}, text));
+      point.addEventListener('mouseenter', e => { tip.textContent = text; tip.hidden = false; tip.style.left = e.clientX + 14 + 'px'; tip.style.top = e.clientY + 14 + 'px'; });
+      point.addEventListener('mouseleave', () => { tip.hidden = true; });
+      svg.append(bar, point);
+    });
+    return svg;
   }
 
   route();
