@@ -207,34 +207,18 @@ int RunHistoryLog(const HistoryLogOptions& o) {
     }
     function = names->front();
   }
-  history::RunFilter filter;
-  filter.workload = *workload;
-  filter.functions = !function.empty();
-  if (!function.empty()) filter.function = function;
-  Expected<std::vector<history::RunRecord>> runs = history::FindRuns(**db, filter);
-  if (!runs) return fail(runs.status().message());
-  std::vector<std::string> ancestry;
-  std::optional<history::GitState> git = history::GitStateOf(".");
-  if (git) {
-    Expected<std::string> tip = history::ResolveCommit(git->top, o.revision);
-    if (!tip) return fail(tip.status().message());
-    Expected<std::vector<std::string>> commits = history::Ancestry(git->top, *tip);
-    if (!commits) return fail(commits.status().message());
-    ancestry = std::move(*commits);
-  } else if (o.revision != "HEAD") {
-    return fail("--rev needs a git repository: the current folder is in none");
-  }
+  HistoryQuery query;
+  query.workload = *workload;
+  query.revision = o.revision;
+  query.all = o.all;
+  if (!function.empty()) query.function = function;
+  Expected<WorkloadHistory> history = LoadWorkloadHistory(**db, query);
+  if (!history) return fail(history.status().message());
   report::HistoryLog log;
   log.database = (*db)->name();
   log.workload = *workload;
-  log.commits = history::GroupByCommit(*runs, ancestry, o.all);
-  if (log.commits.empty())
-    return fail(
-        fmt::format("no runs of workload {} at {} or its ancestors (--all shows the "
-                    "others)",
-                    *workload, o.revision));
-  for (const history::CommitRuns& c : log.commits)
-    log.subjects.push_back(git ? history::Subject(git->top, c.commit) : "");
+  log.commits = history->commits;
+  log.subjects = history->subjects;
   double threshold = o.threshold / 100;
   log.series.push_back(history::MakeSeries(log.commits, "", true, threshold, o.confidence));
   if (!function.empty()) {

@@ -54,4 +54,34 @@ Expected<std::string> ChooseWorkload(history::Database& db, const std::string& n
       fmt::format("{}: holds several workloads; name one with --workload: {}", db.name(), names));
 }
 
+Expected<WorkloadHistory> LoadWorkloadHistory(history::Database& db, const HistoryQuery& query) {
+  history::RunFilter filter;
+  filter.workload = query.workload;
+  filter.functions = query.functions || query.function;
+  filter.function = query.function;
+  Expected<std::vector<history::RunRecord>> runs = history::FindRuns(db, filter);
+  if (!runs) return runs.status();
+  std::vector<std::string> ancestry;
+  std::optional<history::GitState> git = history::GitStateOf(".");
+  if (git) {
+    Expected<std::string> tip = history::ResolveCommit(git->top, query.revision);
+    if (!tip) return tip.status();
+    Expected<std::vector<std::string>> commits = history::Ancestry(git->top, *tip);
+    if (!commits) return commits.status();
+    ancestry = std::move(*commits);
+  } else if (query.revision != "HEAD") {
+    return Status::Error("--rev needs a git repository: the current folder is in none");
+  }
+  WorkloadHistory h;
+  h.runs = std::move(*runs);
+  h.commits = history::GroupByCommit(h.runs, ancestry, query.all);
+  if (h.commits.empty())
+    return Status::Error(
+        fmt::format("no runs of workload {} at {} or its ancestors (--all shows the others)",
+                    query.workload, query.revision));
+  for (const history::CommitRuns& c : h.commits)
+    h.subjects.push_back(git ? history::Subject(git->top, c.commit) : "");
+  return h;
+}
+
 }  // namespace hotline::cli

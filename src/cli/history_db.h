@@ -12,6 +12,7 @@
 #include "history/database.h"
 #include "history/git.h"
 #include "history/runs.h"
+#include "history/series.h"
 
 namespace hotline::cli {
 
@@ -31,5 +32,23 @@ Expected<std::unique_ptr<history::Database>> OpenHistory(const HistoryLocation& 
 // The workload to read: `named` when given, else the database's only one. Fails naming the
 // workloads there are.
 Expected<std::string> ChooseWorkload(history::Database& db, const std::string& named);
+
+// A workload's runs grouped by commit, oldest first (history::GroupByCommit), with the commits'
+// subjects when the current folder is in their repository.
+struct WorkloadHistory {
+  std::vector<history::RunRecord> runs;
+  std::vector<history::CommitRuns> commits;  // point into runs
+  std::vector<std::string> subjects;         // one per commit
+};
+
+struct HistoryQuery {
+  std::string workload;
+  std::string revision = "HEAD";        // whose ancestry orders the commits (in a repository)
+  bool all = false;                     // the commits that are not its ancestors too
+  bool functions = false;               // every run's functions
+  std::optional<std::string> function;  // ... or only this one's
+};
+
+Expected<WorkloadHistory> LoadWorkloadHistory(history::Database& db, const HistoryQuery& query);
 
 }  // namespace hotline::cli

@@ -1,19 +1,25 @@
 // `hotline html [FILE] -o DIR`: the static HTML report (docs/html.md). Reads the profile (and its
 // heap, when recorded with --heap), builds the model and writes the report directory.
 // `hotline html --diff BASE NEW -o DIR`: the differential flame graph of two profiles.
+// `hotline html --history -o DIR`: a workload's history from the run database, plotted.
 #include <fmt/core.h>
 
+#include <algorithm>
+#include <cmath>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/history_db.h"
 #include "cli/load_profile.h"
 #include "cli/profile_path.h"
 #include "format/raw_profile.h"
 #include "format/reader.h"
 #include "html/diff.h"
+#include "html/history.h"
 #include "html/html.h"
 #include "model/build.h"
 #include "model/heap.h"
@@ -28,6 +34,11 @@ struct HtmlCommandOptions {
   std::string output;
   std::vector<std::string> source_dirs;
   bool diff = false;
+  bool history = false;
+  HistoryLocation where;
+  HistoryQuery query;
+  size_t history_functions = 8;
+  double threshold = 5, confidence = 0.95;
 
   void Register(CLI::App& cmd) {
     cmd.add_option("-o,--output", output,
@@ -38,6 +49,23 @@ struct HtmlCommandOptions {
         ->allow_extra_args(false);
     cmd.add_flag("--diff", diff,
                  "a differential flame graph of two profiles, BASE NEW: red slower, blue faster");
+    cmd.add_flag("--history", history,
+                 "a workload's time per commit from the run database (hotline history), plotted");
+    where.Register(cmd);
+    cmd.add_option("-w,--workload", query.workload,
+                   "with --history: the workload (default: the database's only one)");
+    cmd.add_option("--rev", query.revision,
+                   "with --history: whose ancestry to plot, oldest to newest (default HEAD)");
+    cmd.add_flag("--all", query.all, "with --history: the commits off that ancestry too");
+    cmd.add_option("--functions", history_functions,
+                   "with --history: how many of the costliest functions to plot (default 8)");
+    cmd.add_option("--threshold", threshold,
+                   "with --history: a change is marked when surely beyond this percent "
+                   "(default 5)")
+        ->check(CLI::Range(0.0, 1000.0));
+    cmd.add_option("-c,--confidence", confidence,
+                   "with --history: how sure a marked change must be (default 0.95)")
+        ->check(CLI::Range(0.5, 0.9999));
     cmd.add_option("FILE", files,
                    "the profile (default: the newest *.hotline here); with --diff, BASE and NEW");
   }
@@ -102,8 +130,79 @@ int RunHtmlDiff(const HtmlCommandOptions& o) {
   return Finish(html::WriteDiffReport(input, o.output), warnings, o.output);
 }
 
+// The page's series: the total, then the functions with the most self time at the newest commit.
+html::HistoryInput HistoryPage(const WorkloadHistory& h, const HtmlCommandOptions& o,
+                               const std::string& database) {
+  html::HistoryInput input;
+  input.database = database;
+  input.workload = o.query.workload;
+  for (size_t i = 0; i < h.commits.size(); ++i) {
+    const history::CommitRuns& c = h.commits[i];
+    const history::RunRecord& newest = *c.runs.back();
+    bool dirty = std::any_of(c.runs.begin(), c.runs.end(),
+                             [](const history::RunRecord* r) { return r->dirty; });
+    input.commits.push_back({c.commit, h.subjects[i], newest.branch, newest.added_at, dirty});
+  }
+  std::map<std::string, double> self;  // at the newest commit, Σ over its runs
+  std::map<std::string, std::string> file;
+  for (const history::RunRecord* run : h.commits.back().runs)
+    for (const analysis::FunctionCost& f : run->summary.functions) {
+      self[f.name] += double(f.self_ns);
+      file.emplace(f.name, f.file);
+    }
+  std::vector<std::pair<double, std::string>> costliest;
+  for (const auto& [name, ns] : self) costliest.emplace_back(-ns, name);
+  std::sort(costliest.begin(), costliest.end());
+  std::vector<std::string> names = {""};
+  for (size_t i = 0; i < costliest.size() && i < o.history_functions; ++i)
+    names.push_back(costliest[i].second);
+  for (const std::string& name : names) {
+    history::Series s = history::MakeSeries(h.commits, name, true, o.threshold / 100, o.confidence);
+    html::HistorySeries series;
+    series.name = s.name;
+    series.file = name.empty() ? "" : file[name];
+    series.self = true;
+    for (const std::optional<history::Point>& p : s.points)
+      series.values.push_back(
+          p ? std::optional<html::HistoryValue>({p->runs, p->mean_ns, p->min_ns, p->max_ns})
+            : std::nullopt);
+    // The largest change marks the page.
+    for (const history::Step& step : s.steps)
+      if (!series.change_at || std::fabs(step.change) > std::fabs(series.change))
+        series.change_at = step.at, series.change = step.change;
+    input.series.push_back(std::move(series));
+  }
+  return input;
+}
+
+int RunHtmlHistory(HtmlCommandOptions& o) {
+  auto fail = [](const std::string& what) {
+    fmt::print(stderr, "hotline: html: {}\n", what);
+    return 1;
+  };
+  if (!o.files.empty()) {
+    fmt::print(stderr, "hotline: html: --history reads the run database, not profiles\n");
+    return 2;
+  }
+  Expected<std::unique_ptr<history::Database>> db = OpenHistory(o.where, true);
+  if (!db) return fail(db.status().message());
+  Expected<std::string> workload = ChooseWorkload(**db, o.query.workload);
+  if (!workload) return fail(workload.status().message());
+  o.query.workload = *workload;
+  o.query.functions = true;
+  Expected<WorkloadHistory> h = LoadWorkloadHistory(**db, o.query);
+  if (!h) return fail(h.status().message());
+  return Finish(html::WriteHistoryReport(HistoryPage(*h, o, (*db)->name()), o.output), {},
+                o.output);
+}
+
 int RunHtml(HtmlCommandOptions& o) {
+  if (o.diff && o.history) {
+    fmt::print(stderr, "hotline: html: --diff or --history, not both\n");
+    return 2;
+  }
   if (o.diff) return RunHtmlDiff(o);
+  if (o.history) return RunHtmlHistory(o);
   if (o.files.size() > 1) {
     fmt::print(stderr, "hotline: html: one profile at a time (two with --diff)\n");
     return 2;

@@ -2,6 +2,7 @@
 // for a writer, and writers wait for each other (busy timeout) instead of failing.
 #include <fmt/core.h>
 #include <sqlite3.h>
+#include <unistd.h>
 
 #include <cctype>
 #include <filesystem>
@@ -40,10 +41,15 @@ class SqliteDatabase final : public Database {
     // Another process adding a run holds the write lock for milliseconds: wait for it.
     sqlite3_busy_timeout(db_, 30000);
     if (Status s = Run("PRAGMA foreign_keys = ON"); !s.ok()) return s;
-    // A file that is not SQLite's fails here, at the first read.
-    std::vector<Row> mode;
-    if (Status s = Run("PRAGMA journal_mode = WAL", {}, &mode); !s.ok()) return s;
-    return Status();
+    // A file that is not SQLite's fails here, at the first read. Switching to WAL takes the
+    // database whole, and SQLite answers "busy" at once, without its busy handler, while another
+    // process makes the file: wait as the busy timeout would.
+    for (int waited_ms = 0;; waited_ms += 5) {
+      std::vector<Row> mode;
+      Status s = Run("PRAGMA journal_mode = WAL", {}, &mode);
+      if (s.ok() || sqlite3_errcode(db_) != SQLITE_BUSY || waited_ms >= 30000) return s;
+      usleep(5000);
+    }
   }
 
   Status Execute(std::string_view sql, std::span<const Value> params,

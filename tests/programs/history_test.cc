@@ -9,6 +9,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -197,6 +198,19 @@ TEST_P(History, AddLogAndCheckFindTheSlowdownAndNothingElse) {
   EXPECT_EQ(human.exit_code, 0) << human.err;
   EXPECT_NE(human.out.find("▲ +"), std::string::npos) << human.out;
   EXPECT_NE(human.out.find("slow_path self"), std::string::npos) << human.out;
+
+  // The history page plots slow_path with its change marked at the second commit.
+  std::string page = ScratchDir("history-page") + "/report";
+  RunResult html = WithDb(db, {"html", "--history", "-o", page});
+  ASSERT_EQ(html.exit_code, 0) << html.err;
+  std::ifstream in(page + "/data/data.js");
+  std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  size_t name = data.find("\"name\":\"slow_path\"");
+  ASSERT_NE(name, std::string::npos) << data;
+  std::string series = data.substr(data.rfind('{', name), name - data.rfind('{', name));
+  EXPECT_NE(series.find("\"change_at\":1,"), std::string::npos) << series;
+  EXPECT_EQ(std::count(data.begin(), data.end(), '\n'), 1);  // one script line, no markup
+  EXPECT_NE(data.find(repo.commits[1]), std::string::npos);
 }
 
 TEST_P(History, RefusesTooFewRunsAndCommitsThatDoNotExist) {
@@ -231,7 +245,7 @@ TEST_P(History, RefusesTooFewRunsAndCommitsThatDoNotExist) {
 // every run arrives whole.
 TEST_P(History, ConcurrentAddsFromTwoProcesses) {
   const Repository& repo = TheRepository();
-  for (int attempt = 0; attempt < 3; ++attempt) {
+  for (int attempt = 0; attempt < 5; ++attempt) {
     std::string db = NewDatabase();
     ASSERT_FALSE(db.empty());
     std::vector<std::string> add = {"history", "add", "--commit", repo.commits[0]};
