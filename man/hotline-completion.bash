@@ -2,14 +2,20 @@
 # so they never drift from it), profiles for the commands that read them, programs for record.
 _hotline() {
   local cur=${COMP_WORDS[COMP_CWORD]} command=${COMP_WORDS[1]:-}
-  local commands="record report annotate html export merge diff dump help version"
+  local commands="record report annotate html export merge diff history check dump help version"
   if [ "$COMP_CWORD" -eq 1 ]; then
     mapfile -t COMPREPLY < <(compgen -W "$commands" -- "$cur")
     return
   fi
+  if [ "$command" = history ] && [ "$COMP_CWORD" -eq 2 ]; then
+    mapfile -t COMPREPLY < <(compgen -W "add log" -- "$cur")
+    return
+  fi
   if [[ $cur == -* ]]; then
-    local options
-    options=$("${COMP_WORDS[0]}" "$command" --help 2>/dev/null |
+    local options sub=""
+    [ "$command" = history ] && sub=${COMP_WORDS[2]:-}
+    # shellcheck disable=SC2086 # sub is one word or none
+    options=$("${COMP_WORDS[0]}" "$command" $sub --help 2>/dev/null |
       grep -oE -- '(^|[ ,])--?[A-Za-z][-A-Za-z]*' | tr -d ' ,' | sort -u)
     mapfile -t COMPREPLY < <(compgen -W "$options" -- "$cur")
     return
@@ -18,8 +24,12 @@ _hotline() {
     report | annotate | html | export | merge | diff | dump)
       mapfile -t COMPREPLY < <(compgen -f -X '!*.hotline' -- "$cur"; compgen -d -- "$cur")
       ;;
+    history)
+      [ "${COMP_WORDS[2]:-}" = add ] &&
+        mapfile -t COMPREPLY < <(compgen -f -X '!*.hotline' -- "$cur"; compgen -d -- "$cur")
+      ;;
     record) mapfile -t COMPREPLY < <(compgen -c -- "$cur"; compgen -f -- "$cur") ;;
-    help) mapfile -t COMPREPLY < <(compgen -W "record report annotate html export merge diff dump" -- "$cur") ;;
+    help) mapfile -t COMPREPLY < <(compgen -W "record report annotate html export merge diff history check dump" -- "$cur") ;;
   esac
 }
 complete -F _hotline hotline
