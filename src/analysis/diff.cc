@@ -61,8 +61,8 @@ DiffTable Judge(std::map<std::string, Series> series, const Diff& d,
   DiffTable table;
   auto judged = [&d](const Series& s) {
     double base = Mean(s.base), next = Mean(s.next);
-    bool large = 100 * base >= d.min_share * d.base_total_ns ||
-                 100 * next >= d.min_share * d.new_total_ns;
+    bool large =
+        100 * base >= d.min_share * d.base_total_ns || 100 * next >= d.min_share * d.new_total_ns;
     return base > 0 && next > 0 && base != next && large;
   };
   for (const auto& [key, s] : series) table.compared += judged(s);
@@ -106,6 +106,22 @@ DiffTable Judge(std::map<std::string, Series> series, const Diff& d,
 }
 
 }  // namespace
+
+const char* VerdictName(Verdict verdict) {
+  switch (verdict) {
+    case Verdict::kSlower:
+      return "slower";
+    case Verdict::kFaster:
+      return "faster";
+    case Verdict::kNew:
+      return "new";
+    case Verdict::kGone:
+      return "gone";
+    case Verdict::kNoChange:
+      break;
+  }
+  return "no change";
+}
 
 Diff Compare(const std::vector<const RunSummary*>& base, const std::vector<const RunSummary*>& next,
              const DiffOptions& options) {

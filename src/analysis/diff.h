@@ -19,6 +19,9 @@ enum class Verdict {
   kGone,  // only in the base runs
 };
 
+// "slower", "faster", "new", "gone", "no change".
+const char* VerdictName(Verdict verdict);
+
 struct DiffRow {
   std::string name;  // the function (for lines, the function the line belongs to is not known)
   std::string file;

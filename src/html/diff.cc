@@ -185,22 +185,6 @@ nlohmann::json ShapeOf(const PathTree& tree, Side side, const DiffInput& input) 
           {"c", std::move(change)}};
 }
 
-const char* VerdictName(analysis::Verdict v) {
-  switch (v) {
-    case analysis::Verdict::kSlower:
-      return "slower";
-    case analysis::Verdict::kFaster:
-      return "faster";
-    case analysis::Verdict::kNew:
-      return "new";
-    case analysis::Verdict::kGone:
-      return "gone";
-    case analysis::Verdict::kNoChange:
-      break;
-  }
-  return "no change";
-}
-
 // A table of analysis::Compare's: rows of [name, file, line, base, new, base %, new %, interval
 // low, interval high, verdict, short name].
 nlohmann::json ChangeTable(const analysis::DiffTable& table) {
@@ -208,7 +192,7 @@ nlohmann::json ChangeTable(const analysis::DiffTable& table) {
   for (const analysis::DiffRow& r : table.rows)
     rows.push_back({r.name, r.file, r.line, std::llround(r.base_ns), std::llround(r.new_ns),
                     Rounded(r.base_share), Rounded(r.new_share), Rounded(r.low), Rounded(r.high),
-                    VerdictName(r.verdict), report::ShortName(r.name, false)});
+                    analysis::VerdictName(r.verdict), report::ShortName(r.name, false)});
   return {{"compared", table.compared}, {"rows", std::move(rows)}};
 }
 

@@ -15,26 +15,9 @@ std::string Signed(double ns) {
   return (ns < 0 ? "-" : "+") + magnitude;
 }
 
-std::string Percent(double fraction) {
-  // Few runs make wide intervals: beyond tenfold, the digits say nothing more.
-  if (fraction > 9.99) return ">+999%";
-  return fmt::format("{:+.1f}%", 100 * fraction);
-}
-
+// The verdict, "-" for none.
 const char* VerdictWord(analysis::Verdict v) {
-  switch (v) {
-    case analysis::Verdict::kSlower:
-      return "slower";
-    case analysis::Verdict::kFaster:
-      return "faster";
-    case analysis::Verdict::kNew:
-      return "new";
-    case analysis::Verdict::kGone:
-      return "gone";
-    case analysis::Verdict::kNoChange:
-      break;
-  }
-  return "-";
+  return v == analysis::Verdict::kNoChange ? "-" : analysis::VerdictName(v);
 }
 
 std::string RowName(const analysis::DiffRow& row, const ReportOptions& options) {
@@ -69,8 +52,8 @@ void PrintTable(const analysis::Diff& d, const analysis::DiffTable& table, std::
     }
     w.row({FormatTime(static_cast<uint64_t>(std::llround(row.base_ns)), false),
            FormatTime(static_cast<uint64_t>(std::llround(row.new_ns)), false),
-           Signed(row.new_ns - row.base_ns), row.base_ns > 0 ? Percent(relative) : "",
-           row.judged ? Percent(row.low) + " … " + Percent(row.high) : "",
+           Signed(row.new_ns - row.base_ns), row.base_ns > 0 ? FormatChange(relative) : "",
+           row.judged ? FormatChange(row.low) + " … " + FormatChange(row.high) : "",
            FormatPercent(row.base_share), FormatPercent(row.new_share), VerdictWord(row.verdict),
            RowName(row, options)});
   }

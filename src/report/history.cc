@@ -14,11 +14,6 @@ namespace {
 
 std::string Time(double ns) { return FormatTime(static_cast<uint64_t>(std::llround(ns)), false); }
 
-std::string Percent(double fraction) {
-  if (fraction > 9.99) return ">+999%";
-  return fmt::format("{:+.1f}%", 100 * fraction);
-}
-
 std::string Short(const std::string& commit) { return commit.substr(0, 8); }
 
 std::string Date(int64_t unix_seconds) {
@@ -90,7 +85,8 @@ void PrintHistoryLog(const HistoryLog& log, const ReportOptions& options, std::s
         change = options.machine
                      ? fmt::format("{:.6f}", step.change)
                      : fmt::format("{} {} from here ({} … {})", step.change > 0 ? "▲" : "▼",
-                                   Percent(step.change), Percent(step.low), Percent(step.high));
+                                   FormatChange(step.change), FormatChange(step.low),
+                                   FormatChange(step.high));
     std::vector<std::string> cells;
     cells.push_back(options.machine ? c.commit : Short(c.commit) + (dirty ? "*" : ""));
     cells.push_back(options.machine ? std::to_string(c.runs.back()->added_at)
@@ -141,13 +137,13 @@ void PrintCheck(const CheckReport& check, CheckFormat format, const ReportOption
                   check.baseline_named ? "baseline" : "its nearest ancestor with runs,",
                   Short(check.baseline), r.base_runs, r.base_runs == 1 ? "" : "s");
   auto interval = [](const history::CheckRow& row) {
-    return Percent(row.low) + " … " + Percent(row.high);
+    return FormatChange(row.low) + " … " + FormatChange(row.high);
   };
   if (format == CheckFormat::kMarkdown) {
     out += fmt::format("### hotline check: {} {}\n\n", r.Slower() ? "⚠️" : "✅", verdict);
     out += fmt::format("Workload `{}`: {}. Total {} → {} ({}, {} at {:g}% confidence).\n\n",
                        check.workload, against, Time(r.total.base_ns), Time(r.total.new_ns),
-                       Percent(r.total.new_ns / r.total.base_ns - 1),
+                       FormatChange(r.total.new_ns / r.total.base_ns - 1),
                        history::GradeName(r.total.grade), 100 * r.confidence);
     if (!r.rows.empty()) {
       out += "| grade | function | change | interval | before | after |\n";
@@ -156,7 +152,7 @@ void PrintCheck(const CheckReport& check, CheckFormat format, const ReportOption
         std::string escaped;
         for (char c : name(row)) escaped += c == '|' ? "\\|" : std::string(1, c);
         out += fmt::format("| {} | `{}` | {} | {} | {} | {} |\n", history::GradeName(row.grade),
-                           escaped, Percent(row.new_ns / row.base_ns - 1), interval(row),
+                           escaped, FormatChange(row.new_ns / row.base_ns - 1), interval(row),
                            Time(row.base_ns), Time(row.new_ns));
       }
       out += "\n";
@@ -188,7 +184,7 @@ void PrintCheck(const CheckReport& check, CheckFormat format, const ReportOption
              fmt::format("{:.0f}", row->base_ns), fmt::format("{:.0f}", row->new_ns),
              total ? "[total]" : row->name});
     else
-      w.row({history::GradeName(row->grade), Percent(row->new_ns / row->base_ns - 1),
+      w.row({history::GradeName(row->grade), FormatChange(row->new_ns / row->base_ns - 1),
              interval(*row), Time(row->base_ns), Time(row->new_ns),
              total ? "(total)" : name(*row)});
   }

@@ -23,6 +23,11 @@ std::string SampledClock(const model::Profile& p) {
                                                      : "CPU time, sampled";
 }
 
+std::string FormatChange(double fraction) {
+  if (fraction > 9.99) return ">+999%";
+  return fmt::format("{:+.1f}%", 100 * fraction);
+}
+
 std::string FunctionLabel(const model::Profile& profile, model::FunctionId id,
                           const ReportOptions& options) {
   const model::Function& f = profile.function(id);

@@ -18,6 +18,9 @@ namespace hotline::report {
 std::string FormatTime(uint64_t ns, bool machine);
 // Two decimals, no sign.
 std::string FormatPercent(double percent);
+// A relative change (new/old − 1) as a signed percent with one decimal: "+20.3%"; beyond
+// tenfold, where few runs' intervals go and the digits say nothing more, ">+999%".
+std::string FormatChange(double fraction);
 // What the sampled times measure, for table titles: "CPU time, sampled" or "elapsed time,
 // sampled" (--clock wall). Timed tracing's per-call times are elapsed time: -P says so itself.
 std::string SampledClock(const model::Profile& p);
