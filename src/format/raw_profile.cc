@@ -181,6 +181,16 @@ void RawProfile::onFunctionCount(const FunctionCountRecord& r) {
 
 void RawProfile::onNote(const NoteRecord& r) { notes.emplace_back(r.text); }
 
+void RawProfile::onFrame(const FrameRecord& r) {
+  frames[r.id] =
+      RawFrame{std::string(r.name), std::string(r.file),   r.line, std::string(r.def_file),
+               r.def_line,          std::string(r.module), r.flags};
+}
+
+void RawProfile::onSource(const SourceRecord& r) {
+  sources[std::string(r.file)] = std::string(r.text);
+}
+
 Expected<RawProfile> LoadRawProfile(const std::string& path, ReadStats* stats) {
   RawProfile profile;
   Status status = ReadProfileFile(path, profile, stats);

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -77,6 +78,15 @@ struct RawFunctionCount {
   uint64_t start_line = 0, end_line = 0, executions = 0;
 };
 
+struct RawFrame {
+  std::string name, file;
+  uint64_t line = 0;
+  std::string def_file;
+  uint64_t def_line = 0;
+  std::string module;
+  uint64_t flags = 0;
+};
+
 // Records in file order, strings resolved at the time they were read.
 class RawProfile : public RecordVisitor {
  public:
@@ -98,6 +108,8 @@ class RawProfile : public RecordVisitor {
   std::vector<FreeRecord> frees;
   std::vector<RawLineCounts> line_counts;
   std::vector<RawFunctionCount> function_counts;
+  std::unordered_map<uint64_t, RawFrame> frames;  // named frames by id
+  std::map<std::string, std::string> sources;     // texts of sources in no file, by name
   std::unordered_map<uint64_t, std::string> strings;
   uint64_t dangling_references = 0;  // ids used but never defined
 
@@ -131,6 +143,8 @@ class RawProfile : public RecordVisitor {
   void onLineCounts(const LineCountsRecord& r) override;
   void onFunctionCount(const FunctionCountRecord& r) override;
   void onNote(const NoteRecord& r) override;
+  void onFrame(const FrameRecord& r) override;
+  void onSource(const SourceRecord& r) override;
 
  private:
   std::string str(uint64_t id);

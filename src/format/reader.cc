@@ -289,6 +289,21 @@ class PayloadDecoder {
         visitor_.onNote(r);
         return 1;
       }
+      case RecordKind::kFrame: {
+        FrameRecord r;
+        if (!in.varint(&r.id) || !text(in, &r.name) || !text(in, &r.file) || !in.varint(&r.line) ||
+            !text(in, &r.def_file) || !in.varint(&r.def_line) || !text(in, &r.module) ||
+            !in.varint(&r.flags) || r.id == 0)
+          return -1;
+        visitor_.onFrame(r);
+        return 1;
+      }
+      case RecordKind::kSource: {
+        SourceRecord r;
+        if (!text(in, &r.file) || !text(in, &r.text)) return -1;
+        visitor_.onSource(r);
+        return 1;
+      }
     }
     return 0;
   }

@@ -67,6 +67,8 @@ class RecordVisitor {
   virtual void onLineCounts(const LineCountsRecord&) {}
   virtual void onFunctionCount(const FunctionCountRecord&) {}
   virtual void onNote(const NoteRecord&) {}
+  virtual void onFrame(const FrameRecord&) {}
+  virtual void onSource(const SourceRecord&) {}
 };
 
 // Reads the file at `path`: the run that begins at byte `offset` (the first, by default; the

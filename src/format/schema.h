@@ -48,6 +48,8 @@ enum class RecordKind : uint32_t {
   kLineCounts = 20,
   kFunctionCount = 21,
   kNote = 22,
+  kFrame = 23,
+  kSource = 24,
 };
 
 enum class ClockMode : uint32_t { kCpu = 0, kWall = 1 };
@@ -236,6 +238,32 @@ struct FunctionCountRecord {
 struct NoteRecord {
   uint64_t time = 0;
   std::string_view text;
+};
+
+// A named frame, written by a front-end for an interpreter (Devel::Hotline for perl), whose
+// frames are names, not code addresses: a function (a Perl sub, a pseudo-function such as
+// `CORE:match`) at one line. Written once, before the first stack node that uses it; a stack
+// node's address kNamedFrameTag | id stands for it. The model builds these frames without a
+// symbolizer. Texts are inline.
+inline constexpr uint64_t kNamedFrameTag = uint64_t{1} << 62;
+enum FrameFlags : uint64_t {
+  kFramePseudo = 1u << 0,  // an operation timed as a function of its own (NYTProf's CORE: subs)
+};
+struct FrameRecord {
+  uint64_t id = 0;            // ≥ 1
+  std::string_view name;      // "Pkg::sub", "__ANON__[x.pl:12]", "(eval 3)[x.pl:5]", "main"
+  std::string_view file;      // where the frame is: the file of its line
+  uint64_t line = 0;          // the statement's line, 0 when none
+  std::string_view def_file;  // the function's definition, empty when unknown
+  uint64_t def_line = 0;
+  std::string_view module;  // what the function belongs to, as a module: "perl", a .pm's path
+  uint64_t flags = 0;       // FrameFlags
+};
+
+// The text of a source that exists in no file (`perl -e`, a string eval), under the name the
+// frames give it, so that annotate shows it.
+struct SourceRecord {
+  std::string_view file, text;
 };
 
 struct EndRecord {

@@ -404,6 +404,32 @@ void Writer::add(const NoteRecord& r) {
   endRecord();
 }
 
+void Writer::add(const FrameRecord& r) {
+  beginRecord(RecordKind::kFrame);
+  record_.varint(r.id);
+  for (std::string_view text : {r.name, r.file}) {
+    record_.varint(text.size());
+    record_.append(text.data(), text.size());
+  }
+  record_.varint(r.line);
+  record_.varint(r.def_file.size());
+  record_.append(r.def_file.data(), r.def_file.size());
+  record_.varint(r.def_line);
+  record_.varint(r.module.size());
+  record_.append(r.module.data(), r.module.size());
+  record_.varint(r.flags);
+  endRecord();
+}
+
+void Writer::add(const SourceRecord& r) {
+  beginRecord(RecordKind::kSource);
+  for (std::string_view text : {r.file, r.text}) {
+    record_.varint(text.size());
+    record_.append(text.data(), text.size());
+  }
+  endRecord();
+}
+
 bool Writer::flush() {
   if (failed()) return false;
   if (chunk_.size() == 0) return true;

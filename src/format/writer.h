@@ -52,6 +52,8 @@ class Writer {
   void add(const LineCountsRecord& r);
   void add(const FunctionCountRecord& r);
   void add(const NoteRecord& r);
+  void add(const FrameRecord& r);
+  void add(const SourceRecord& r);
 
   // Bytes of records waiting for the next flush.
   size_t pendingBytes() const { return chunk_.size(); }
