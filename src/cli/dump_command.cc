@@ -113,6 +113,18 @@ class DumpPrinter : public format::RecordVisitor {
     fmt::print("FUNCTION_COUNT file={} name={} lines={}-{} executions={}\n", r.file, r.name,
                r.start_line, r.end_line, r.executions);
   }
+  void onNote(const format::NoteRecord& r) override {
+    fmt::print("NOTE t={} text=\"{}\"\n", r.time, r.text);
+  }
+  void onFrame(const format::FrameRecord& r) override {
+    fmt::print(
+        "FRAME id={} address={:#x} name=\"{}\" at={}:{} defined={}:{} module={} flags={:#x}\n",
+        r.id, format::kNamedFrameTag | r.id, r.name, r.file, r.line, r.def_file, r.def_line,
+        r.module, r.flags);
+  }
+  void onSource(const format::SourceRecord& r) override {
+    fmt::print("SOURCE file=\"{}\" bytes={}\n", r.file, r.text.size());
+  }
 
  private:
   std::string str(uint64_t id) const {

@@ -26,7 +26,7 @@ void AddSources(const HtmlInput& input, nlohmann::json& data, ReportFiles& files
     const model::File& f = p.files[i];
     auto lines = lines_of.find(i);
     bool with_data = lines != lines_of.end();
-    std::string found = with_data ? report::FindSource(f.path, input.source_dirs) : "";
+    std::string found = with_data ? report::FindSource(p, f.path, input.source_dirs) : "";
     list.push_back({{"path", f.path},
                     {"time_ns", f.time_ns},
                     {"count", f.count},
@@ -38,7 +38,7 @@ void AddSources(const HtmlInput& input, nlohmann::json& data, ReportFiles& files
     std::string key = fmt::format("source-{}", i);
     files["data/" + key + ".js"] = DataScript(key, {{"path", f.path},
                                                     {"found", found},
-                                                    {"text", report::ReadSourceLines(found)},
+                                                    {"text", report::ReadSourceLines(p, found)},
                                                     {"lines", std::move(lines->second)}});
   }
   data["files"] = std::move(list);

@@ -81,6 +81,8 @@ class ProfileBuilder {
   void addLineTimes();
   const Frames& expand(const format::RawProfile& raw, uint64_t address, bool is_return,
                        uint64_t time);
+  // A named frame (an interpreter's: format::FrameRecord), no symbolizer needed.
+  Frames named(const format::RawProfile& raw, uint64_t address);
   const Frames& stack(const format::RawProfile& raw, const format::SampleRecord& sample);
   ThreadCursor& thread(uint64_t tid);
   // Whether `tid` is the runtime's own thread (sampled from outside): all its time is the
@@ -235,8 +237,7 @@ void ProfileBuilder::addStackTime(StackId stack, uint32_t thread_index, uint64_t
   constexpr uint32_t kNone = ~0u;
   if (stack_time_head_.size() <= stack.index()) stack_time_head_.resize(stack.index() + 1, kNone);
   uint32_t at = stack_time_head_[stack.index()];
-  while (at != kNone && profile_.stack_times[at].thread != thread_index)
-    at = stack_time_next_[at];
+  while (at != kNone && profile_.stack_times[at].thread != thread_index) at = stack_time_next_[at];
   if (at == kNone) {
     at = static_cast<uint32_t>(profile_.stack_times.size());
     profile_.stack_times.push_back(StackTime{stack, thread_index, 0, 0});
@@ -286,7 +287,9 @@ const ProfileBuilder::Frames& ProfileBuilder::expand(const format::RawProfile& r
   if (found != cache.end()) return found->second;
 
   Frames frames;
-  if (address >= kKernelSpaceStart) {
+  if (address & format::kNamedFrameTag) {
+    frames = named(raw, address);
+  } else if (address >= kKernelSpaceStart) {
     frames = single(pseudoFunction(PseudoKind::kKernel, "[kernel]",
                                    pseudoModule(PseudoKind::kKernel, "[kernel]")),
                     address);
@@ -329,6 +332,29 @@ const ProfileBuilder::Frames& ProfileBuilder::expand(const format::RawProfile& r
     }
   }
   return cache.emplace(address, frames).first->second;
+}
+
+ProfileBuilder::Frames ProfileBuilder::named(const format::RawProfile& raw, uint64_t address) {
+  auto found = raw.frames.find(address & ~format::kNamedFrameTag);
+  if (found == raw.frames.end())
+    return single(pseudoFunction(PseudoKind::kUnknown, "[unknown]",
+                                 pseudoModule(PseudoKind::kUnknown, "[unknown]")),
+                  address);
+  const format::RawFrame& f = found->second;
+  profile_.summary.interpreted = true;
+  // The frame's module is a name ("perl", a .pm's path), not a mapped file: no symbols to read.
+  format::RawModule named_module;
+  named_module.path = f.module.empty() ? "[interpreted]" : f.module;
+  ModuleId mod = module(named_module);
+  Frames frames;
+  frames.offset = static_cast<uint32_t>(arena_.size());
+  frames.count = 1;
+  frames.module = mod;
+  frames.line = f.file.empty() ? line(file("[" + f.name + "]", PseudoKind::kModule), 0)
+                               : line(file(f.file, PseudoKind::kNone), uint32_t(f.line));
+  arena_.push_back(function(f.name, f.def_file, uint32_t(f.def_line), mod));
+  frame_info_.push_back(FrameInfo{frames.line, 0});
+  return frames;
 }
 
 bool ProfileBuilder::runtimeThread(const format::RawProfile& raw, uint64_t tid) {
@@ -627,6 +653,7 @@ Expected<Profile> ProfileBuilder::finish(const format::RawProfile& raw) {
   p.runtime_stats = raw.stats;
   p.disabled_reasons = raw.disabled_reasons;
   p.notes = raw.notes;
+  p.sources = raw.sources;
   for (std::string& w : resolver_.warnings()) p.warnings.push_back(std::move(w));
   if (raw.dangling_references)
     p.warnings.push_back(std::to_string(raw.dangling_references) +

@@ -61,6 +61,7 @@ class Merger {
       for (const std::string& text : *list)
         if (std::find(into.begin(), into.end(), text) == into.end()) into.push_back(text);
     }
+    p_.sources.insert(run.sources.begin(), run.sources.end());
     addSummary(run);
     ++runs_;
     return Status();
@@ -242,6 +243,7 @@ class Merger {
       s = r;
       return;
     }
+    s.interpreted = s.interpreted || r.interpreted;
     s.total_ns += r.total_ns;
     s.samples += r.samples;
     s.weighted_samples += r.weighted_samples;

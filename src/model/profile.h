@@ -20,6 +20,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <span>
 #include <string>
@@ -200,12 +201,13 @@ struct Summary {
   uint64_t samples_switched_off = 0;       // kernel samples while the program had sampling off
   uint64_t first_time = 0, last_time = 0;  // of the samples, CLOCK_MONOTONIC
   bool exact_line_counts = false;          // line counts from gcov, not estimates
-  bool traced = false;                     // exact calls from -finstrument-functions
-  bool trace_timed = false;                // and exact per-call times
-  uint32_t max_call_depth = 0;             // deepest traced call stack
-  uint64_t traced_total_ns = 0;            // timed: Σ over threads of the outermost calls' time
-  uint64_t start_time = 0;                 // of the process record (0 when lost)
-  uint64_t start_realtime_ns = 0;          // the same moment as Unix time (0 when lost)
+  bool interpreted = false;      // named frames of an interpreter's front-end (format::FrameRecord)
+  bool traced = false;           // exact calls from -finstrument-functions
+  bool trace_timed = false;      // and exact per-call times
+  uint32_t max_call_depth = 0;   // deepest traced call stack
+  uint64_t traced_total_ns = 0;  // timed: Σ over threads of the outermost calls' time
+  uint64_t start_time = 0;       // of the process record (0 when lost)
+  uint64_t start_realtime_ns = 0;                     // the same moment as Unix time (0 when lost)
   format::ClockMode clock = format::ClockMode::kCpu;  // what the samples measure
   format::Sampler sampler = format::Sampler::kNone;
   // CPU time against samples (CPU-clock profiles whose sampling was never switched off):
@@ -240,6 +242,9 @@ class Profile {
   std::vector<std::pair<std::string, uint64_t>> runtime_stats;
   std::vector<std::string> disabled_reasons;
   std::vector<std::string> notes;  // how the profile was recorded (NOTE records)
+  // The texts of sources that exist in no file (`perl -e`, string evals), by the file name
+  // their lines carry (SOURCE records).
+  std::map<std::string, std::string> sources;
   // Problems met while building (missing process record, dangling ids, symbolizer warnings):
   // one line each, for the CLI to print as warnings.
   std::vector<std::string> warnings;

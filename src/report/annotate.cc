@@ -96,7 +96,7 @@ class Listing {
   void file(const std::map<uint32_t, const model::Line*>& lines,
             const std::multimap<uint32_t, uint32_t>& functions, const std::string& found,
             bool whole, std::string& out) const {
-    std::vector<std::string> text = ReadSourceLines(found);
+    std::vector<std::string> text = ReadSourceLines(p_, found);
     std::vector<bool> shown = whole ? std::vector<bool>(text.size() + 2, true)
                                     : shownLines(text.size(), lines, functions);
     // A file asked for by name with nothing above the cutoff: all of it.
@@ -344,13 +344,15 @@ void PrintAnnotated(const model::Profile& p, const AnnotateOptions& options, std
       ++messages.files_below_cutoff;
       continue;
     }
-    std::string found = FindSource(path, options.source_dirs);
+    std::string found = FindSource(p, path, options.source_dirs);
     if (found.empty()) {
       messages.notes.push_back(
           fmt::format("cannot find the source {} (use --source-dir DIR)", path));
       continue;
     }
-    if (std::string binary = NewerThanItsBinary(p, found, modules[file]); !binary.empty())
+    if (std::string binary =
+            p.sources.count(found) ? "" : NewerThanItsBinary(p, found, modules[file]);
+        !binary.empty())
       messages.warnings.push_back(
           fmt::format("{} was modified after {} was built: its lines may not match the profile",
                       found, binary));

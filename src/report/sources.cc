@@ -35,4 +35,24 @@ std::vector<std::string> ReadSourceLines(const std::string& path) {
   return lines;
 }
 
+std::string FindSource(const model::Profile& profile, const std::string& path,
+                       const std::vector<std::string>& source_dirs) {
+  if (profile.sources.count(path)) return path;
+  return FindSource(path, source_dirs);
+}
+
+std::vector<std::string> ReadSourceLines(const model::Profile& profile, const std::string& found) {
+  auto embedded = profile.sources.find(found);
+  if (embedded == profile.sources.end()) return ReadSourceLines(found);
+  std::vector<std::string> lines;
+  std::string_view text = embedded->second;
+  while (!text.empty()) {
+    size_t end = text.find('\n');
+    lines.emplace_back(text.substr(0, end));
+    if (end == std::string_view::npos) break;
+    text.remove_prefix(end + 1);
+  }
+  return lines;
+}
+
 }  // namespace hotline::report

@@ -93,10 +93,16 @@ void PrintSummary(const model::Profile& p, const ReportOptions& options, std::st
   row("functions", fmt::format("{}", s.functions));
   row("threads", fmt::format("{}", p.threads.size()));
   row("maximum stack depth", fmt::format("{}", s.max_depth));
-  row("line counts", s.exact_line_counts ? "exact (gcov)" : "estimated from samples");
-  row("calls", s.traced              ? "exact (-finstrument-functions)"
-               : s.exact_line_counts ? "exact for functions gcov counted"
-                                     : "estimated from samples");
+  if (s.interpreted) {  // the front-end counted them (Devel::Hotline)
+    row("line counts", s.exact_line_counts ? "exact (statements, counted by the interpreter)"
+                                           : "estimated from samples");
+    row("calls", s.traced ? "exact (counted by the interpreter)" : "estimated from samples");
+  } else {
+    row("line counts", s.exact_line_counts ? "exact (gcov)" : "estimated from samples");
+    row("calls", s.traced              ? "exact (-finstrument-functions)"
+                 : s.exact_line_counts ? "exact for functions gcov counted"
+                                       : "estimated from samples");
+  }
   if (s.traced) row("maximum call depth", fmt::format("{}", s.max_call_depth));
   row("broken stacks", countWithShare(s.broken_samples));
   row("truncated stacks", countWithShare(s.truncated_samples));

@@ -19,8 +19,10 @@ std::string FormatTime(uint64_t ns, bool machine) {
 std::string FormatPercent(double percent) { return fmt::format("{:.2f}", percent); }
 
 std::string SampledClock(const model::Profile& p) {
-  return p.summary.clock == format::ClockMode::kWall ? "elapsed time, sampled"
-                                                     : "CPU time, sampled";
+  // An interpreter's front-end without a sampler measured every statement's time.
+  bool measured = p.summary.interpreted && p.summary.sampler == format::Sampler::kNone;
+  return fmt::format("{} time, {}", p.summary.clock == format::ClockMode::kWall ? "elapsed" : "CPU",
+                     measured ? "measured" : "sampled");
 }
 
 std::string FormatChange(double fraction) {
