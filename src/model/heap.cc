@@ -52,7 +52,8 @@ class SiteTable {
       const std::vector<HeapFrame>& frames = describe(address, time);
       stack.frames.insert(stack.frames.end(), frames.begin(), frames.end());
     }
-    if (stack.frames.empty()) stack.frames.push_back(HeapFrame{"[unknown]", "", 0, 0, false});
+    if (stack.frames.empty())
+      stack.frames.push_back(HeapFrame{"[unknown]", "", 0, 0, false, "", 0});
     // The site: the first frame of the program's own code; the one inside it, the library
     // function it called.
     size_t at = 0;
@@ -61,7 +62,11 @@ class SiteTable {
       if (at == stack.frames.size()) at = 0;  // all the system's: the allocator's caller
     }
     const HeapFrame& f = stack.frames[at];
-    HeapSite site{f.function, f.file, f.line, at > 0 ? stack.frames[at - 1].function : ""};
+    HeapSite site;
+    site.function = f.function;
+    site.file = f.file;
+    site.line = f.line;
+    site.via = at > 0 ? stack.frames[at - 1].function : "";
     auto key = std::make_tuple(site.function, site.file, site.line, site.via);
     auto [it, added] = by_place_.try_emplace(key, static_cast<uint32_t>(sites_.size()));
     if (added) sites_.push_back(std::move(site));
@@ -117,7 +122,7 @@ class SiteTable {
     std::vector<HeapFrame> frames;
     const format::RawModule* module = address ? raw_.moduleAt(address, time) : nullptr;
     if (!module) {
-      frames.push_back(HeapFrame{"[unknown]", "", 0, address, false});
+      frames.push_back(HeapFrame{"[unknown]", "", 0, address, false, "", 0});
     } else {
       bool system_module = IsSystemModule(module->path);
       symbolize::ModuleInfo info{module->path, module->build_id, module->bias};
@@ -130,7 +135,7 @@ class SiteTable {
       }
       if (frames.empty())
         frames.push_back(HeapFrame{"[" + module->path.substr(module->path.rfind('/') + 1) + "]", "",
-                                   0, address, system_module});
+                                   0, address, system_module, "", 0});
     }
     return frames_.emplace(address, std::move(frames)).first->second;
   }
