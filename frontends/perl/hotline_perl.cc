@@ -33,8 +33,8 @@
 #define PERL_NO_GET_CONTEXT
 extern "C" {
 #include "EXTERN.h"
-#include "perl.h"
 #include "XSUB.h"
+#include "perl.h"
 }
 
 namespace {
@@ -66,6 +66,7 @@ struct SourceFile {
   std::string name;
   std::string text;  // the source of an eval or of -e, which exists in no file
   bool text_written = false;
+  bool own = false;  // Devel/Hotline.pm: its END block is the profiler's, not the program's
 };
 
 // A sub as perl programmers know it, or the main program (index 0).
@@ -94,6 +95,7 @@ struct Node {
 
 // One statement (COP). Its node is cached for the activation it last ran in.
 struct Statement {
+  U32 seq = 0;  // the COP's cop_seq: unique per COP, while a freed COP's address is reused
   uint32_t file = 0;
   uint64_t line = 0;
   uint64_t count = 0;  // executions since the last flush
@@ -195,7 +197,9 @@ uint32_t FileIndex(const char* name) {
   auto it = g->file_by_name.find(name);
   if (it != g->file_by_name.end()) return it->second;
   uint32_t index = uint32_t(g->files.size());
-  g->files.push_back(SourceFile{name, {}, false});
+  size_t len = std::strlen(name);
+  bool own = len >= 17 && std::strcmp(name + len - 17, "/Devel/Hotline.pm") == 0;
+  g->files.push_back(SourceFile{name, {}, false, own});
   g->file_by_name.emplace(name, index);
   return index;
 }
@@ -400,7 +404,7 @@ void WriteAccumulated(uint64_t now_ticks, uint64_t now_ns) {
   }
   std::vector<uint64_t> pairs;
   for (size_t f = 0; f < lines.size(); ++f) {
-    if (lines[f].empty()) continue;
+    if (lines[f].empty() || g->files[f].own) continue;
     pairs.clear();
     for (auto [line, count] : lines[f]) {
       pairs.push_back(line);
@@ -601,17 +605,22 @@ void OnStatement(pTHX_ COP* cop) {
   Charge(now);
   uint32_t* found = g->statement_by_cop.find(cop);
   Statement* st;
-  if (found) {
+  if (found && g->statements[*found].seq == cop->cop_seq) {
     st = &g->statements[*found];
   } else {
     const char* file = CopFILE(cop);
     uint32_t file_index = FileIndex(file ? file : "");
     if (g->files[file_index].text.empty()) CaptureSourceText(aTHX_ file_index);
     Statement fresh;
+    fresh.seq = cop->cop_seq;
     fresh.file = file_index;
     fresh.line = CopLINE(cop);
     g->statements.push_back(fresh);
-    g->statement_by_cop.insert(cop, uint32_t(g->statements.size() - 1));
+    if (found) {
+      *found = uint32_t(g->statements.size() - 1);
+    } else {
+      g->statement_by_cop.insert(cop, uint32_t(g->statements.size() - 1));
+    }
     st = &g->statements.back();
   }
   ++st->count;
@@ -649,7 +658,8 @@ OP* RunEntersub(pTHX_ OP* op) {
     if (g->subs[sub].underscore_exit) {
       // The stack holds the arguments, then the sub: the exit code is just below it.
       SV* code = PL_stack_sp > PL_stack_base ? PL_stack_sp[-1] : nullptr;
-      Finish(fmt::EndHow::kUnderscoreExit, code && SvOK(code) ? uint64_t(IV(SvIV(code))) : uint64_t(0));
+      Finish(fmt::EndHow::kUnderscoreExit,
+             code && SvOK(code) ? uint64_t(IV(SvIV(code))) : uint64_t(0));
       return op->op_ppaddr(aTHX);
     }
     Charge(Ticks());
@@ -726,8 +736,8 @@ void Start(pTHX) {
 XS(Finish_xs) {
   dXSARGS;
   uint64_t status = items > 0 ? uint64_t(SvIV(ST(0))) : 0;
-  // $? holds a wait status: the exit code in its high byte.
-  Finish(fmt::EndHow::kExit, (status >> 8) & 0xff);
+  // In END blocks $? holds the code the program exits with.
+  Finish(fmt::EndHow::kExit, status);
   XSRETURN_EMPTY;
 }
 
