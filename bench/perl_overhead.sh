@@ -23,7 +23,7 @@ sub score {
 
 my %seen;
 my $total = 0;
-for my $i (1 .. 60000) {
+for my $i (1 .. 1200000) {
   my $w = "key" . ($i * 7919 % 100003);
   my $v = score($w);
   $seen{$v % 1000}++;
