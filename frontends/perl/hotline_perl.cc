@@ -678,6 +678,19 @@ OP* RunEntersub(pTHX_ OP* op) {
   return next;
 }
 
+// `goto &sub` leaves the current sub (its destructor fires) and enters the new one in the same
+// context, without entersub: the new sub is entered from the caller of the one that jumped.
+OP* RunGoto(pTHX_ OP* op) {
+  bool to_sub = op->op_flags & OPf_STACKED;
+  OP* next = op->op_ppaddr(aTHX);
+  if (to_sub && next && cxstack_ix >= 0) {
+    PERL_CONTEXT* cx = &cxstack[cxstack_ix];
+    if (CxTYPE(cx) == CXt_SUB && !CvISXSUB(cx->blk_sub.cv) && CvSTART(cx->blk_sub.cv) == next)
+      EnterSub(aTHX_ cx->blk_sub.cv);
+  }
+  return next;
+}
+
 int RunOps(pTHX) {
   OP* op = PL_op;
   if (g->active && !g->finished && my_perl == g->interp && op && cxstack_ix >= 0) {
@@ -696,6 +709,9 @@ int RunOps(pTHX) {
           break;
         case OP_ENTERSUB:
           PL_op = op = RunEntersub(aTHX_ op);
+          continue;
+        case OP_GOTO:
+          PL_op = op = RunGoto(aTHX_ op);
           continue;
         case OP_EXEC:
           Flush();

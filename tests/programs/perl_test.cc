@@ -138,7 +138,7 @@ TEST_P(PerlCounts, LineCountsEqualNytprofs) {
 
 INSTANTIATE_TEST_SUITE_P(Scripts, PerlCounts,
                          ::testing::Values("loops.pl", "fib.pl", "closure.pl", "sort.pl",
-                                           "regex.pl", "eval.pl", "die.pl"),
+                                           "regex.pl", "eval.pl", "die.pl", "goto.pl"),
                          [](const auto& info) {
                            std::string name = info.param;
                            return name.substr(0, name.find('.'));
@@ -188,6 +188,23 @@ TEST(Perl, ClosureAndDieEdges) {
   EXPECT_EQ((died[{"", "main::outer"}]), 30u);
   EXPECT_EQ((died[{"main::outer", "main::middle"}]), 30u);
   EXPECT_EQ((died[{"main::middle", "main::inner"}]), 30u);
+}
+
+// `goto &target` leaves trampoline: target is entered from trampoline's caller, and its
+// statements are under the program's node, not trampoline's.
+TEST(Perl, GotoSubEntersFromTheCaller) {
+  Profiled p = ProfileScript("goto.pl");
+  auto edges = CallEdges(p.profile);
+  EXPECT_EQ((edges[{"", "main::trampoline"}]), 20u);
+  EXPECT_EQ((edges[{"", "main::target"}]), 20u);
+  EXPECT_EQ((edges[{"main::trampoline", "main::target"}]), 0u);
+  for (const auto& [id, node] : p.profile.stack_nodes) {
+    const format::RawFrame& frame = p.profile.frames.at(node.address & ~format::kNamedFrameTag);
+    if (frame.name != "main::target") continue;
+    ASSERT_NE(node.parent, 0u);
+    const format::RawStackNode& parent = p.profile.stack_nodes.at(node.parent);
+    EXPECT_EQ(p.profile.frames.at(parent.address & ~format::kNamedFrameTag).name, "main");
+  }
 }
 
 TEST(Perl, StringEvalsKeepTheirSource) {
