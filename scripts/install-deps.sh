@@ -10,13 +10,14 @@ set -euo pipefail
 build=(
   build-essential cmake ninja-build pkg-config zlib1g-dev
   libdw-dev libelf-dev libunwind-dev libzstd-dev libfmt-dev libcli11-dev nlohmann-json3-dev
-  libcapstone-dev help2man libsqlite3-dev libpq-dev
+  libcapstone-dev help2man libsqlite3-dev libpq-dev libperl-dev
 )
 test=(
   libgtest-dev libgmock-dev
   gfortran fp-compiler gm2-12 libgm2-12-dev
   binutils libc6-dbg python3 heaptrack
   valgrind golang-go python3-jsonschema nodejs npm chromium postgresql git
+  libdevel-nytprof-perl
 )
 bench=(linux-perf uftrace)
 

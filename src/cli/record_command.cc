@@ -22,6 +22,7 @@
 #include "base/signals.h"
 #include "cli/commands.h"
 #include "cli/kernel_sampling.h"
+#include "cli/perl_program.h"
 #include "cli/profile_path.h"
 #include "cli/program_check.h"
 #include "coverage/coverage.h"
@@ -501,6 +502,8 @@ int RunRecord(const RecordOptions& o, const std::vector<std::string>& command) {
   }
   std::string output = Absolute(o.output.empty() ? Basename(command[0]) + ".hotline" : o.output);
   if (!CreateOutput(output)) return 1;
+  // Devel::Hotline writes a perl program's profile itself: no runtime, no native sampler.
+  if (IsPerlProgram(program->path)) return RecordPerlProgram(program->path, command, output);
 
   // A --coverage build: this run's exact line counts go to a directory of hotline's own.
   coverage::CoveragePlan counts;

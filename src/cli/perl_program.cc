@@ -1,0 +1,96 @@
+#include "cli/perl_program.h"
+
+#include <fmt/core.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+
+namespace hotline::cli {
+namespace {
+
+bool IsPerlName(const std::string& path) {
+  static const std::regex perl("perl[0-9.]*");
+  return std::regex_match(std::filesystem::path(path).filename().string(), perl);
+}
+
+// Devel::Hotline beside this executable when it runs from a build folder (build/bin/hotline →
+// build/frontends/perl/lib); empty when the installed copy (in perl's vendor dirs) is to be used.
+std::string BuildModuleDir() {
+  char self[4096];
+  ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+  if (n <= 0) return {};
+  self[n] = '\0';
+  std::filesystem::path lib =
+      std::filesystem::path(self).parent_path().parent_path() / "frontends" / "perl" / "lib";
+  std::error_code ec;
+  return std::filesystem::exists(lib / "Devel" / "Hotline.pm", ec) ? lib.string() : std::string();
+}
+
+void Prepend(const char* name, const std::string& value, const char* separator) {
+  const char* old = getenv(name);
+  std::string joined = old && *old ? value + separator + old : value;
+  setenv(name, joined.c_str(), 1);
+}
+
+}  // namespace
+
+bool IsPerlProgram(const std::string& path) {
+  if (IsPerlName(path)) return true;
+  std::ifstream in(path);
+  std::string first;
+  if (!in || !std::getline(in, first) || first.rfind("#!", 0) != 0) return false;
+  std::vector<std::string> words;
+  size_t i = 2;
+  while (i < first.size()) {
+    while (i < first.size() && (first[i] == ' ' || first[i] == '\t')) ++i;
+    size_t start = i;
+    while (i < first.size() && first[i] != ' ' && first[i] != '\t') ++i;
+    if (i > start) words.push_back(first.substr(start, i - start));
+  }
+  if (words.empty()) return false;
+  if (IsPerlName(words[0])) return true;
+  return std::filesystem::path(words[0]).filename() == "env" && words.size() > 1 &&
+         IsPerlName(words[1]);
+}
+
+int RecordPerlProgram(const std::string& path, const std::vector<std::string>& command,
+                      const std::string& output) {
+  pid_t child = fork();
+  if (child < 0) {
+    fmt::print(stderr, "hotline: cannot start {}: {}\n", command[0], strerror(errno));
+    return 1;
+  }
+  if (child == 0) {
+    if (std::string lib = BuildModuleDir(); !lib.empty()) Prepend("PERL5LIB", lib, ":");
+    Prepend("PERL5OPT", "-d:Hotline", " ");
+    setenv("HOTLINE_OUTPUT", output.c_str(), 1);
+    setenv("HOTLINE_ROOT_PID", std::to_string(getppid()).c_str(), 1);
+    std::vector<char*> argv;
+    for (const std::string& a : command) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    execv(path.c_str(), argv.data());
+    fmt::print(stderr, "hotline: cannot run {}: {}\n", command[0], strerror(errno));
+    _exit(127);
+  }
+  // The terminal's Ctrl-C and Ctrl-\ are the program's to handle.
+  struct sigaction ignore {
+  }, old_int{}, old_quit{};
+  ignore.sa_handler = SIG_IGN;
+  sigaction(SIGINT, &ignore, &old_int);
+  sigaction(SIGQUIT, &ignore, &old_quit);
+  int status = 0;
+  while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
+  }
+  sigaction(SIGINT, &old_int, nullptr);
+  sigaction(SIGQUIT, &old_quit, nullptr);
+  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+  return WEXITSTATUS(status);
+}
+
+}  // namespace hotline::cli

@@ -1,0 +1,21 @@
+// `hotline record -- perl x.pl`: a perl program is profiled by Devel::Hotline (frontends/perl),
+// which writes the profile itself, statement by statement; the native sampler stays off so that
+// the profile holds one coherent stream (docs/perl.md).
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace hotline::cli {
+
+// True when `path` (as InspectProgram resolved it) is perl, or a script whose #! line runs perl
+// (directly or through env).
+bool IsPerlProgram(const std::string& path);
+
+// Runs `command` with Devel::Hotline loaded through PERL5OPT (and PERL5LIB pointing at the
+// build's copy when hotline runs from its build folder), writing `output`. Returns the exit code
+// as a shell reports it (128+N for a death by signal N).
+int RecordPerlProgram(const std::string& path, const std::vector<std::string>& command,
+                      const std::string& output);
+
+}  // namespace hotline::cli

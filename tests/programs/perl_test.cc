@@ -1,0 +1,312 @@
+// Devel::Hotline on real Perl scripts (tests/perl/scripts): per-line statement counts identical
+// to NYTProf's, exact call counts, the time of a sub that spins for a known time, and the
+// behaviour perl users rely on (syntax errors, die, fork, `hotline record -- perl`).
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "format/raw_profile.h"
+#include "format/schema.h"
+#include "harness.h"
+
+namespace hotline::testing {
+namespace {
+
+const std::string kScripts = std::string(HOTLINE_SOURCE_DIR) + "/tests/perl/scripts/";
+const std::string kPerlLib = HOTLINE_PERL_LIB;
+
+// file → line → statements executed
+using LineCounts = std::map<std::string, std::map<uint64_t, uint64_t>>;
+
+// NYTProf merges the string evals of one call site that have the same source into the first
+// ("(eval 1)[x.pl:13]" holds those of evals 2, 3 and 4): both sides are compared per call site.
+std::string Site(const std::string& file) {
+  if (file.rfind("(eval ", 0) != 0) return file;
+  size_t bracket = file.find('[');
+  return bracket == std::string::npos ? file : "(eval)" + file.substr(bracket);
+}
+
+// Only the test's own sources (and string evals in them), not perl's library.
+bool Ours(const std::string& file) {
+  if (file.rfind("(eval ", 0) == 0) return file.find("[/usr/") == std::string::npos;
+  return file.rfind("/usr/", 0) != 0;
+}
+
+RunResult RunHotline(const std::string& script, const std::string& dir,
+                     const std::vector<std::string>& extra_env = {}) {
+  std::vector<std::string> argv = {"/usr/bin/env", "PERL5LIB=" + kPerlLib,
+                                   "HOTLINE_OUTPUT=" + dir + "/p.hotline"};
+  argv.insert(argv.end(), extra_env.begin(), extra_env.end());
+  argv.insert(argv.end(), {"perl", "-d:Hotline", kScripts + script});
+  return Execute(argv, dir);
+}
+
+LineCounts HotlineCounts(const format::RawProfile& profile) {
+  LineCounts counts;
+  for (const format::RawLineCounts& lc : profile.line_counts) {
+    EXPECT_EQ(lc.module, "perl");
+    if (!Ours(lc.file)) continue;
+    for (auto [line, n] : lc.lines) counts[Site(lc.file)][line] += n;
+  }
+  return counts;
+}
+
+LineCounts NytprofCounts(const std::string& script, const std::string& dir) {
+  RunResult run = Execute({"/usr/bin/env", "NYTPROF=file=" + dir + "/nytprof.out", "perl",
+                           "-d:NYTProf", kScripts + script},
+                          dir);
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  RunResult dump =
+      Execute({"/usr/bin/perl", std::string(HOTLINE_SOURCE_DIR) + "/tests/perl/nytprof_counts.pl",
+               dir + "/nytprof.out"},
+              dir);
+  EXPECT_EQ(dump.exit_code, 0) << dump.err;
+  LineCounts counts;
+  std::istringstream in(dump.out);
+  std::string row;
+  while (std::getline(in, row)) {
+    std::istringstream fields(row);
+    std::string file, line, n;
+    std::getline(fields, file, '\t');
+    std::getline(fields, line, '\t');
+    std::getline(fields, n, '\t');
+    counts[Site(file)][std::stoull(line)] += std::stoull(n);
+  }
+  return counts;
+}
+
+std::string Show(const LineCounts& counts) {
+  std::string text;
+  for (const auto& [file, lines] : counts)
+    for (auto [line, n] : lines)
+      text += file + ":" + std::to_string(line) + " " + std::to_string(n) + "\n";
+  return text;
+}
+
+struct Profiled {
+  RunResult plain, run;
+  format::RawProfile profile;
+};
+
+Profiled ProfileScript(const std::string& script) {
+  std::string dir = ScratchDir("perl_" + script);
+  Profiled p;
+  p.plain = Execute({"/usr/bin/perl", kScripts + script}, dir);
+  p.run = RunHotline(script, dir);
+  EXPECT_EQ(p.run.exit_code, p.plain.exit_code) << p.run.err;
+  EXPECT_EQ(p.run.out, p.plain.out);
+  p.profile = Load(dir + "/p.hotline");
+  return p;
+}
+
+// Calls per edge, by the callee's and caller's names ("" for the main program).
+std::map<std::pair<std::string, std::string>, uint64_t> CallEdges(
+    const format::RawProfile& profile) {
+  auto name = [&](uint64_t trace_id) -> std::string {
+    if (trace_id == 0) return "";
+    auto address = profile.trace_functions.find(trace_id);
+    if (address == profile.trace_functions.end()) return "?";
+    EXPECT_TRUE(address->second & format::kNamedFrameTag);
+    auto frame = profile.frames.find(address->second & ~format::kNamedFrameTag);
+    return frame == profile.frames.end() ? "?" : frame->second.name;
+  };
+  std::map<std::pair<std::string, std::string>, uint64_t> edges;
+  for (const format::RawCallCounts& cc : profile.call_counts)
+    for (const format::RawCallEdge& e : cc.edges)
+      edges[{name(e.caller), name(e.callee)}] += e.calls;
+  return edges;
+}
+
+class PerlCounts : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(PerlCounts, LineCountsEqualNytprofs) {
+  std::string script = GetParam();
+  Profiled p = ProfileScript(script);
+  LineCounts ours = HotlineCounts(p.profile);
+  LineCounts theirs = NytprofCounts(script, ScratchDir("nytprof_" + script));
+  ASSERT_FALSE(theirs.empty());
+  EXPECT_EQ(Show(ours), Show(theirs));
+}
+
+INSTANTIATE_TEST_SUITE_P(Scripts, PerlCounts,
+                         ::testing::Values("loops.pl", "fib.pl", "closure.pl", "sort.pl",
+                                           "regex.pl", "eval.pl", "die.pl", "goto.pl"),
+                         [](const auto& info) {
+                           std::string name = info.param;
+                           return name.substr(0, name.find('.'));
+                         });
+
+TEST(Perl, FibCallsAreExact) {
+  Profiled p = ProfileScript("fib.pl");
+  auto edges = CallEdges(p.profile);
+  // fib(15) makes 1973 calls: 3 from the program, the rest from fib itself.
+  EXPECT_EQ((edges[{"", "main::fib"}]), 3u);
+  EXPECT_EQ((edges[{"main::fib", "main::fib"}]), 3u * 1973 - 3);
+  const format::RawProcess& process = *p.profile.process;
+  EXPECT_EQ(process.trace, format::TraceMode::kCounts);
+  EXPECT_EQ(process.clock, format::ClockMode::kWall);
+  EXPECT_EQ(process.sampler, format::Sampler::kNone);
+  ASSERT_TRUE(p.profile.end.has_value());
+  EXPECT_EQ(p.profile.end->how, format::EndHow::kExit);
+  // fib's frame at line 6 sits under a frame of fib or of the program at line 12.
+  bool found = false;
+  for (const auto& [id, node] : p.profile.stack_nodes) {
+    ASSERT_TRUE(node.address & format::kNamedFrameTag);
+    const format::RawFrame& frame = p.profile.frames.at(node.address & ~format::kNamedFrameTag);
+    if (frame.name != "main::fib") continue;
+    EXPECT_EQ(frame.def_line, 4u);
+    ASSERT_NE(node.parent, 0u);
+    const format::RawStackNode& parent = p.profile.stack_nodes.at(node.parent);
+    const format::RawFrame& caller = p.profile.frames.at(parent.address & ~format::kNamedFrameTag);
+    EXPECT_TRUE((caller.name == "main" && caller.line == 12) ||
+                (caller.name == "main::fib" && caller.line == 7))
+        << caller.name << ":" << caller.line;
+    found = true;
+  }
+  EXPECT_TRUE(found);
+}
+
+TEST(Perl, ClosureAndDieEdges) {
+  auto closure = CallEdges(ProfileScript("closure.pl").profile);
+  EXPECT_EQ((closure[{"", "main::make_counter"}]), 2u);
+  bool anon = false;
+  for (const auto& [edge, calls] : closure) {
+    if (edge.second.find("__ANON__[") == std::string::npos) continue;
+    EXPECT_EQ(calls, 100u) << edge.second;
+    anon = true;
+  }
+  EXPECT_TRUE(anon);
+  auto died = CallEdges(ProfileScript("die.pl").profile);
+  EXPECT_EQ((died[{"", "main::outer"}]), 30u);
+  EXPECT_EQ((died[{"main::outer", "main::middle"}]), 30u);
+  EXPECT_EQ((died[{"main::middle", "main::inner"}]), 30u);
+}
+
+// `goto &target` leaves trampoline: target is entered from trampoline's caller, and its
+// statements are under the program's node, not trampoline's.
+TEST(Perl, GotoSubEntersFromTheCaller) {
+  Profiled p = ProfileScript("goto.pl");
+  auto edges = CallEdges(p.profile);
+  EXPECT_EQ((edges[{"", "main::trampoline"}]), 20u);
+  EXPECT_EQ((edges[{"", "main::target"}]), 20u);
+  EXPECT_EQ((edges[{"main::trampoline", "main::target"}]), 0u);
+  for (const auto& [id, node] : p.profile.stack_nodes) {
+    const format::RawFrame& frame = p.profile.frames.at(node.address & ~format::kNamedFrameTag);
+    if (frame.name != "main::target") continue;
+    ASSERT_NE(node.parent, 0u);
+    const format::RawStackNode& parent = p.profile.stack_nodes.at(node.parent);
+    EXPECT_EQ(p.profile.frames.at(parent.address & ~format::kNamedFrameTag).name, "main");
+  }
+}
+
+TEST(Perl, StringEvalsKeepTheirSource) {
+  Profiled p = ProfileScript("eval.pl");
+  bool found = false;
+  for (const auto& [name, text] : p.profile.sources) {
+    if (name.rfind("(eval ", 0) != 0 || text.find("$x += $i;") == std::string::npos) continue;
+    EXPECT_NE(name.find("eval.pl:13]"), std::string::npos) << name;
+    found = true;
+  }
+  EXPECT_TRUE(found);
+}
+
+TEST(Perl, MinusEKeepsItsSource) {
+  std::string dir = ScratchDir("perl_e");
+  RunResult run =
+      Execute({"/usr/bin/env", "PERL5LIB=" + kPerlLib, "HOTLINE_OUTPUT=p.hotline", "perl",
+               "-d:Hotline", "-e", "my $s = 0;\n$s += $_ for 1 .. 10;\nprint $s"},
+              dir);
+  EXPECT_EQ(run.out, "55");
+  format::RawProfile profile = Load(dir + "/p.hotline");
+  EXPECT_EQ(profile.sources["-e"], "my $s = 0;\n$s += $_ for 1 .. 10;\nprint $s\n");
+  LineCounts counts = HotlineCounts(profile);
+  EXPECT_EQ(counts["-e"][2], 1u);
+}
+
+// The samples under spin's frames add up to the time spin took, within 5%.
+TEST(Perl, SpinningSubGetsItsTime) {
+  Profiled p = ProfileScript("busy.pl");
+  double wall = 0, cpu = 0;
+  ASSERT_EQ(std::sscanf(p.run.err.c_str(), "spin: %lf %lf", &wall, &cpu), 2) << p.run.err;
+  uint64_t spin_ns = 0, total_ns = 0;
+  for (const format::SampleRecord& s : p.profile.samples) {
+    total_ns += s.weight;
+    for (uint64_t frame : p.profile.stack(s.node)) {
+      if (p.profile.frames.at(frame & ~format::kNamedFrameTag).name == "main::spin") {
+        spin_ns += s.weight;
+        break;
+      }
+    }
+  }
+  EXPECT_NEAR(double(spin_ns) / 1e9, wall, 0.05 * wall);
+  EXPECT_GE(total_ns, spin_ns);
+}
+
+TEST(Perl, SyntaxErrorFailsAsWithoutHotline) {
+  Profiled p = ProfileScript("syntax_error.pl");
+  EXPECT_NE(p.plain.exit_code, 0);
+  EXPECT_EQ(p.run.err, p.plain.err);
+  EXPECT_TRUE(p.profile.process.has_value());
+}
+
+TEST(Perl, ForkedChildWritesItsOwnProfile) {
+  std::string dir = ScratchDir("perl_fork");
+  RunResult run = Execute(
+      {"/usr/bin/env", "PERL5LIB=" + kPerlLib, "HOTLINE_OUTPUT=" + dir + "/p.hotline", "perl",
+       "-d:Hotline", "-e",
+       "my $pid = fork;\nif ($pid == 0) { my $c = 0; $c++ for 1 .. 7; exit 3 }\nwaitpid($pid, "
+       "0);\nprint $? >> 8;\n"},
+      dir);
+  EXPECT_EQ(run.out, "3");
+  std::vector<std::string> profiles = ProfilesIn(dir);
+  ASSERT_EQ(profiles.size(), 2u);
+  int children = 0;
+  for (const std::string& path : profiles) {
+    format::RawProfile profile = Load(path);
+    ASSERT_TRUE(profile.process.has_value());
+    ASSERT_TRUE(profile.end.has_value());
+    if (profile.process->flags & format::kForkedChild) {
+      ++children;
+      EXPECT_EQ(profile.end->code, 3u);
+      // The `if` and the three statements of its block ran in the child.
+      EXPECT_EQ(HotlineCounts(profile)["-e"][2], 4u);
+    }
+  }
+  EXPECT_EQ(children, 1);
+}
+
+TEST(Perl, UnderscoreExitLeavesAProfile) {
+  std::string dir = ScratchDir("perl_exit");
+  RunResult run =
+      Execute({"/usr/bin/env", "PERL5LIB=" + kPerlLib, "HOTLINE_OUTPUT=p.hotline", "perl",
+               "-d:Hotline", "-MPOSIX", "-e", "my $n = 0;\n$n++ for 1 .. 5;\nPOSIX::_exit(4);\n"},
+              dir);
+  EXPECT_EQ(run.exit_code, 4);
+  format::RawProfile profile = Load(dir + "/p.hotline");
+  ASSERT_TRUE(profile.end.has_value());
+  EXPECT_EQ(profile.end->how, format::EndHow::kUnderscoreExit);
+  EXPECT_EQ(profile.end->code, 4u);
+  EXPECT_EQ(HotlineCounts(profile)["-e"][2], 1u);
+}
+
+TEST(Perl, HotlineRecordLoadsTheModule) {
+  std::string dir = ScratchDir("perl_record");
+  RunResult run = Hotline(
+      {"record", "-q", "-o", dir + "/r.hotline", "--", "/usr/bin/perl", kScripts + "fib.pl"}, dir);
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(run.out, "fib: 1830\n");
+  format::RawProfile profile = Load(dir + "/r.hotline");
+  auto edges = CallEdges(profile);
+  EXPECT_EQ((edges[{"main::fib", "main::fib"}]), 3u * 1973 - 3);
+}
+
+}  // namespace
+}  // namespace hotline::testing
