@@ -98,7 +98,8 @@ struct Statement {
   U32 seq = 0;  // the COP's cop_seq: unique per COP, while a freed COP's address is reused
   uint32_t file = 0;
   uint64_t line = 0;
-  uint64_t count = 0;  // executions since the last flush
+  uint64_t count = 0;    // executions
+  uint64_t written = 0;  // executions as the last LINE_COUNTS said
   uint32_t sub = UINT32_MAX;
   uint32_t parent = UINT32_MAX;
   uint32_t node = 0;
@@ -185,8 +186,9 @@ struct Profiler {
   std::vector<Statement> statements;
   PointerIndex statement_by_cop;
   std::vector<Activation> stack;
-  // (caller sub, callee sub) → calls since the last flush; sub 0 = the main program.
+  // (caller sub, callee sub) → calls; sub 0 = the main program. Running totals.
   std::unordered_map<std::pair<uint64_t, uint64_t>, uint64_t, PairHash> calls;
+  bool calls_changed = false;  // since the last CALL_COUNTS
 };
 
 Profiler* g = nullptr;
@@ -396,15 +398,19 @@ void WriteAccumulated(uint64_t now_ticks, uint64_t now_ns) {
     s.weight = ns;
     g->writer.add(s);
   }
+  // Counts are running totals, as the format has them (the last LINE_COUNTS of a file, the last
+  // CALL_COUNTS of a thread, is the count): only the files that ran since the last write.
   std::vector<std::map<uint64_t, uint64_t>> lines(g->files.size());
+  std::vector<bool> ran(g->files.size(), false);
   for (Statement& st : g->statements) {
     if (!st.count) continue;
     lines[st.file][st.line] += st.count;
-    st.count = 0;
+    if (st.count != st.written) ran[st.file] = true;
+    st.written = st.count;
   }
   std::vector<uint64_t> pairs;
   for (size_t f = 0; f < lines.size(); ++f) {
-    if (lines[f].empty() || g->files[f].own) continue;
+    if (!ran[f] || g->files[f].own) continue;
     pairs.clear();
     for (auto [line, count] : lines[f]) {
       pairs.push_back(line);
@@ -417,14 +423,14 @@ void WriteAccumulated(uint64_t now_ticks, uint64_t now_ns) {
     }
     g->writer.add(fmt::LineCountsRecord{file.name, "perl", pairs.size() / 2, pairs.data()});
   }
-  if (!g->calls.empty()) {
+  if (g->calls_changed) {
+    g->calls_changed = false;
     std::vector<uint64_t> triples;
     for (auto& [edge, count] : g->calls) {
       if (edge.first) WriteTraceFunction(uint32_t(edge.first));
       WriteTraceFunction(uint32_t(edge.second));
       triples.insert(triples.end(), {edge.first, edge.second, count});
     }
-    g->calls.clear();
     fmt::CallCountsRecord r;
     r.time = now_ns;
     r.tid = tid;
@@ -565,10 +571,11 @@ void AtForkChild() {
     n.writer_id = 0;
     n.ticks = 0;
   }
-  for (Statement& s : g->statements) s.count = 0;
+  for (Statement& s : g->statements) s.count = s.written = 0;
   for (Sub& s : g->subs) s.trace_written = false;
   for (SourceFile& f : g->files) f.text_written = false;
   g->calls.clear();
+  g->calls_changed = false;
   g->start_ticks = Ticks();
   g->start_ns = MonotonicNs();
   g->last = g->start_ticks;
@@ -595,6 +602,7 @@ void EnterSub(pTHX_ CV* cv) {
   uint32_t callee = SubIndex(aTHX_ cv);
   uint32_t caller = g->stack.back().sub;
   ++g->calls[{caller, callee}];
+  g->calls_changed = true;
   g->stack.push_back(Activation{callee, g->current, g->current});
   if (g->stack.size() - 1 > g->max_depth) g->max_depth = g->stack.size() - 1;
   SAVEDESTRUCTOR_X(OnSubExit, reinterpret_cast<void*>(uintptr_t(g->stack.size() - 1)));
@@ -665,6 +673,7 @@ OP* RunEntersub(pTHX_ OP* op) {
     Charge(Ticks());
     uint32_t caller_node = g->current;
     ++g->calls[{g->stack.back().sub, sub}];
+    g->calls_changed = true;
     g->current = NodeIndex(caller_node, g->subs[sub].def_frame);
     OP* next = op->op_ppaddr(aTHX);
     Charge(Ticks());

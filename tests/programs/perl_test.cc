@@ -49,13 +49,16 @@ RunResult RunHotline(const std::string& script, const std::string& dir,
   return Execute(argv, dir);
 }
 
+// LINE_COUNTS are running totals: a file's last record is its count (docs/format.md).
 LineCounts HotlineCounts(const format::RawProfile& profile) {
-  LineCounts counts;
+  std::map<std::string, const format::RawLineCounts*> last;
   for (const format::RawLineCounts& lc : profile.line_counts) {
     EXPECT_EQ(lc.module, "perl");
-    if (!Ours(lc.file)) continue;
-    for (auto [line, n] : lc.lines) counts[Site(lc.file)][line] += n;
+    if (Ours(lc.file)) last[lc.file] = &lc;
   }
+  LineCounts counts;
+  for (const auto& [file, lc] : last)
+    for (auto [line, n] : lc->lines) counts[Site(file)][line] += n;
   return counts;
 }
 
@@ -118,9 +121,12 @@ std::map<std::pair<std::string, std::string>, uint64_t> CallEdges(
     auto frame = profile.frames.find(address->second & ~format::kNamedFrameTag);
     return frame == profile.frames.end() ? "?" : frame->second.name;
   };
+  // CALL_COUNTS are running totals: a thread's last record is its count.
+  std::map<uint64_t, const format::RawCallCounts*> last;
+  for (const format::RawCallCounts& cc : profile.call_counts) last[cc.tid] = &cc;
   std::map<std::pair<std::string, std::string>, uint64_t> edges;
-  for (const format::RawCallCounts& cc : profile.call_counts)
-    for (const format::RawCallEdge& e : cc.edges)
+  for (const auto& [tid, cc] : last)
+    for (const format::RawCallEdge& e : cc->edges)
       edges[{name(e.caller), name(e.callee)}] += e.calls;
   return edges;
 }
@@ -306,6 +312,27 @@ TEST(Perl, HotlineRecordLoadsTheModule) {
   format::RawProfile profile = Load(dir + "/r.hotline");
   auto edges = CallEdges(profile);
   EXPECT_EQ((edges[{"main::fib", "main::fib"}]), 3u * 1973 - 3);
+
+  // hotline's own views of it, through the model: fib's exact calls, each line's exact count.
+  RunResult functions = Hotline({"report", "-M", "-m", dir + "/r.hotline"}, dir);
+  EXPECT_EQ(functions.exit_code, 0) << functions.err;
+  bool fib_calls = false;
+  std::istringstream rows(functions.out);
+  for (std::string row; std::getline(rows, row);)
+    if (row.ends_with("\tmain::fib")) fib_calls = row.find("\t5919\t") != std::string::npos;
+  EXPECT_TRUE(fib_calls) << functions.out;
+  RunResult annotated = Hotline({"annotate", "-m", dir + "/r.hotline"}, dir);
+  EXPECT_EQ(annotated.exit_code, 0) << annotated.err;
+  LineCounts shown;
+  std::istringstream lines(annotated.out);
+  for (std::string row; std::getline(lines, row);) {
+    std::vector<std::string> cells;
+    std::istringstream fields(row);
+    for (std::string cell; std::getline(fields, cell, '\t');) cells.push_back(cell);
+    if (cells.size() == 4 && Ours(cells[0]) && !cells[2].empty())
+      shown[Site(cells[0])][std::stoull(cells[1])] += std::stoull(cells[2]);
+  }
+  EXPECT_EQ(shown, HotlineCounts(profile));
 }
 
 }  // namespace
