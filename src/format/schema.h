@@ -246,6 +246,9 @@ struct NoteRecord {
 // node's address kNamedFrameTag | id stands for it. The model builds these frames without a
 // symbolizer. Texts are inline.
 inline constexpr uint64_t kNamedFrameTag = uint64_t{1} << 62;
+// Bit 62 set and bit 63 clear: kernel addresses (0xffff...) have both set.
+inline constexpr bool IsNamedFrame(uint64_t address) { return (address >> 62) == 1; }
+inline constexpr uint64_t NamedFrameId(uint64_t address) { return address & ~kNamedFrameTag; }
 enum FrameFlags : uint64_t {
   kFramePseudo = 1u << 0,  // an operation timed as a function of its own (NYTProf's CORE: subs)
 };

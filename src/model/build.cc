@@ -287,7 +287,7 @@ const ProfileBuilder::Frames& ProfileBuilder::expand(const format::RawProfile& r
   if (found != cache.end()) return found->second;
 
   Frames frames;
-  if (address & format::kNamedFrameTag) {
+  if (format::IsNamedFrame(address)) {
     frames = named(raw, address);
   } else if (address >= kKernelSpaceStart) {
     frames = single(pseudoFunction(PseudoKind::kKernel, "[kernel]",
@@ -335,7 +335,7 @@ const ProfileBuilder::Frames& ProfileBuilder::expand(const format::RawProfile& r
 }
 
 ProfileBuilder::Frames ProfileBuilder::named(const format::RawProfile& raw, uint64_t address) {
-  auto found = raw.frames.find(address & ~format::kNamedFrameTag);
+  auto found = raw.frames.find(format::NamedFrameId(address));
   if (found == raw.frames.end())
     return single(pseudoFunction(PseudoKind::kUnknown, "[unknown]",
                                  pseudoModule(PseudoKind::kUnknown, "[unknown]")),

@@ -117,8 +117,8 @@ std::map<std::pair<std::string, std::string>, uint64_t> CallEdges(
     if (trace_id == 0) return "";
     auto address = profile.trace_functions.find(trace_id);
     if (address == profile.trace_functions.end()) return "?";
-    EXPECT_TRUE(address->second & format::kNamedFrameTag);
-    auto frame = profile.frames.find(address->second & ~format::kNamedFrameTag);
+    EXPECT_TRUE(format::IsNamedFrame(address->second));
+    auto frame = profile.frames.find(format::NamedFrameId(address->second));
     return frame == profile.frames.end() ? "?" : frame->second.name;
   };
   // CALL_COUNTS are running totals: a thread's last record is its count.
@@ -165,13 +165,13 @@ TEST(Perl, FibCallsAreExact) {
   // fib's frame at line 6 sits under a frame of fib or of the program at line 12.
   bool found = false;
   for (const auto& [id, node] : p.profile.stack_nodes) {
-    ASSERT_TRUE(node.address & format::kNamedFrameTag);
-    const format::RawFrame& frame = p.profile.frames.at(node.address & ~format::kNamedFrameTag);
+    ASSERT_TRUE(format::IsNamedFrame(node.address));
+    const format::RawFrame& frame = p.profile.frames.at(format::NamedFrameId(node.address));
     if (frame.name != "main::fib") continue;
     EXPECT_EQ(frame.def_line, 4u);
     ASSERT_NE(node.parent, 0u);
     const format::RawStackNode& parent = p.profile.stack_nodes.at(node.parent);
-    const format::RawFrame& caller = p.profile.frames.at(parent.address & ~format::kNamedFrameTag);
+    const format::RawFrame& caller = p.profile.frames.at(format::NamedFrameId(parent.address));
     EXPECT_TRUE((caller.name == "main" && caller.line == 12) ||
                 (caller.name == "main::fib" && caller.line == 7))
         << caller.name << ":" << caller.line;
@@ -205,11 +205,11 @@ TEST(Perl, GotoSubEntersFromTheCaller) {
   EXPECT_EQ((edges[{"", "main::target"}]), 20u);
   EXPECT_EQ((edges[{"main::trampoline", "main::target"}]), 0u);
   for (const auto& [id, node] : p.profile.stack_nodes) {
-    const format::RawFrame& frame = p.profile.frames.at(node.address & ~format::kNamedFrameTag);
+    const format::RawFrame& frame = p.profile.frames.at(format::NamedFrameId(node.address));
     if (frame.name != "main::target") continue;
     ASSERT_NE(node.parent, 0u);
     const format::RawStackNode& parent = p.profile.stack_nodes.at(node.parent);
-    EXPECT_EQ(p.profile.frames.at(parent.address & ~format::kNamedFrameTag).name, "main");
+    EXPECT_EQ(p.profile.frames.at(format::NamedFrameId(parent.address)).name, "main");
   }
 }
 
