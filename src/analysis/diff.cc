@@ -43,12 +43,6 @@ void Add(std::map<std::string, Series>& series, const std::string& key, const st
   values[run] += ns;
 }
 
-double Mean(const std::vector<double>& v) {
-  double sum = 0;
-  for (double x : v) sum += x;
-  return v.empty() ? 0 : sum / double(v.size());
-}
-
 double MeanPeriod(const std::vector<const RunSummary*>& runs) {
   double sum = 0;
   for (const RunSummary* r : runs) sum += double(r->period_ns ? r->period_ns : 1);

@@ -77,12 +77,6 @@ double StudentDistribution(double t, double df) {
   return t >= 0 ? 1 - tail : tail;
 }
 
-double Mean(std::span<const double> v) {
-  double sum = 0;
-  for (double x : v) sum += x;
-  return sum / double(v.size());
-}
-
 double Variance(std::span<const double> v, double mean) {
   double sum = 0;
   for (double x : v) sum += (x - mean) * (x - mean);
@@ -90,6 +84,12 @@ double Variance(std::span<const double> v, double mean) {
 }
 
 }  // namespace
+
+double Mean(std::span<const double> v) {
+  double sum = 0;
+  for (double x : v) sum += x;
+  return v.empty() ? 0 : sum / double(v.size());
+}
 
 double StudentQuantile(double p, double df) {
   double low = -1e3, high = 1e3;

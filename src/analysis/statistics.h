@@ -10,6 +10,9 @@ namespace hotline::analysis {
 // approximation, refined by one Newton step: error below 1e-9).
 double NormalQuantile(double p);
 
+// The mean of `v`; 0 when it is empty.
+double Mean(std::span<const double> v);
+
 // A confidence interval of a relative change, new/base − 1.
 struct Interval {
   double low = 0, high = 0;

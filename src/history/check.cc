@@ -17,12 +17,6 @@ Grade GradeOf(double low, double high, double threshold) {
   return Grade::kNoChange;
 }
 
-double Mean(const std::vector<double>& v) {
-  double sum = 0;
-  for (double x : v) sum += x;
-  return v.empty() ? 0 : sum / double(v.size());
-}
-
 }  // namespace
 
 const char* GradeName(Grade grade) {
@@ -74,8 +68,8 @@ CheckResult Check(const std::vector<const analysis::RunSummary*>& base,
   for (const analysis::RunSummary* r : base) base_totals.push_back(double(r->total_ns));
   for (const analysis::RunSummary* r : next) new_totals.push_back(double(r->total_ns));
   result.total.name = "total";
-  result.total.base_ns = Mean(base_totals);
-  result.total.new_ns = Mean(new_totals);
+  result.total.base_ns = analysis::Mean(base_totals);
+  result.total.new_ns = analysis::Mean(new_totals);
   if (base.size() >= 2 && next.size() >= 2 && result.total.base_ns > 0 && result.total.new_ns > 0) {
     analysis::Interval i = analysis::RatioOfMeans(base_totals, new_totals, options.confidence);
     result.total.low = i.low;
