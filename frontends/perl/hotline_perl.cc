@@ -161,6 +161,9 @@ struct Profiler {
   PerlInterpreter* interp = nullptr;
   bool active = false;
   bool finished = false;
+  // Devel::Hotline::stop() / start() (NYTProf's DB::disable_profile / DB::enable_profile):
+  // while off, no time is charged and nothing is counted; the sub stack is still followed.
+  bool on = true;
 
   std::string script;  // $0 as perl started
   std::string output;  // the file being written
@@ -529,7 +532,7 @@ bool BeginFile(const char* script, bool child) {
 
 // Charges the time up to `now` to the current node.
 inline void Charge(uint64_t now) {
-  if (g->current) g->nodes[g->current - 1].ticks += now - g->last;
+  if (g->current && g->on) g->nodes[g->current - 1].ticks += now - g->last;
   g->last = now;
 }
 
@@ -601,8 +604,10 @@ void EnterSub(pTHX_ CV* cv) {
   Charge(Ticks());
   uint32_t callee = SubIndex(aTHX_ cv);
   uint32_t caller = g->stack.back().sub;
-  ++g->calls[{caller, callee}];
-  g->calls_changed = true;
+  if (g->on) {
+    ++g->calls[{caller, callee}];
+    g->calls_changed = true;
+  }
   g->stack.push_back(Activation{callee, g->current, g->current});
   if (g->stack.size() - 1 > g->max_depth) g->max_depth = g->stack.size() - 1;
   SAVEDESTRUCTOR_X(OnSubExit, reinterpret_cast<void*>(uintptr_t(g->stack.size() - 1)));
@@ -631,7 +636,7 @@ void OnStatement(pTHX_ COP* cop) {
     }
     st = &g->statements.back();
   }
-  ++st->count;
+  if (g->on) ++st->count;
   Activation& a = g->stack.back();
   if (st->sub != a.sub || st->parent != a.parent) {
     st->sub = a.sub;
@@ -672,8 +677,10 @@ OP* RunEntersub(pTHX_ OP* op) {
     }
     Charge(Ticks());
     uint32_t caller_node = g->current;
-    ++g->calls[{g->stack.back().sub, sub}];
-    g->calls_changed = true;
+    if (g->on) {
+      ++g->calls[{g->stack.back().sub, sub}];
+      g->calls_changed = true;
+    }
     g->current = NodeIndex(caller_node, g->subs[sub].def_frame);
     OP* next = op->op_ppaddr(aTHX);
     Charge(Ticks());
@@ -753,6 +760,9 @@ void Start(pTHX) {
   g->script = PL_origfilename ? PL_origfilename : "perl";
   if (!BeginFile(g->script.c_str(), false)) return;
   g->active = true;
+  // HOTLINE_PERL_START=no: nothing is measured until the program calls Devel::Hotline::start().
+  if (const char* start = getenv("HOTLINE_PERL_START"); start && std::strcmp(start, "no") == 0)
+    g->on = false;
   std::atexit(FinishAtExit);
   pthread_atfork(nullptr, nullptr, AtForkChild);
   PL_runops = RunOps;
@@ -766,12 +776,39 @@ XS(Finish_xs) {
   XSRETURN_EMPTY;
 }
 
+// Devel::Hotline::start() and stop(): whether it was on before.
+XS(Start_xs) {
+  dXSARGS;
+  PERL_UNUSED_VAR(items);
+  bool was = g && g->on;
+  if (g && g->active && !g->on) {
+    g->last = Ticks();
+    g->on = true;
+  }
+  ST(0) = boolSV(was);
+  XSRETURN(1);
+}
+
+XS(Stop_xs) {
+  dXSARGS;
+  PERL_UNUSED_VAR(items);
+  bool was = g && g->on;
+  if (g && g->active && g->on) {
+    Charge(Ticks());
+    g->on = false;
+  }
+  ST(0) = boolSV(was);
+  XSRETURN(1);
+}
+
 }  // namespace
 
 XS_EXTERNAL(boot_Devel__Hotline) {
   dXSARGS;
   PERL_UNUSED_VAR(items);
   newXS("Devel::Hotline::_finish", Finish_xs, __FILE__);
+  newXS("Devel::Hotline::start", Start_xs, __FILE__);
+  newXS("Devel::Hotline::stop", Stop_xs, __FILE__);
   if (!g) Start(aTHX);
   XSRETURN_YES;
 }

@@ -303,6 +303,31 @@ TEST(Perl, UnderscoreExitLeavesAProfile) {
   EXPECT_EQ(HotlineCounts(profile)["-e"][2], 1u);
 }
 
+// Devel::Hotline::stop() and start() (NYTProf's DB::disable_profile and enable_profile), and
+// HOTLINE_PERL_START=no (NYTProf's start=no): nothing is counted or timed while stopped.
+TEST(Perl, StartAndStopLeaveOutWhatRanBetween) {
+  Profiled p = ProfileScript("start_stop.pl");
+  EXPECT_EQ(p.run.out, "sum: 560\n");
+  std::string script = kScripts + "start_stop.pl";
+  LineCounts counts = HotlineCounts(p.profile);
+  EXPECT_EQ(counts[script][5], 11u);  // the loop's 10 statements and the `for` itself
+  EXPECT_EQ(counts[script].count(7), 0u);
+  EXPECT_EQ(counts[script][9], 6u);
+  auto edges = CallEdges(p.profile);
+  EXPECT_EQ((edges[{"", "main::twice"}]), 15u);
+
+  std::string dir = ScratchDir("perl_start_no");
+  RunResult late = RunHotline("start_stop.pl", dir, {"HOTLINE_PERL_START=no"});
+  EXPECT_EQ(late.exit_code, 0) << late.err;
+  format::RawProfile profile = Load(dir + "/p.hotline");
+  counts = HotlineCounts(profile);
+  EXPECT_EQ(counts[script].count(5), 0u);
+  EXPECT_EQ(counts[script].count(7), 0u);
+  EXPECT_EQ(counts[script][9], 6u);
+  edges = CallEdges(profile);
+  EXPECT_EQ((edges[{"", "main::twice"}]), 5u);
+}
+
 TEST(Perl, HotlineRecordLoadsTheModule) {
   std::string dir = ScratchDir("perl_record");
   RunResult run = Hotline(
