@@ -77,6 +77,7 @@ struct Sub {
   uint32_t def_frame = 0;  // the frame (name, def_file, def_line), 1-based; 0 for main
   bool trace_written = false;
   bool underscore_exit = false;  // POSIX::_exit: the profile must be finished before it runs
+  bool profiler = false;         // Devel::Hotline's own (its END block, start, stop): not measured
 };
 
 struct Frame {
@@ -107,8 +108,10 @@ struct Statement {
 
 struct Activation {
   uint32_t sub = 0;
-  uint32_t parent = 0;  // the caller's node when the sub was entered
-  uint32_t node = 0;    // the node of the statement running in this activation
+  uint32_t parent = 0;    // the caller's node when the sub was entered
+  uint32_t node = 0;      // the node of the statement running in this activation
+  bool profiler = false;  // a sub of Devel::Hotline's own, measured by nobody
+  bool resume = false;    // for those: whether measuring was on when it was entered
 };
 
 // Open addressing from a pointer (COP*, CV*, op tree) to a 32-bit index.
@@ -299,6 +302,7 @@ uint32_t SubIndex(pTHX_ CV* cv) {
     }
   }
   sub.underscore_exit = sub.name == "POSIX::_exit";
+  sub.profiler = sub.name.rfind("Devel::Hotline::", 0) == 0;
   uint32_t index = uint32_t(g->subs.size());
   // The definition's frame: the sub at its first line.
   Frame def;
@@ -594,6 +598,13 @@ void OnSubExit(pTHX_ void* depth) {
   size_t keep = size_t(uintptr_t(depth));
   if (g->stack.size() <= keep || keep == 0) return;
   Charge(Ticks());
+  // Leaving one of the profiler's own subs: measuring resumes as it was before it.
+  for (size_t i = keep; i < g->stack.size(); ++i)
+    if (g->stack[i].profiler) {
+      if (g->stack[i].resume) g->last = Ticks();
+      g->on = g->stack[i].resume;
+      break;
+    }
   g->stack.resize(keep);
   g->current = g->stack.back().node;
 }
@@ -604,11 +615,13 @@ void EnterSub(pTHX_ CV* cv) {
   Charge(Ticks());
   uint32_t callee = SubIndex(aTHX_ cv);
   uint32_t caller = g->stack.back().sub;
-  if (g->on) {
+  bool profiler = g->subs[callee].profiler;
+  if (g->on && !profiler) {
     ++g->calls[{caller, callee}];
     g->calls_changed = true;
   }
-  g->stack.push_back(Activation{callee, g->current, g->current});
+  g->stack.push_back(Activation{callee, g->current, g->current, profiler, g->on});
+  if (profiler) g->on = false;
   if (g->stack.size() - 1 > g->max_depth) g->max_depth = g->stack.size() - 1;
   SAVEDESTRUCTOR_X(OnSubExit, reinterpret_cast<void*>(uintptr_t(g->stack.size() - 1)));
 }
@@ -674,6 +687,12 @@ OP* RunEntersub(pTHX_ OP* op) {
       Finish(fmt::EndHow::kUnderscoreExit,
              code && SvOK(code) ? uint64_t(IV(SvIV(code))) : uint64_t(0));
       return op->op_ppaddr(aTHX);
+    }
+    if (g->subs[sub].profiler) {  // start, stop, _finish: their time is nobody's
+      Charge(Ticks());
+      OP* next = op->op_ppaddr(aTHX);
+      if (g && !g->finished) g->last = Ticks();
+      return next;
     }
     Charge(Ticks());
     uint32_t caller_node = g->current;
