@@ -12,7 +12,6 @@
 #include "cli/commands.h"
 #include "cli/history_db.h"
 #include "cli/load_profile.h"
-#include "format/raw_profile.h"
 #include "history/series.h"
 #include "model/heap.h"
 #include "model/system_code.h"
@@ -90,15 +89,6 @@ Status IdentifyCommit(const model::Profile& p, const std::string& named, history
   return Status();
 }
 
-std::optional<history::HeapTotals> HeapOf(const std::string& file,
-                                          model::AddressResolver& resolver) {
-  Expected<format::RawProfile> raw = format::LoadRawProfile(file, nullptr);
-  if (!raw) return std::nullopt;
-  Expected<model::HeapProfile> heap = model::BuildHeapProfile(*raw, resolver);
-  if (!heap) return std::nullopt;
-  return history::HeapTotals{heap->peak_bytes, heap->total_bytes, heap->alloc_calls};
-}
-
 int RunHistoryAdd(const HistoryAddOptions& o) {
   Expected<std::unique_ptr<history::Database>> db = OpenHistory(o.where, false);
   if (!db) {
@@ -135,7 +125,9 @@ int RunHistoryAdd(const HistoryAddOptions& o) {
     std::error_code ec;
     run.profile = fs::absolute(file, ec).lexically_normal().string();
     run.machine = machine;
-    if (stats.features & format::kFeatureHeap) run.heap = HeapOf(file, resolver);
+    if (stats.features & format::kFeatureHeap)
+      if (std::optional<model::HeapProfile> heap = LoadHeap(file, resolver))
+        run.heap = history::HeapTotals{heap->peak_bytes, heap->total_bytes, heap->alloc_calls};
     run.summary = analysis::Summarize(*profile);
     Expected<int64_t> id = history::AddRun(**db, run);
     if (!id) {

@@ -23,8 +23,9 @@ Expected<std::unique_ptr<history::Database>> OpenHistory(const HistoryLocation& 
     if (const char* env = getenv("HOTLINE_DB"); env && *env) db = env;
   if (db.empty()) {
     std::optional<history::GitState> git = history::GitStateOf(".");
-    db = (std::filesystem::path(git ? git->top : ".") / ".hotline" / "history.db").string();
-    if (!git) db = std::filesystem::path(db).lexically_normal().string();
+    db = (std::filesystem::path(git ? git->top : ".") / ".hotline" / "history.db")
+             .lexically_normal()
+             .string();
   }
   bool url = db.starts_with("postgresql://") || db.starts_with("postgres://");
   std::error_code ec;

@@ -16,7 +16,6 @@
 #include "cli/history_db.h"
 #include "cli/load_profile.h"
 #include "cli/profile_path.h"
-#include "format/raw_profile.h"
 #include "format/reader.h"
 #include "html/diff.h"
 #include "html/history.h"
@@ -226,13 +225,7 @@ int RunHtml(HtmlCommandOptions& o) {
   }
   // The heap needs every record in memory: read them again only for a profile that has some.
   std::optional<model::HeapProfile> heap;
-  if (stats.features & format::kFeatureHeap) {
-    format::ReadStats again;
-    Expected<format::RawProfile> raw = format::LoadRawProfile(*file, &again);
-    Expected<model::HeapProfile> built =
-        raw ? model::BuildHeapProfile(*raw, resolver) : Expected<model::HeapProfile>(raw.status());
-    if (built) heap = std::move(*built);
-  }
+  if (stats.features & format::kFeatureHeap) heap = LoadHeap(*file, resolver);
   html::HtmlInput input;
   input.profile = &*profile;
   input.heap = heap ? &*heap : nullptr;

@@ -2,6 +2,7 @@
 
 #include <fmt/core.h>
 
+#include "format/raw_profile.h"
 #include "report/report.h"
 
 namespace hotline::cli {
@@ -37,6 +38,15 @@ Expected<std::vector<model::Profile>> LoadEach(const std::vector<std::string>& p
     profiles.push_back(std::move(*p));
   }
   return profiles;
+}
+
+std::optional<model::HeapProfile> LoadHeap(const std::string& path,
+                                           model::AddressResolver& resolver) {
+  Expected<format::RawProfile> raw = format::LoadRawProfile(path, nullptr);
+  if (!raw) return std::nullopt;
+  Expected<model::HeapProfile> heap = model::BuildHeapProfile(*raw, resolver);
+  if (!heap) return std::nullopt;
+  return std::move(*heap);
 }
 
 }  // namespace hotline::cli

@@ -2,12 +2,14 @@
 // warnings (one line each): shared by report and diff.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "base/status.h"
 #include "format/reader.h"
 #include "model/build.h"
+#include "model/heap.h"
 #include "model/merge.h"
 
 namespace hotline::cli {
@@ -26,5 +28,10 @@ Expected<model::Profile> LoadOne(const std::string& path, model::AddressResolver
 Expected<std::vector<model::Profile>> LoadEach(const std::vector<std::string>& paths,
                                                model::AddressResolver& resolver,
                                                const model::BuildOptions& build);
+
+// The heap of the profile at `path` (recorded with --heap); none when it cannot be read or built.
+// The heap needs every record in memory: the file is read again, whole.
+std::optional<model::HeapProfile> LoadHeap(const std::string& path,
+                                           model::AddressResolver& resolver);
 
 }  // namespace hotline::cli

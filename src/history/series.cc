@@ -50,9 +50,7 @@ Series MakeSeries(const std::vector<CommitRuns>& commits, const std::string& fun
       series.points.emplace_back();
       continue;
     }
-    double sum = 0;
-    for (double v : p.values) sum += v;
-    p.mean_ns = sum / p.runs;
+    p.mean_ns = analysis::Mean(p.values);
     p.min_ns = *std::min_element(p.values.begin(), p.values.end());
     p.max_ns = *std::max_element(p.values.begin(), p.values.end());
     double squares = 0;
