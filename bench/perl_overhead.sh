@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Devel::Hotline's cost next to NYTProf's, in one run: a CPU-bound Perl script plain, under
-# `perl -d:Hotline`, under `perl -d:NYTProf` (its defaults) and NYTProf with statements off
+# `perl -d:Hotline` (every statement measured), sampling (HOTLINE_PERL_SAMPLE, 1000 samples a
+# second of CPU time, as `hotline record --perl-sample` runs it), under `perl -d:NYTProf` (its defaults) and NYTProf with statements off
 # (NYTPROF=stmts=0). CPU seconds (user + system of the child) of 3 runs each, and the ratio of
 # the medians to the plain run's. Usage: bench/perl_overhead.sh [BUILD]   (default: build)
 set -euo pipefail
@@ -45,10 +46,12 @@ cpu() {
 }
 median() { sort -n | sed -n 2p; }
 declare -A runs
-names=(plain hotline nytprof nytprof_stmts0)
+names=(plain hotline hotline_sample nytprof nytprof_stmts0)
 for rep in 1 2 3; do
   runs[plain]+="$(cpu perl work.pl)"$'\n'
   runs[hotline]+="$(HOTLINE_OUTPUT=$work/p.hotline PERL5LIB=$lib cpu perl -d:Hotline work.pl)"$'\n'
+  runs[hotline_sample]+="$(HOTLINE_OUTPUT=$work/s.hotline HOTLINE_PERL_SAMPLE=1000000 PERL5LIB=$lib \
+    cpu perl -d:Hotline work.pl)"$'\n'
   runs[nytprof]+="$(NYTPROF=file=$work/n.out cpu perl -d:NYTProf work.pl)"$'\n'
   runs[nytprof_stmts0]+="$(NYTPROF=file=$work/n0.out:stmts=0 cpu perl -d:NYTProf work.pl)"$'\n'
 done

@@ -60,7 +60,7 @@ bool IsPerlProgram(const std::string& path) {
 }
 
 int RecordPerlProgram(const std::string& path, const std::vector<std::string>& command,
-                      const std::string& output) {
+                      const std::string& output, uint64_t sample_period_ns) {
   pid_t child = fork();
   if (child < 0) {
     fmt::print(stderr, "hotline: cannot start {}: {}\n", command[0], strerror(errno));
@@ -70,6 +70,11 @@ int RecordPerlProgram(const std::string& path, const std::vector<std::string>& c
     if (std::string lib = BuildModuleDir(); !lib.empty()) Prepend("PERL5LIB", lib, ":");
     Prepend("PERL5OPT", "-d:Hotline", " ");
     setenv("HOTLINE_OUTPUT", output.c_str(), 1);
+    if (sample_period_ns > 0) {
+      setenv("HOTLINE_PERL_SAMPLE", std::to_string(sample_period_ns).c_str(), 1);
+    } else {
+      unsetenv("HOTLINE_PERL_SAMPLE");
+    }
     setenv("HOTLINE_ROOT_PID", std::to_string(getppid()).c_str(), 1);
     std::vector<char*> argv;
     for (const std::string& a : command) argv.push_back(const_cast<char*>(a.c_str()));

@@ -1,8 +1,10 @@
 // `hotline record -- perl x.pl`: a perl program is profiled by Devel::Hotline (frontends/perl),
-// which writes the profile itself, statement by statement; the native sampler stays off so that
-// the profile holds one coherent stream (docs/perl.md).
+// which writes the profile itself, statement by statement or (--perl-sample) by sampling its Perl
+// stack; the native sampler stays off so that the profile holds one coherent stream
+// (docs/perl.md).
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -14,8 +16,9 @@ bool IsPerlProgram(const std::string& path);
 
 // Runs `command` with Devel::Hotline loaded through PERL5OPT (and PERL5LIB pointing at the
 // build's copy when hotline runs from its build folder), writing `output`. Returns the exit code
-// as a shell reports it (128+N for a death by signal N).
+// as a shell reports it (128+N for a death by signal N). `sample_period_ns` > 0 asks for the
+// sampling mode, one sample per that much CPU time; 0 measures every statement.
 int RecordPerlProgram(const std::string& path, const std::vector<std::string>& command,
-                      const std::string& output);
+                      const std::string& output, uint64_t sample_period_ns);
 
 }  // namespace hotline::cli

@@ -49,6 +49,7 @@ struct RecordOptions {
   bool heap = false;
   bool counts_only = false;
   bool quiet = false;
+  bool perl_sample = false;
   bool perf_g = false;  // perf's -g: stacks are always recorded here
   int pid = 0;
   double duration = 0;
@@ -90,6 +91,9 @@ struct RecordOptions {
     cmd.add_flag("--counts-only", counts_only,
                  "no sampling: exact counts only (--coverage, -finstrument-functions builds); "
                  "hotline annotate then weighs lines by their instructions");
+    cmd.add_flag("--perl-sample", perl_sample,
+                 "a perl program: sample its Perl stack -F times a second of CPU time instead of "
+                 "measuring every statement (no counts; near-zero overhead)");
     cmd.add_flag("-q,--quiet", quiet, "no summary line after the run");
     cmd.add_flag("-g", perf_g, "accepted for perf's sake: hotline always records whole stacks");
     cmd.add_option("-p,--pid", pid,
@@ -503,7 +507,15 @@ int RunRecord(const RecordOptions& o, const std::vector<std::string>& command) {
   std::string output = Absolute(o.output.empty() ? Basename(command[0]) + ".hotline" : o.output);
   if (!CreateOutput(output)) return 1;
   // Devel::Hotline writes a perl program's profile itself: no runtime, no native sampler.
-  if (IsPerlProgram(program->path)) return RecordPerlProgram(program->path, command, output);
+  if (IsPerlProgram(program->path)) {
+    uint64_t sample_period_ns = o.perl_sample && o.freq > 0 ? 1'000'000'000u / o.freq : 0;
+    return RecordPerlProgram(program->path, command, output, sample_period_ns);
+  }
+  if (o.perl_sample) {
+    fmt::print(stderr, "hotline: record: --perl-sample: {} is not a perl program\n", command[0]);
+    unlink(output.c_str());
+    return 2;
+  }
 
   // A --coverage build: this run's exact line counts go to a directory of hotline's own.
   coverage::CoveragePlan counts;

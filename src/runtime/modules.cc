@@ -11,18 +11,16 @@
 
 #include <cstring>
 
+#include "base/loaded_image.h"
 #include "runtime/debug_frame.h"
 #include "runtime/session.h"
 
 namespace hotline::rt {
 namespace {
 
-struct Module {
+struct Module : base::LoadedImage {
   uint64_t id;
-  uint64_t bias, start, size, file_offset;
   char path[512];
-  uint8_t build_id[64];
-  uint32_t build_id_size;
   bool seen;  // in the current scan
 };
 
@@ -31,46 +29,8 @@ Module g_modules[kMaxModules];
 int g_count = 0;
 uint64_t g_next_id = 1;
 
-void ReadBuildId(const dl_phdr_info* info, Module* m) {
-  m->build_id_size = 0;
-  for (int i = 0; i < info->dlpi_phnum; ++i) {
-    const ElfW(Phdr)& ph = info->dlpi_phdr[i];
-    if (ph.p_type != PT_NOTE) continue;
-    auto* p = reinterpret_cast<const uint8_t*>(info->dlpi_addr + ph.p_vaddr);
-    const uint8_t* end = p + ph.p_memsz;
-    while (p + sizeof(ElfW(Nhdr)) <= end) {
-      auto* note = reinterpret_cast<const ElfW(Nhdr)*>(p);
-      size_t name_size = (note->n_namesz + 3) & ~3u;
-      size_t desc_size = (note->n_descsz + 3) & ~3u;
-      const uint8_t* name = p + sizeof(ElfW(Nhdr));
-      const uint8_t* desc = name + name_size;
-      if (desc + desc_size > end) break;
-      if (note->n_type == NT_GNU_BUILD_ID && note->n_namesz == 4 &&
-          std::memcmp(name, "GNU", 4) == 0 && note->n_descsz <= sizeof m->build_id) {
-        std::memcpy(m->build_id, desc, note->n_descsz);
-        m->build_id_size = note->n_descsz;
-        return;
-      }
-      p = desc + desc_size;
-    }
-  }
-}
-
 void DescribeModule(const dl_phdr_info* info, Module* m) {
-  uint64_t low = UINT64_MAX, high = 0;
-  m->file_offset = 0;
-  bool first = true;
-  for (int i = 0; i < info->dlpi_phnum; ++i) {
-    const ElfW(Phdr)& ph = info->dlpi_phdr[i];
-    if (ph.p_type != PT_LOAD) continue;
-    if (first) m->file_offset = ph.p_offset;
-    first = false;
-    if (ph.p_vaddr < low) low = ph.p_vaddr;
-    if (ph.p_vaddr + ph.p_memsz > high) high = ph.p_vaddr + ph.p_memsz;
-  }
-  m->bias = info->dlpi_addr;
-  m->start = low == UINT64_MAX ? 0 : info->dlpi_addr + low;
-  m->size = high > low ? high - low : 0;
+  base::DescribeLoadedImage(info, m);
   const char* name = info->dlpi_name ? info->dlpi_name : "";
   if (name[0] == '\0') {
     std::strncpy(m->path, ExecutablePath(), sizeof m->path - 1);
@@ -82,7 +42,6 @@ void DescribeModule(const dl_phdr_info* info, Module* m) {
     std::strncpy(m->path, name, sizeof m->path - 1);
     m->path[sizeof m->path - 1] = '\0';
   }
-  ReadBuildId(info, m);
 }
 
 int OnModule(dl_phdr_info* info, size_t, void* data) {

@@ -362,5 +362,96 @@ TEST(Perl, HotlineRecordLoadsTheModule) {
   EXPECT_EQ(shown, HotlineCounts(profile));
 }
 
+// Sampling mode: the samples under spin's frames add up to the CPU time spin took, the timer
+// being perf's task clock (the rate asked for, not the scheduler's ticks).
+TEST(Perl, SamplingGivesTheSpinningSubItsCpuTime) {
+  std::string dir = ScratchDir("perl_sample_busy");
+  RunResult plain = Execute({"/usr/bin/perl", kScripts + "busy.pl"}, dir);
+  RunResult run = RunHotline("busy.pl", dir, {"HOTLINE_PERL_SAMPLE=1000000"});
+  EXPECT_EQ(run.exit_code, plain.exit_code) << run.err;
+  EXPECT_EQ(run.out, plain.out);
+  double wall = 0, cpu = 0;
+  ASSERT_EQ(std::sscanf(run.err.c_str(), "spin: %lf %lf", &wall, &cpu), 2) << run.err;
+  format::RawProfile profile = Load(dir + "/p.hotline");
+  ASSERT_TRUE(profile.process.has_value());
+  EXPECT_EQ(profile.process->sampler, format::Sampler::kPerfTaskClock);
+  EXPECT_EQ(profile.process->clock, format::ClockMode::kCpu);
+  EXPECT_EQ(profile.process->period_ns, 1000000u);
+  // No counts are claimed: sampling sees no statement it did not interrupt.
+  EXPECT_TRUE(profile.line_counts.empty());
+  uint64_t spin = 0, light = 0;
+  for (const format::SampleRecord& s : profile.samples) {
+    for (uint64_t frame : profile.stack(s.node)) {
+      if (!format::IsNamedFrame(frame)) continue;  // libc's times(), below the Perl frames
+      const std::string& name = profile.frames.at(format::NamedFrameId(frame)).name;
+      if (name == "main::spin") spin += s.weight;
+      if (name == "main::light") light += s.weight;
+    }
+  }
+  // times() counts in 10 ms clock ticks: spin's CPU time is known to ±10 ms.
+  EXPECT_NEAR(double(spin) / 1e3, cpu, 0.05 * cpu + 0.01);
+  EXPECT_LT(light, spin / 10);
+}
+
+// Native code below a Perl sub (an XS module's C) appears under the sub that called it.
+TEST(Perl, SamplingShowsNativeFramesUnderThePerlSub) {
+  std::string dir = ScratchDir("perl_sample_native");
+  RunResult run = RunHotline("native.pl", dir, {"HOTLINE_PERL_SAMPLE=1000000"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(run.out.size(), 33u);
+  format::RawProfile profile = Load(dir + "/p.hotline");
+  // Native leaves under digest: MD5's C code, and libc's memcpy building the strings.
+  uint64_t native = 0, md5 = 0, total = 0;
+  for (const format::SampleRecord& s : profile.samples) {
+    total += s.weight;
+    std::vector<uint64_t> stack = profile.stack(s.node);  // innermost first
+    if (stack.empty() || format::IsNamedFrame(stack.front())) continue;
+    bool under_digest = false;
+    for (uint64_t frame : stack)
+      under_digest |= format::IsNamedFrame(frame) &&
+                      profile.frames.at(format::NamedFrameId(frame)).name == "main::digest";
+    if (!under_digest) continue;
+    native += s.weight;
+    const format::RawModule* module = profile.moduleAt(stack.front(), s.time);
+    if (module && module->path.find("Digest/MD5/MD5.so") != std::string::npos) md5 += s.weight;
+  }
+  EXPECT_GT(native, total / 2) << native << " of " << total;
+  EXPECT_GT(md5, total / 5) << md5 << " of " << total;
+
+  // The model symbolizes the native part and keeps the Perl part: [MD5.so] called by digest.
+  RunResult graph = Hotline({"report", "-G", "-m", dir + "/p.hotline"}, dir);
+  ASSERT_EQ(graph.exit_code, 0) << graph.err;
+  EXPECT_NE(graph.out.find("main::digest"), std::string::npos);
+  EXPECT_NE(graph.out.find("MD5.so"), std::string::npos) << graph.out;
+}
+
+// `hotline record --perl-sample`: the program's output, exit code and children as without it;
+// a child that only execs (system, backticks) leaves no profile, one that runs Perl has its own.
+TEST(Perl, RecordPerlSampleKeepsTheProgramsBehaviour) {
+  std::string dir = ScratchDir("perl_record_sample");
+  const std::string program =
+      "system('true');\nmy $x = `echo hi`;\nprint \"got $x\";\n"
+      "if (!fork) { my $c = 0; $c++ for 1 .. 5; exit 3 }\nwait;\nprint $? >> 8, \"\\n\";\n"
+      "my $s = 0;\n$s += $_ for 1 .. 2000000;\nexit 5;\n";
+  RunResult run = Hotline({"record", "-q", "--perl-sample", "-o", dir + "/r.hotline", "--",
+                           "/usr/bin/perl", "-e", program},
+                          dir);
+  EXPECT_EQ(run.exit_code, 5) << run.err;
+  EXPECT_EQ(run.out, "got hi\n3\n");
+  std::vector<std::string> profiles = ProfilesIn(dir);
+  EXPECT_EQ(profiles.size(), 2u);
+  format::RawProfile profile = Load(dir + "/r.hotline");
+  ASSERT_TRUE(profile.end.has_value());
+  EXPECT_EQ(profile.end->code, 5u);
+  EXPECT_FALSE(profile.samples.empty());
+  RunResult summary = Hotline({"report", dir + "/r.hotline"}, dir);
+  EXPECT_EQ(summary.exit_code, 0) << summary.err;
+  EXPECT_NE(summary.out.find("perf task-clock"), std::string::npos) << summary.out;
+
+  RunResult refused = Hotline({"record", "--perl-sample", "--", "/bin/true"}, dir);
+  EXPECT_EQ(refused.exit_code, 2);
+  EXPECT_NE(refused.err.find("not a perl program"), std::string::npos) << refused.err;
+}
+
 }  // namespace
 }  // namespace hotline::testing

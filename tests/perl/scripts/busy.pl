@@ -1,5 +1,5 @@
 # Spins in spin() for a known time and says on stderr how long it took, by the wall clock
-# (what Devel::Hotline measures) and in CPU time (times).
+# (what Devel::Hotline measures) and in CPU time, user and system (times; what sampling sees).
 use strict;
 use warnings;
 use Time::HiRes ();
@@ -20,10 +20,11 @@ sub light {
   return $y;
 }
 
-my $cpu = (times)[0];
+my @cpu = times;
 my $wall = Time::HiRes::time();
 spin(0.5);
 my $wall_spun = Time::HiRes::time() - $wall;
-my $cpu_spun = (times)[0] - $cpu;
+my @cpu_spun = times;
+my $cpu_spun = $cpu_spun[0] + $cpu_spun[1] - $cpu[0] - $cpu[1];
 light() for 1 .. 5;
 printf STDERR "spin: %.6f %.6f\n", $wall_spun, $cpu_spun;

@@ -1,0 +1,162 @@
+// Names as perl programmers know them: files, subs (Pkg::sub, __ANON__[file:line], BEGIN@line),
+// the frames and stack nodes built from them.
+#include <cstdio>
+#include <cstring>
+
+#include "profiler.h"
+
+namespace hotline::perl {
+
+uint32_t FileIndex(const char* name) {
+  auto it = g->file_by_name.find(name);
+  if (it != g->file_by_name.end()) return it->second;
+  uint32_t index = uint32_t(g->files.size());
+  size_t len = std::strlen(name);
+  bool own = len >= 17 && std::strcmp(name + len - 17, "/Devel/Hotline.pm") == 0;
+  g->files.push_back(SourceFile{name, {}, false, own});
+  g->file_by_name.emplace(name, index);
+  return index;
+}
+
+// The text of a source that is in no file: perl keeps its lines in @{"_<NAME"} ($^P 0x400).
+void CaptureSourceText(pTHX_ uint32_t file) {
+  const std::string& name = g->files[file].name;
+  bool in_no_file = name == "-e" || name.rfind("(eval ", 0) == 0;
+  if (!in_no_file) return;
+  GV* gv = gv_fetchfile_flags(name.c_str(), name.size(), 0);
+  if (!gv || !GvAV(gv)) return;
+  AV* lines = GvAV(gv);
+  std::string text;
+  for (SSize_t i = 1; i <= av_top_index(lines); ++i) {
+    SV** sv = av_fetch(lines, i, 0);
+    if (!sv || !SvOK(*sv)) {
+      text += '\n';
+      continue;
+    }
+    STRLEN len;
+    const char* p = SvPV(*sv, len);
+    text.append(p, len);
+    if (len == 0 || p[len - 1] != '\n') text += '\n';
+  }
+  g->files[file].text = std::move(text);
+}
+
+namespace {
+
+// The first statement line of a sub's body, for subs %DB::sub does not know.
+uint64_t FirstLine(CV* cv) {
+  int steps = 0;
+  for (OP* o = CvSTART(cv); o && steps < 64; o = o->op_next, ++steps) {
+    if (o->op_type == OP_NEXTSTATE || o->op_type == OP_DBSTATE) return CopLINE(cCOPx(o));
+  }
+  return 0;
+}
+
+std::string SubName(pTHX_ CV* cv) {
+  std::string package, name;
+  if (CvNAMED(cv)) {
+    HEK* hek = CvNAME_HEK(cv);
+    name.assign(HEK_KEY(hek), HEK_LEN(hek));
+    HV* stash = CvSTASH(cv);
+    if (stash && HvNAME(stash)) package = HvNAME(stash);
+  } else if (GV* gv = CvGV(cv)) {
+    name.assign(GvNAME(gv), GvNAMELEN(gv));
+    HV* stash = GvSTASH(gv);
+    if (stash && HvNAME(stash)) package = HvNAME(stash);
+  }
+  if (name.empty()) name = "__ANON__";
+  if (package.empty()) package = "main";
+  return package + "::" + name;
+}
+
+}  // namespace
+
+uint32_t SubIndex(pTHX_ CV* cv) {
+  // Closures share their prototype's op tree: one sub, however many clones.
+  const void* key = CvISXSUB(cv) ? static_cast<const void*>(cv) : CvSTART(cv);
+  if (!key) key = cv;
+  if (uint32_t* found = g->sub_by_key.find(key)) return *found;
+  Sub sub;
+  sub.name = SubName(aTHX_ cv);
+  if (!CvISXSUB(cv)) {
+    // %DB::sub{NAME} = "FILE:FIRST-LAST" ($^P 0x10).
+    if (HV* db_sub = get_hv("DB::sub", 0)) {
+      SV** range = hv_fetch(db_sub, sub.name.c_str(), I32(sub.name.size()), 0);
+      if (range && SvOK(*range)) {
+        STRLEN len;
+        const char* p = SvPV(*range, len);
+        std::string text(p, len);
+        size_t colon = text.rfind(':');
+        if (colon != std::string::npos) {
+          sub.def_file = text.substr(0, colon);
+          sub.def_line = std::strtoull(text.c_str() + colon + 1, nullptr, 10);
+        }
+      }
+    }
+    if (sub.def_file.empty()) {
+      OP* start = CvSTART(cv);
+      for (int steps = 0; start && steps < 64; start = start->op_next, ++steps) {
+        if (start->op_type == OP_NEXTSTATE || start->op_type == OP_DBSTATE) {
+          sub.def_file = CopFILE(cCOPx(start)) ? CopFILE(cCOPx(start)) : "";
+          break;
+        }
+      }
+      sub.def_line = FirstLine(cv);
+    }
+    size_t bare = sub.name.rfind("::");
+    bare = bare == std::string::npos ? 0 : bare + 2;
+    if (sub.name.compare(bare, std::string::npos, "__ANON__") == 0) {
+      sub.name += "[" + sub.def_file + ":" + std::to_string(sub.def_line) + "]";
+    } else if (sub.name.compare(bare, std::string::npos, "BEGIN") == 0) {
+      sub.name += "@" + std::to_string(sub.def_line);
+    }
+  }
+  sub.underscore_exit = sub.name == "POSIX::_exit";
+  sub.profiler = sub.name.rfind("Devel::Hotline::", 0) == 0;
+  uint32_t index = uint32_t(g->subs.size());
+  // The definition's frame: the sub at its first line.
+  Frame def;
+  def.sub = index;
+  def.file = sub.def_file.empty() ? UINT32_MAX : FileIndex(sub.def_file.c_str());
+  def.line = sub.def_line;
+  g->frames.push_back(def);
+  sub.def_frame = uint32_t(g->frames.size());
+  g->subs.push_back(std::move(sub));
+  g->sub_by_key.insert(key, index);
+  return index;
+}
+
+uint32_t FrameIndex(uint32_t sub, uint32_t file, uint64_t line) {
+  char key[64];
+  std::snprintf(key, sizeof key, "%u:%u:%llu", sub, file, static_cast<unsigned long long>(line));
+  auto it = g->frame_by_key.find(key);
+  if (it != g->frame_by_key.end()) return it->second;
+  g->frames.push_back(Frame{sub, file, line, false});
+  uint32_t index = uint32_t(g->frames.size());
+  g->frame_by_key.emplace(key, index);
+  return index;
+}
+
+uint32_t NodeIndex(uint32_t parent, uint32_t frame) {
+  auto key = std::make_pair(uint64_t(parent), uint64_t(frame));
+  auto it = g->node_by_key.find(key);
+  if (it != g->node_by_key.end()) return it->second;
+  g->nodes.push_back(Node{parent, frame, 0, 0, 0});
+  uint32_t index = uint32_t(g->nodes.size());
+  g->node_by_key.emplace(key, index);
+  return index;
+}
+
+uint32_t NativeNodeIndex(uint32_t parent, uint64_t address) {
+  // Frame indexes are small and user-space addresses lack bit 63: the keys cannot collide.
+  auto key = std::make_pair(uint64_t(parent), address | (uint64_t{1} << 63));
+  auto it = g->node_by_key.find(key);
+  if (it != g->node_by_key.end()) return it->second;
+  g->nodes.push_back(Node{parent, 0, address, 0, 0});
+  uint32_t index = uint32_t(g->nodes.size());
+  g->node_by_key.emplace(key, index);
+  g->native_unwritten = true;
+  return index;
+}
+
+}  // namespace hotline::perl

@@ -1,0 +1,247 @@
+// Devel::Hotline's state and the functions its parts share (docs/perl.md). One profiler per
+// process, for the interpreter that loaded the module; `g` is it. Everything the final write
+// needs is copied out of perl when first seen, so the profile can be finished from an atexit
+// handler, after the interpreter is gone.
+#pragma once
+
+#include <time.h>
+#include <x86intrin.h>
+
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "format/schema.h"
+#include "format/writer.h"
+
+#define PERL_NO_GET_CONTEXT
+extern "C" {
+#include "EXTERN.h"
+#include "XSUB.h"
+#include "perl.h"
+}
+
+namespace hotline::perl {
+
+namespace fmt = hotline::format;
+
+inline uint64_t MonotonicNs() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return uint64_t(ts.tv_sec) * 1000000000u + uint64_t(ts.tv_nsec);
+}
+
+inline uint64_t RealtimeNs() {
+  timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return uint64_t(ts.tv_sec) * 1000000000u + uint64_t(ts.tv_nsec);
+}
+
+inline uint64_t ProcessCpuNs() {
+  timespec ts;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return uint64_t(ts.tv_sec) * 1000000000u + uint64_t(ts.tv_nsec);
+}
+
+inline uint64_t Ticks() { return __rdtsc(); }
+
+// A source file as the profile names it ("x.pl", "(eval 3)[x.pl:5]", "-e").
+struct SourceFile {
+  std::string name;
+  std::string text;  // the source of an eval or of -e, which exists in no file
+  bool text_written = false;
+  bool own = false;  // Devel/Hotline.pm: its END block is the profiler's, not the program's
+};
+
+// A sub as perl programmers know it, or the main program (index 0).
+struct Sub {
+  std::string name;
+  std::string def_file;
+  uint64_t def_line = 0;
+  uint32_t def_frame = 0;  // the frame (name, def_file, def_line), 1-based; 0 for main
+  bool trace_written = false;
+  bool underscore_exit = false;  // POSIX::_exit: the profile must be finished before it runs
+  bool profiler = false;         // Devel::Hotline's own (its END block, start, stop): not measured
+};
+
+struct Frame {
+  uint32_t sub = 0;
+  uint32_t file = UINT32_MAX;  // UINT32_MAX: none (an XSUB)
+  uint64_t line = 0;
+  bool written = false;
+};
+
+struct Node {
+  uint32_t parent = 0;   // 1-based node index, 0 = root
+  uint32_t frame = 0;    // 1-based frame index; 0 for a native frame
+  uint64_t address = 0;  // a native frame's code address (sampling mode)
+  uint64_t writer_id = 0;
+  uint64_t ticks = 0;  // exclusive time since the last flush
+};
+
+// An ELF image of the process, written as MODULE_LOAD once a native frame lies in it.
+struct NativeModule {
+  uint64_t start = 0, size = 0;
+  bool written = false;
+};
+
+// One statement (COP). Its node is cached for the activation it last ran in.
+struct Statement {
+  U32 seq = 0;  // the COP's cop_seq: unique per COP, while a freed COP's address is reused
+  uint32_t file = 0;
+  uint64_t line = 0;
+  uint64_t count = 0;    // executions
+  uint64_t written = 0;  // executions as the last LINE_COUNTS said
+  uint32_t sub = UINT32_MAX;
+  uint32_t parent = UINT32_MAX;
+  uint32_t node = 0;
+};
+
+struct Activation {
+  uint32_t sub = 0;
+  uint32_t parent = 0;    // the caller's node when the sub was entered
+  uint32_t node = 0;      // the node of the statement running in this activation
+  bool profiler = false;  // a sub of Devel::Hotline's own, measured by nobody
+  bool resume = false;    // for those: whether measuring was on when it was entered
+};
+
+// Open addressing from a pointer (COP*, CV*, op tree) to a 32-bit index.
+class PointerIndex {
+ public:
+  PointerIndex() { slots_.assign(1024, Slot{}); }
+  uint32_t* find(const void* key) {
+    size_t mask = slots_.size() - 1;
+    for (size_t i = Hash(key) & mask;; i = (i + 1) & mask) {
+      if (slots_[i].key == key) return &slots_[i].value;
+      if (!slots_[i].key) return nullptr;
+    }
+  }
+  void insert(const void* key, uint32_t value) {
+    if ((used_ + 1) * 2 > slots_.size()) grow();
+    size_t mask = slots_.size() - 1;
+    size_t i = Hash(key) & mask;
+    while (slots_[i].key) i = (i + 1) & mask;
+    slots_[i] = Slot{key, value};
+    ++used_;
+  }
+
+ private:
+  struct Slot {
+    const void* key = nullptr;
+    uint32_t value = 0;
+  };
+  static size_t Hash(const void* key) {
+    return size_t((uintptr_t(key) >> 3) * 0x9E3779B97F4A7C15ull >> 17);
+  }
+  void grow() {
+    std::vector<Slot> old;
+    old.swap(slots_);
+    slots_.assign(old.size() * 2, Slot{});
+    used_ = 0;
+    for (const Slot& s : old)
+      if (s.key) insert(s.key, s.value);
+  }
+  std::vector<Slot> slots_;
+  size_t used_ = 0;
+};
+
+struct PairHash {
+  size_t operator()(const std::pair<uint64_t, uint64_t>& p) const {
+    return size_t(p.first * 0x9E3779B97F4A7C15ull ^ (p.second + 0x632BE59BD9B4E019ull));
+  }
+};
+
+struct Profiler {
+  PerlInterpreter* interp = nullptr;
+  bool sampling = false;  // sampled (sampling.cc) rather than measured statement by statement
+  bool active = false;
+  bool finished = false;
+  // Devel::Hotline::stop() / start() (NYTProf's DB::disable_profile / DB::enable_profile):
+  // while off, no time is charged and nothing is counted; the sub stack is still followed.
+  bool on = true;
+
+  std::string script;  // $0 as perl started
+  std::string output;  // the file being written
+  int fd = -1;
+  fmt::Writer writer;
+  // A forked child's profile is begun at the first op it runs: a child that only execs
+  // (system, backticks, open with a command) leaves no file.
+  bool child_pending = false;
+
+  uint64_t start_ticks = 0, start_ns = 0;
+  uint64_t last = 0;  // ticks at the last charge
+  uint64_t flush_deadline = 0;
+  uint64_t flush_interval_ticks = 0;
+  uint32_t current = 0;  // the node being charged
+  uint64_t max_depth = 0;
+
+  std::vector<SourceFile> files;
+  std::unordered_map<std::string, uint32_t> file_by_name;
+  std::vector<Sub> subs;
+  PointerIndex sub_by_key;
+  std::vector<Frame> frames;  // frame i+1
+  std::unordered_map<std::string, uint32_t> frame_by_key;
+  std::vector<Node> nodes;  // node i+1
+  std::unordered_map<std::pair<uint64_t, uint64_t>, uint32_t, PairHash> node_by_key;
+  std::vector<Statement> statements;
+  PointerIndex statement_by_cop;
+  std::vector<Activation> stack;
+  // (caller sub, callee sub) → calls; sub 0 = the main program. Running totals.
+  std::unordered_map<std::pair<uint64_t, uint64_t>, uint64_t, PairHash> calls;
+  bool calls_changed = false;  // since the last CALL_COUNTS
+
+  uint64_t period_ns = 0;  // sampling mode: CPU time per sample
+  fmt::Sampler sampler_kind = fmt::Sampler::kNone;
+  std::vector<NativeModule> modules;
+  bool native_unwritten = false;  // a native node was made since the modules were last scanned
+};
+
+extern Profiler* g;
+
+// ---- Names (names.cc) --------------------------------------------------------------------------
+
+uint32_t FileIndex(const char* name);
+// Keeps the text of a source that is in no file (-e, string evals) for the profile.
+void CaptureSourceText(pTHX_ uint32_t file);
+uint32_t SubIndex(pTHX_ CV* cv);
+uint32_t FrameIndex(uint32_t sub, uint32_t file, uint64_t line);
+uint32_t NodeIndex(uint32_t parent, uint32_t frame);
+// A native frame (a return address, or the interrupted instruction) below `parent`.
+uint32_t NativeNodeIndex(uint32_t parent, uint64_t address);
+
+// ---- The profile (output.cc) ---------------------------------------------------------------
+
+bool BeginFile(const char* script, bool child);
+// Sampling mode: one sample of `weight` periods (more than one when the timer overran) at `node`.
+void WriteSample(uint32_t node, uint64_t weight);
+// Writes what accumulated and flushes the file; schedules the next flush.
+void Flush();
+void Finish(fmt::EndHow how, uint64_t code);
+void FinishAtExit();
+void AtForkChild();
+// Begins the forked child's own profile (child_pending); called from the runops loops.
+void BeginForkedChild();
+
+// Charges the time up to `now` to the current node.
+inline void Charge(uint64_t now) {
+  if (g->current && g->on) g->nodes[g->current - 1].ticks += now - g->last;
+  g->last = now;
+}
+
+// ---- Measuring every statement (exact.cc) ----------------------------------------------------
+
+int RunOpsExact(pTHX);
+
+// ---- Sampling (sampling.cc) ----------------------------------------------------------------
+
+// Arms the CPU-time clock whose signal asks for a sample (before the profile is begun: the
+// process record says which clock it is); RunOpsSampling takes the samples.
+bool StartSampling(pTHX_ uint64_t period_ns);
+int RunOpsSampling(pTHX);
+// Called where a process is about to exec or has forked: the timer is per process.
+void StopSamplingTimer();
+void RearmSamplingTimerInChild();
+
+}  // namespace hotline::perl
