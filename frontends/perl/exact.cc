@@ -43,6 +43,7 @@ void EnterSub(pTHX_ CV* cv) {
 void OnStatement(pTHX_ COP* cop) {
   uint64_t now = Ticks();
   Charge(now);
+  StartAtPhase(aTHX_ now);
   uint32_t* found = g->statement_by_cop.find(cop);
   Statement* st;
   if (found && g->statements[*found].seq == cop->cop_seq) {
@@ -90,6 +91,105 @@ CV* CalledSub(pTHX) {
   }
 }
 
+// Runs `op` as a call of `sub` from the current sub: an XSUB (it has run when pp_entersub
+// returns) or a slow op timed as NYTProf's CORE: subs are. The time is the callee's own node's.
+OP* RunTimedAsSub(pTHX_ OP* op, uint32_t sub) {
+  Charge(Ticks());
+  uint32_t caller_node = g->current;
+  if (g->on) {
+    ++g->calls[{g->stack.back().sub, sub}];
+    g->calls_changed = true;
+  }
+  g->current = NodeIndex(caller_node, g->subs[sub].def_frame);
+  OP* next = op->op_ppaddr(aTHX);
+  Charge(Ticks());
+  g->current = caller_node;
+  return next;
+}
+
+// The ops NYTProf times as `CORE:` subs by default (slowops=2): regular expressions, sorting,
+// and those that wait for the system (I/O, files, processes, sockets).
+bool IsSlowOp(unsigned type) {
+  switch (type) {
+    case OP_MATCH:
+    case OP_SUBST:
+    case OP_QR:
+    case OP_REGCOMP:
+    case OP_SORT:
+    case OP_PRINT:
+    case OP_PRTF:
+    case OP_SAY:
+    case OP_READLINE:
+    case OP_RCATLINE:
+    case OP_GETC:
+    case OP_READ:
+    case OP_SYSREAD:
+    case OP_SYSWRITE:
+    case OP_SEND:
+    case OP_RECV:
+    case OP_EOF:
+    case OP_TELL:
+    case OP_SEEK:
+    case OP_SYSSEEK:
+    case OP_TRUNCATE:
+    case OP_OPEN:
+    case OP_SYSOPEN:
+    case OP_CLOSE:
+    case OP_PIPE_OP:
+    case OP_BINMODE:
+    case OP_FCNTL:
+    case OP_IOCTL:
+    case OP_FLOCK:
+    case OP_SELECT:
+    case OP_SSELECT:
+    case OP_OPEN_DIR:
+    case OP_READDIR:
+    case OP_CLOSEDIR:
+    case OP_MKDIR:
+    case OP_RMDIR:
+    case OP_CHDIR:
+    case OP_UNLINK:
+    case OP_RENAME:
+    case OP_LINK:
+    case OP_SYMLINK:
+    case OP_READLINK:
+    case OP_CHMOD:
+    case OP_CHOWN:
+    case OP_UTIME:
+    case OP_STAT:
+    case OP_LSTAT:
+    case OP_FTIS:
+    case OP_FTSIZE:
+    case OP_FTMTIME:
+    case OP_FTFILE:
+    case OP_FTDIR:
+    case OP_FTEREAD:
+    case OP_FTEWRITE:
+    case OP_FTEEXEC:
+    case OP_FTRREAD:
+    case OP_FTRWRITE:
+    case OP_FTREXEC:
+    case OP_FTLINK:
+    case OP_GLOB:
+    case OP_SYSTEM:
+    case OP_BACKTICK:
+    case OP_WAIT:
+    case OP_WAITPID:
+    case OP_SLEEP:
+    case OP_SOCKET:
+    case OP_SOCKPAIR:
+    case OP_BIND:
+    case OP_CONNECT:
+    case OP_LISTEN:
+    case OP_ACCEPT:
+    case OP_SHUTDOWN:
+    case OP_CRYPT:
+      return true;
+    default:
+      return false;
+  }
+}
+
 OP* RunEntersub(pTHX_ OP* op) {
   CV* target = CalledSub(aTHX);
   if (target && CvISXSUB(target)) {
@@ -108,17 +208,7 @@ OP* RunEntersub(pTHX_ OP* op) {
       if (g && !g->finished) g->last = Ticks();
       return next;
     }
-    Charge(Ticks());
-    uint32_t caller_node = g->current;
-    if (g->on) {
-      ++g->calls[{g->stack.back().sub, sub}];
-      g->calls_changed = true;
-    }
-    g->current = NodeIndex(caller_node, g->subs[sub].def_frame);
-    OP* next = op->op_ppaddr(aTHX);
-    Charge(Ticks());
-    g->current = caller_node;
-    return next;
+    return RunTimedAsSub(aTHX_ op, sub);
   }
   I32 before = cxstack_ix;
   OP* next = op->op_ppaddr(aTHX);
@@ -169,6 +259,10 @@ int RunOpsExact(pTHX) {
           Flush();
           break;
         default:
+          if (IsSlowOp(op->op_type)) {
+            PL_op = op = RunTimedAsSub(aTHX_ op, SlowOpSub(aTHX_ op->op_type));
+            continue;
+          }
           break;
       }
     }

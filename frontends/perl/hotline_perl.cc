@@ -51,9 +51,24 @@ void Start(pTHX) {
     return;
   }
   g->active = true;
-  // HOTLINE_PERL_START=no: nothing is measured until the program calls Devel::Hotline::start().
-  if (const char* start = getenv("HOTLINE_PERL_START"); start && std::strcmp(start, "no") == 0)
-    g->on = false;
+  // HOTLINE_PERL_START (NYTProf's start=): begin (the default) measures from the module's load;
+  // init and end from the start of that phase; no until the program calls start().
+  if (const char* start = getenv("HOTLINE_PERL_START"); start && *start) {
+    if (std::strcmp(start, "no") == 0) {
+      g->on = false;
+    } else if (std::strcmp(start, "init") == 0) {
+      g->on = false;
+      g->start_phase = PERL_PHASE_INIT;
+    } else if (std::strcmp(start, "end") == 0) {
+      g->on = false;
+      g->start_phase = PERL_PHASE_END;
+    } else if (std::strcmp(start, "begin") != 0) {
+      std::fprintf(stderr,
+                   "Devel::Hotline: HOTLINE_PERL_START=%s: expected begin, init, end or no; "
+                   "measuring from the start\n",
+                   start);
+    }
+  }
   std::atexit(FinishAtExit);
   pthread_atfork(nullptr, nullptr, AtForkChild);
   if (g->sampling) {

@@ -126,6 +126,23 @@ uint32_t SubIndex(pTHX_ CV* cv) {
   return index;
 }
 
+uint32_t SlowOpSub(pTHX_ unsigned op_type) {
+  HV* stash = CopSTASH(PL_curcop);
+  auto key = std::make_pair(uint64_t(uintptr_t(stash)), uint64_t(op_type));
+  auto it = g->slow_op_subs.find(key);
+  if (it != g->slow_op_subs.end()) return it->second;
+  Sub sub;
+  sub.name = std::string(stash && HvNAME(stash) ? HvNAME(stash) : "main") +
+             "::CORE:" + PL_op_name[op_type];
+  sub.slow_op = true;
+  uint32_t index = uint32_t(g->subs.size());
+  g->frames.push_back(Frame{index, UINT32_MAX, 0, false});
+  sub.def_frame = uint32_t(g->frames.size());
+  g->subs.push_back(std::move(sub));
+  g->slow_op_subs.emplace(key, index);
+  return index;
+}
+
 uint32_t FrameIndex(uint32_t sub, uint32_t file, uint64_t line) {
   char key[64];
   std::snprintf(key, sizeof key, "%u:%u:%llu", sub, file, static_cast<unsigned long long>(line));

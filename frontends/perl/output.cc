@@ -43,6 +43,7 @@ void WriteFrame(uint32_t frame_index) {
   r.def_file = sub.def_file;
   r.def_line = sub.def_line;
   r.module = "perl";
+  if (sub.slow_op) r.flags = fmt::kFramePseudo;
   g->writer.add(r);
 }
 

@@ -64,6 +64,7 @@ struct Sub {
   bool trace_written = false;
   bool underscore_exit = false;  // POSIX::_exit: the profile must be finished before it runs
   bool profiler = false;         // Devel::Hotline's own (its END block, start, stop): not measured
+  bool slow_op = false;          // an op timed as a sub: NYTProf's Pkg::CORE:name
 };
 
 struct Frame {
@@ -161,6 +162,8 @@ struct Profiler {
   // Devel::Hotline::stop() / start() (NYTProf's DB::disable_profile / DB::enable_profile):
   // while off, no time is charged and nothing is counted; the sub stack is still followed.
   bool on = true;
+  // HOTLINE_PERL_START=init|end: the phase (PL_phase) whose start turns measuring on, once.
+  int start_phase = 0;
 
   std::string script;  // $0 as perl started
   std::string output;  // the file being written
@@ -191,6 +194,8 @@ struct Profiler {
   // (caller sub, callee sub) → calls; sub 0 = the main program. Running totals.
   std::unordered_map<std::pair<uint64_t, uint64_t>, uint64_t, PairHash> calls;
   bool calls_changed = false;  // since the last CALL_COUNTS
+  // (package stash, op type) → the slow op's pseudo-sub
+  std::unordered_map<std::pair<uint64_t, uint64_t>, uint32_t, PairHash> slow_op_subs;
 
   uint64_t period_ns = 0;  // sampling mode: CPU time per sample
   fmt::Sampler sampler_kind = fmt::Sampler::kNone;
@@ -206,6 +211,8 @@ uint32_t FileIndex(const char* name);
 // Keeps the text of a source that is in no file (-e, string evals) for the profile.
 void CaptureSourceText(pTHX_ uint32_t file);
 uint32_t SubIndex(pTHX_ CV* cv);
+// The pseudo-sub `Pkg::CORE:name` of a slow op run from package Pkg (the current statement's).
+uint32_t SlowOpSub(pTHX_ unsigned op_type);
 uint32_t FrameIndex(uint32_t sub, uint32_t file, uint64_t line);
 uint32_t NodeIndex(uint32_t parent, uint32_t frame);
 // A native frame (a return address, or the interrupted instruction) below `parent`.
@@ -228,6 +235,15 @@ void BeginForkedChild();
 inline void Charge(uint64_t now) {
   if (g->current && g->on) g->nodes[g->current - 1].ticks += now - g->last;
   g->last = now;
+}
+
+// Turns measuring on when the phase HOTLINE_PERL_START names has come (INIT or END).
+inline void StartAtPhase(pTHX_ uint64_t now) {
+  if (__builtin_expect(g->start_phase != 0, 0) && int(PL_phase) >= g->start_phase) {
+    g->start_phase = 0;
+    g->on = true;
+    g->last = now;
+  }
 }
 
 // ---- Measuring every statement (exact.cc) ----------------------------------------------------

@@ -185,6 +185,7 @@ void TakeSample(pTHX) {
   uint32_t native_count = g_native_count;
   std::memcpy(native, g_native, native_count * sizeof native[0]);
   uint64_t weight = g_due.exchange(0, std::memory_order_relaxed);
+  StartAtPhase(aTHX_ Ticks());
   if (g->on && g->active && !g->finished) {
     // (sub, statement) from the innermost level out; cv nullptr is the main program.
     struct Level {

@@ -328,6 +328,24 @@ TEST(Perl, StartAndStopLeaveOutWhatRanBetween) {
   EXPECT_EQ((edges[{"", "main::twice"}]), 5u);
 }
 
+// HOTLINE_PERL_START=init|end (NYTProf's start=init|end): measuring begins with that phase.
+TEST(Perl, StartAtInitOrEndLeavesOutTheEarlierPhases) {
+  std::string script = kScripts + "phases.pl";
+  auto counted_lines = [&](const std::string& start) {
+    std::string dir = ScratchDir("perl_phase_" + start);
+    RunResult run = RunHotline("phases.pl", dir, {"HOTLINE_PERL_START=" + start});
+    EXPECT_EQ(run.exit_code, 0) << run.err;
+    EXPECT_EQ(run.out, "run: 3\n");
+    LineCounts counts = HotlineCounts(Load(dir + "/p.hotline"));
+    std::set<uint64_t> lines;
+    for (auto [line, n] : counts[script]) lines.insert(line);
+    return lines;
+  };
+  EXPECT_EQ(counted_lines("begin"), (std::set<uint64_t>{2, 3, 4, 5, 6, 7}));
+  EXPECT_EQ(counted_lines("init"), (std::set<uint64_t>{2, 4, 5, 6, 7}));
+  EXPECT_EQ(counted_lines("end"), (std::set<uint64_t>{6}));
+}
+
 TEST(Perl, HotlineRecordLoadsTheModule) {
   std::string dir = ScratchDir("perl_record");
   RunResult run = Hotline(
@@ -360,6 +378,20 @@ TEST(Perl, HotlineRecordLoadsTheModule) {
       shown[Site(cells[0])][std::stoull(cells[1])] += std::stoull(cells[2]);
   }
   EXPECT_EQ(shown, HotlineCounts(profile));
+}
+
+// Slow ops are timed as NYTProf's CORE: subs of the caller's package, called once per op run:
+// the `while (//g)` matches 300 times and fails once, the s///g and the print run once.
+TEST(Perl, SlowOpsAreCoreSubs) {
+  Profiled p = ProfileScript("regex.pl");
+  auto edges = CallEdges(p.profile);
+  EXPECT_EQ((edges[{"", "main::CORE:match"}]), 301u);
+  EXPECT_EQ((edges[{"", "main::CORE:subst"}]), 1u);
+  EXPECT_EQ((edges[{"", "main::CORE:print"}]), 1u);
+  bool flagged = false;
+  for (const auto& [id, frame] : p.profile.frames)
+    if (frame.name == "main::CORE:match") flagged = frame.flags & format::kFramePseudo;
+  EXPECT_TRUE(flagged);
 }
 
 // Sampling mode: the samples under spin's frames add up to the CPU time spin took, the timer
