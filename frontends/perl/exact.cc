@@ -7,43 +7,46 @@ namespace hotline::perl {
 namespace {
 
 void OnSubExit(pTHX_ void* depth) {
-  PERL_UNUSED_CONTEXT;
+  Shared shared;
   if (!g->active || g->finished) return;
+  ThreadState* t = StateFor(aTHX);
   size_t keep = size_t(uintptr_t(depth));
-  if (g->stack.size() <= keep || keep == 0) return;
-  Charge(Ticks());
+  if (t->stack.size() <= keep || keep == 0) return;
+  Charge(t, Ticks());
   // Leaving one of the profiler's own subs: measuring resumes as it was before it.
-  for (size_t i = keep; i < g->stack.size(); ++i)
-    if (g->stack[i].profiler) {
-      if (g->stack[i].resume) g->last = Ticks();
-      g->on = g->stack[i].resume;
+  for (size_t i = keep; i < t->stack.size(); ++i)
+    if (t->stack[i].profiler) {
+      if (t->stack[i].resume) t->last = Ticks();
+      t->on = t->stack[i].resume;
       break;
     }
-  g->stack.resize(keep);
-  g->current = g->stack.back().node;
+  t->stack.resize(keep);
+  t->current = t->stack.back().node;
 }
 
 // A Perl sub has just been entered (its context is on top): from here to its exit, whichever
 // way it leaves, its statements are its own.
-void EnterSub(pTHX_ CV* cv) {
-  Charge(Ticks());
+void EnterSub(pTHX_ ThreadState* t, CV* cv) {
+  Shared shared;
+  Charge(t, Ticks());
   uint32_t callee = SubIndex(aTHX_ cv);
-  uint32_t caller = g->stack.back().sub;
+  uint32_t caller = t->stack.back().sub;
   bool profiler = g->subs[callee].profiler;
-  if (g->on && !profiler) {
-    ++g->calls[{caller, callee}];
-    g->calls_changed = true;
+  if (t->on && !profiler) {
+    ++t->calls[{caller, callee}];
+    t->calls_changed = true;
   }
-  g->stack.push_back(Activation{callee, g->current, g->current, profiler, g->on});
-  if (profiler) g->on = false;
-  if (g->stack.size() - 1 > g->max_depth) g->max_depth = g->stack.size() - 1;
-  SAVEDESTRUCTOR_X(OnSubExit, reinterpret_cast<void*>(uintptr_t(g->stack.size() - 1)));
+  t->stack.push_back(Activation{callee, t->current, t->current, profiler, t->on});
+  if (profiler) t->on = false;
+  if (t->stack.size() - 1 > t->max_depth) t->max_depth = t->stack.size() - 1;
+  SAVEDESTRUCTOR_X(OnSubExit, reinterpret_cast<void*>(uintptr_t(t->stack.size() - 1)));
 }
 
-void OnStatement(pTHX_ COP* cop) {
+void OnStatement(pTHX_ ThreadState* t, COP* cop) {
+  Shared shared;
   uint64_t now = Ticks();
-  Charge(now);
-  StartAtPhase(aTHX_ now);
+  Charge(t, now);
+  StartAtPhase(aTHX_ t, now);
   uint32_t* found = g->statement_by_cop.find(cop);
   Statement* st;
   if (found && g->statements[*found].seq == cop->cop_seq) {
@@ -64,16 +67,16 @@ void OnStatement(pTHX_ COP* cop) {
     }
     st = &g->statements.back();
   }
-  if (g->on) ++st->count;
-  Activation& a = g->stack.back();
+  if (t->on) ++st->count;
+  Activation& a = t->stack.back();
   if (st->sub != a.sub || st->parent != a.parent) {
     st->sub = a.sub;
     st->parent = a.parent;
     st->node = NodeIndex(a.parent, FrameIndex(a.sub, st->file, st->line));
   }
   a.node = st->node;
-  g->current = st->node;
-  if (now > g->flush_deadline) Flush();
+  t->current = st->node;
+  if (now > t->flush_deadline) Flush(t);
 }
 
 // The sub an entersub op is about to call, as pp_entersub finds it; nullptr when it is not
@@ -93,17 +96,22 @@ CV* CalledSub(pTHX) {
 
 // Runs `op` as a call of `sub` from the current sub: an XSUB (it has run when pp_entersub
 // returns) or a slow op timed as NYTProf's CORE: subs are. The time is the callee's own node's.
-OP* RunTimedAsSub(pTHX_ OP* op, uint32_t sub) {
-  Charge(Ticks());
-  uint32_t caller_node = g->current;
-  if (g->on) {
-    ++g->calls[{g->stack.back().sub, sub}];
-    g->calls_changed = true;
+OP* RunTimedAsSub(pTHX_ ThreadState* t, OP* op, uint32_t sub) {
+  uint32_t caller_node = t->current;
+  {
+    Shared shared;
+    Charge(t, Ticks());
+    if (t->on) {
+      ++t->calls[{t->stack.back().sub, sub}];
+      t->calls_changed = true;
+    }
+    t->current = NodeIndex(caller_node, g->subs[sub].def_frame);
   }
-  g->current = NodeIndex(caller_node, g->subs[sub].def_frame);
   OP* next = op->op_ppaddr(aTHX);
-  Charge(Ticks());
-  g->current = caller_node;
+  Shared shared;
+  if (g->finished) return next;
+  Charge(t, Ticks());
+  t->current = caller_node;
   return next;
 }
 
@@ -190,77 +198,96 @@ bool IsSlowOp(unsigned type) {
   }
 }
 
-OP* RunEntersub(pTHX_ OP* op) {
+OP* RunEntersub(pTHX_ ThreadState* t, OP* op) {
   CV* target = CalledSub(aTHX);
   if (target && CvISXSUB(target)) {
     // An XSUB has run when pp_entersub returns: its time is its own node's.
-    uint32_t sub = SubIndex(aTHX_ target);
-    if (g->subs[sub].underscore_exit) {
+    uint32_t sub;
+    bool underscore_exit, profiler;
+    {
+      Shared shared;
+      sub = SubIndex(aTHX_ target);
+      underscore_exit = g->subs[sub].underscore_exit;
+      profiler = g->subs[sub].profiler;
+      if (profiler) Charge(t, Ticks());
+    }
+    if (underscore_exit) {
       // The stack holds the arguments, then the sub: the exit code is just below it.
       SV* code = PL_stack_sp > PL_stack_base ? PL_stack_sp[-1] : nullptr;
       Finish(fmt::EndHow::kUnderscoreExit,
              code && SvOK(code) ? uint64_t(IV(SvIV(code))) : uint64_t(0));
       return op->op_ppaddr(aTHX);
     }
-    if (g->subs[sub].profiler) {  // start, stop, _finish: their time is nobody's
-      Charge(Ticks());
+    if (profiler) {  // start, stop, _finish: their time is nobody's
       OP* next = op->op_ppaddr(aTHX);
-      if (g && !g->finished) g->last = Ticks();
+      if (g && !g->finished) t->last = Ticks();
       return next;
     }
-    return RunTimedAsSub(aTHX_ op, sub);
+    return RunTimedAsSub(aTHX_ t, op, sub);
   }
   I32 before = cxstack_ix;
   OP* next = op->op_ppaddr(aTHX);
   if (cxstack_ix > before && CxTYPE(&cxstack[cxstack_ix]) == CXt_SUB)
-    EnterSub(aTHX_ cxstack[cxstack_ix].blk_sub.cv);
+    EnterSub(aTHX_ t, cxstack[cxstack_ix].blk_sub.cv);
   return next;
 }
 
 // `goto &sub` leaves the current sub (its destructor fires) and enters the new one in the same
 // context, without entersub: the new sub is entered from the caller of the one that jumped.
-OP* RunGoto(pTHX_ OP* op) {
+OP* RunGoto(pTHX_ ThreadState* t, OP* op) {
   bool to_sub = op->op_flags & OPf_STACKED;
   OP* next = op->op_ppaddr(aTHX);
   if (to_sub && next && cxstack_ix >= 0) {
     PERL_CONTEXT* cx = &cxstack[cxstack_ix];
     if (CxTYPE(cx) == CXt_SUB && !CvISXSUB(cx->blk_sub.cv) && CvSTART(cx->blk_sub.cv) == next)
-      EnterSub(aTHX_ cx->blk_sub.cv);
+      EnterSub(aTHX_ t, cx->blk_sub.cv);
   }
   return next;
+}
+
+uint32_t SlowOpSubShared(pTHX_ unsigned op_type) {
+  Shared shared;
+  return SlowOpSub(aTHX_ op_type);
 }
 
 }  // namespace
 
 int RunOpsExact(pTHX) {
   OP* op = PL_op;
-  if (g->active && !g->finished && my_perl == g->interp && op && cxstack_ix >= 0) {
-    // call_sv (BEGIN blocks, DESTROY, callbacks from XS code) runs pp_entersub itself and
-    // starts this loop at the sub's first op.
+  if (__builtin_expect(g->child_pending, 0)) BeginForkedChild();
+  ThreadState* t = g->active && !g->finished ? StateFor(aTHX) : nullptr;
+  if (t && op && cxstack_ix >= 0) {
+    // call_sv (BEGIN blocks, DESTROY, callbacks from XS code, an ithread's start) runs
+    // pp_entersub itself and starts this loop at the sub's first op.
     PERL_CONTEXT* cx = &cxstack[cxstack_ix];
     if (CxTYPE(cx) == CXt_SUB && !CxMULTICALL(cx) && CvSTART(cx->blk_sub.cv) == op)
-      EnterSub(aTHX_ cx->blk_sub.cv);
+      EnterSub(aTHX_ t, cx->blk_sub.cv);
   }
   while (op) {
-    if (__builtin_expect(g->child_pending, 0) && my_perl == g->interp) BeginForkedChild();
-    if (g->active && !g->finished && my_perl == g->interp) {
+    if (__builtin_expect(g->child_pending, 0)) {
+      BeginForkedChild();
+      t = g->active ? StateFor(aTHX) : nullptr;
+    }
+    if (t && g->active && !g->finished) {
       switch (op->op_type) {
         case OP_NEXTSTATE:
         case OP_DBSTATE:
-          OnStatement(aTHX_ cCOPx(op));
+          OnStatement(aTHX_ t, cCOPx(op));
           break;
         case OP_ENTERSUB:
-          PL_op = op = RunEntersub(aTHX_ op);
+          PL_op = op = RunEntersub(aTHX_ t, op);
           continue;
         case OP_GOTO:
-          PL_op = op = RunGoto(aTHX_ op);
+          PL_op = op = RunGoto(aTHX_ t, op);
           continue;
-        case OP_EXEC:
-          Flush();
+        case OP_EXEC: {
+          Shared shared;
+          Flush(t);
           break;
+        }
         default:
           if (IsSlowOp(op->op_type)) {
-            PL_op = op = RunTimedAsSub(aTHX_ op, SlowOpSub(aTHX_ op->op_type));
+            PL_op = op = RunTimedAsSub(aTHX_ t, op, SlowOpSubShared(aTHX_ op->op_type));
             continue;
           }
           break;

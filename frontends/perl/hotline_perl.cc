@@ -29,10 +29,11 @@ void Start(pTHX) {
   usleep(2000);
   uint64_t ns1 = MonotonicNs(), t1 = Ticks();
   g->flush_interval_ticks = ns1 > ns0 ? (t1 - t0) * 1000000000ull / (ns1 - ns0) : 3000000000ull;
-  g->flush_deadline = Ticks() + g->flush_interval_ticks;
-  g->last = Ticks();
-  g->subs.push_back(Sub{"main", "", 0, 0, true, false});
-  g->stack.push_back(Activation{0, 0, 0});
+  // The main program, sub 0, with a definition frame of its own so that its calls are edges.
+  g->subs.push_back(Sub{"main", "", 0, 1, false, false});
+  g->frames.push_back(Frame{0, UINT32_MAX, 0, false});
+  InitThreadState(&g->main_thread, my_perl);
+  pthread_key_create(&g->thread_key, EndThread);
   g->script = PL_origfilename ? PL_origfilename : "perl";
   // HOTLINE_PERL_SAMPLE=NS (`hotline record --perl-sample`): one sample per NS of CPU time.
   uint64_t period_ns = 0;
@@ -55,12 +56,12 @@ void Start(pTHX) {
   // init and end from the start of that phase; no until the program calls start().
   if (const char* start = getenv("HOTLINE_PERL_START"); start && *start) {
     if (std::strcmp(start, "no") == 0) {
-      g->on = false;
+      g->main_thread.on = false;
     } else if (std::strcmp(start, "init") == 0) {
-      g->on = false;
+      g->main_thread.on = false;
       g->start_phase = PERL_PHASE_INIT;
     } else if (std::strcmp(start, "end") == 0) {
-      g->on = false;
+      g->main_thread.on = false;
       g->start_phase = PERL_PHASE_END;
     } else if (std::strcmp(start, "begin") != 0) {
       std::fprintf(stderr,
@@ -86,14 +87,19 @@ XS(Finish_xs) {
   XSRETURN_EMPTY;
 }
 
-// Devel::Hotline::start() and stop(): whether it was on before.
+// Devel::Hotline::start() and stop(), for the calling thread: whether it was on before.
 XS(Start_xs) {
   dXSARGS;
   PERL_UNUSED_VAR(items);
-  bool was = g && g->on;
-  if (g && g->active && !g->on) {
-    g->last = Ticks();
-    g->on = true;
+  bool was = false;
+  if (g && g->active && !g->finished) {
+    Shared shared;
+    ThreadState* t = StateFor(aTHX);
+    was = t->on;
+    if (!t->on) {
+      t->last = Ticks();
+      t->on = true;
+    }
   }
   ST(0) = boolSV(was);
   XSRETURN(1);
@@ -102,13 +108,28 @@ XS(Start_xs) {
 XS(Stop_xs) {
   dXSARGS;
   PERL_UNUSED_VAR(items);
-  bool was = g && g->on;
-  if (g && g->active && g->on) {
-    Charge(Ticks());
-    g->on = false;
+  bool was = false;
+  if (g && g->active && !g->finished) {
+    Shared shared;
+    ThreadState* t = StateFor(aTHX);
+    was = t->on;
+    if (t->on) {
+      Charge(t, Ticks());
+      t->on = false;
+    }
   }
   ST(0) = boolSV(was);
   XSRETURN(1);
+}
+
+// Devel::Hotline->CLONE: perl calls it while it clones an interpreter for a new ithread, in
+// the creating thread, before the new one runs: from here on the shared state is locked. An
+// XSUB, so that no Perl code of the new interpreter runs in the creating thread.
+XS(Clone_xs) {
+  dXSARGS;
+  PERL_UNUSED_VAR(items);
+  if (g) g->multi = true;
+  XSRETURN_EMPTY;
 }
 
 }  // namespace
@@ -119,6 +140,7 @@ XS_EXTERNAL(boot_Devel__Hotline) {
   newXS("Devel::Hotline::_finish", Finish_xs, __FILE__);
   newXS("Devel::Hotline::start", Start_xs, __FILE__);
   newXS("Devel::Hotline::stop", Stop_xs, __FILE__);
+  newXS("Devel::Hotline::CLONE", Clone_xs, __FILE__);
   if (!g) Start(aTHX);
   XSRETURN_YES;
 }

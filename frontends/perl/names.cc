@@ -158,7 +158,7 @@ uint32_t NodeIndex(uint32_t parent, uint32_t frame) {
   auto key = std::make_pair(uint64_t(parent), uint64_t(frame));
   auto it = g->node_by_key.find(key);
   if (it != g->node_by_key.end()) return it->second;
-  g->nodes.push_back(Node{parent, frame, 0, 0, 0});
+  g->nodes.push_back(Node{parent, frame, 0, 0});
   uint32_t index = uint32_t(g->nodes.size());
   g->node_by_key.emplace(key, index);
   return index;
@@ -169,7 +169,7 @@ uint32_t NativeNodeIndex(uint32_t parent, uint64_t address) {
   auto key = std::make_pair(uint64_t(parent), address | (uint64_t{1} << 63));
   auto it = g->node_by_key.find(key);
   if (it != g->node_by_key.end()) return it->second;
-  g->nodes.push_back(Node{parent, 0, address, 0, 0});
+  g->nodes.push_back(Node{parent, 0, address, 0});
   uint32_t index = uint32_t(g->nodes.size());
   g->node_by_key.emplace(key, index);
   g->native_unwritten = true;

@@ -98,30 +98,36 @@ uint64_t WriteNode(uint32_t node_index) {
   return n.writer_id;
 }
 
+// A sub's id in TRACE_FUNCTION and CALL_COUNTS is its index + 1: 0 there means no caller.
 void WriteTraceFunction(uint32_t sub_index) {
   Sub& sub = g->subs[sub_index];
   if (sub.trace_written) return;
   sub.trace_written = true;
   WriteFrame(sub.def_frame);
-  g->writer.add(fmt::TraceFunctionRecord{sub_index, fmt::kNamedFrameTag | sub.def_frame});
+  g->writer.add(fmt::TraceFunctionRecord{sub_index + 1, fmt::kNamedFrameTag | sub.def_frame});
 }
 
 uint64_t Tid() { return uint64_t(syscall(SYS_gettid)); }
 
+uint64_t ThreadCpuNs() {
+  timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return uint64_t(ts.tv_sec) * 1000000000u + uint64_t(ts.tv_nsec);
+}
+
 // Writes what accumulated since the last flush: samples (exclusive ns per node), line counts,
 // call counts. Each is a delta: records of several flushes add up.
-void WriteAccumulated(uint64_t now_ticks, uint64_t now_ns) {
-  uint64_t tid = Tid();
+void WriteAccumulated(ThreadState* t, uint64_t now_ticks, uint64_t now_ns) {
   WriteModules();
-  for (uint32_t i = 1; i <= g->nodes.size(); ++i) {
-    Node& n = g->nodes[i - 1];
-    if (!n.ticks) continue;
-    uint64_t ns = TicksToNs(n.ticks, now_ticks, now_ns);
-    n.ticks = 0;
+  for (uint32_t i = 1; i <= t->ticks.size(); ++i) {
+    uint64_t& ticks = t->ticks[i - 1];
+    if (!ticks) continue;
+    uint64_t ns = TicksToNs(ticks, now_ticks, now_ns);
+    ticks = 0;
     if (!ns) continue;
     fmt::SampleRecord s;
     s.time = now_ns;
-    s.tid = tid;
+    s.tid = t->tid;
     s.node = WriteNode(i);
     s.weight = ns;
     g->writer.add(s);
@@ -151,18 +157,25 @@ void WriteAccumulated(uint64_t now_ticks, uint64_t now_ns) {
     }
     g->writer.add(fmt::LineCountsRecord{file.name, "perl", pairs.size() / 2, pairs.data()});
   }
-  if (g->calls_changed) {
-    g->calls_changed = false;
+  if (t->calls_changed) {
+    t->calls_changed = false;
     std::vector<uint64_t> triples;
-    for (auto& [edge, count] : g->calls) {
-      if (edge.first) WriteTraceFunction(uint32_t(edge.first));
+    if (t == &g->main_thread) {
+      // The main program runs once, called by nobody: its calls are exact edges too.
+      WriteTraceFunction(0);
+      triples.insert(triples.end(), {0, 1, 1});
+    }
+    for (auto& [edge, count] : t->calls) {
+      // An ithread's first sub is called by the thread's start, not by the main program.
+      bool thread_entry = edge.first == 0 && t != &g->main_thread;
+      if (!thread_entry) WriteTraceFunction(uint32_t(edge.first));
       WriteTraceFunction(uint32_t(edge.second));
-      triples.insert(triples.end(), {edge.first, edge.second, count});
+      triples.insert(triples.end(), {thread_entry ? 0 : edge.first + 1, edge.second + 1, count});
     }
     fmt::CallCountsRecord r;
     r.time = now_ns;
-    r.tid = tid;
-    r.max_depth = g->max_depth;
+    r.tid = t->tid;
+    r.max_depth = t->max_depth;
     r.count = triples.size() / 3;
     r.triples = triples.data();
     g->writer.add(r);
@@ -269,22 +282,75 @@ bool BeginFile(const char* script, bool child) {
   g->writer.flush();
   return true;
 }
-void Flush() {
+void Flush(ThreadState* t) {
   uint64_t now = Ticks();
-  Charge(now);
-  WriteAccumulated(now, MonotonicNs());
+  Charge(t, now);
+  WriteAccumulated(t, now, MonotonicNs());
   g->writer.flush();
-  g->flush_deadline = Ticks() + g->flush_interval_ticks;
+  t->flush_deadline = Ticks() + g->flush_interval_ticks;
+}
+
+void InitThreadState(ThreadState* t, PerlInterpreter* interp) {
+  t->interp = interp;
+  t->tid = Tid();
+  t->stack.assign(1, Activation{0, 0, 0});
+  t->last = Ticks();
+  t->flush_deadline = t->last + g->flush_interval_ticks;
+}
+
+ThreadState* NewThreadState(pTHX) {
+  // Another interpreter without a CLONE seen first (an embedder's): lock from now on.
+  g->multi = true;
+  thread_local ThreadState* cached = nullptr;
+  if (cached && cached->interp == my_perl) return cached;
+  Shared shared;
+  uint64_t tid = Tid();
+  for (ThreadState* t : g->threads)
+    if (t->interp == my_perl && t->tid == tid && !t->ended) return cached = t;
+  auto* t = new ThreadState;
+  InitThreadState(t, my_perl);
+  t->on = g->main_thread.on && !g->start_phase;
+  g->threads.push_back(t);
+  if (g->active && !g->finished) g->writer.add(fmt::ThreadStartRecord{MonotonicNs(), t->tid, 0, 0});
+  pthread_setspecific(g->thread_key, t);
+  return cached = t;
+}
+
+void EndThread(void* state) {
+  auto* t = static_cast<ThreadState*>(state);
+  Shared shared;
+  if (t->ended) return;
+  t->ended = true;
+  t->interp = nullptr;
+  if (!g->active || g->finished) return;
+  uint64_t now = Ticks();
+  Charge(t, now);
+  uint64_t now_ns = MonotonicNs();
+  WriteAccumulated(t, now, now_ns);
+  g->writer.add(fmt::ThreadEndRecord{now_ns, t->tid, ThreadCpuNs()});
+  g->writer.flush();
 }
 
 void Finish(fmt::EndHow how, uint64_t code) {
-  if (!g || !g->active || g->finished) return;
+  if (!g) return;
+  Shared shared;
+  if (!g->active || g->finished) return;
   g->finished = true;
   uint64_t now = Ticks();
-  Charge(now);
   uint64_t now_ns = MonotonicNs();
-  WriteAccumulated(now, now_ns);
-  g->writer.add(fmt::ThreadEndRecord{now_ns, Tid(), ProcessCpuNs()});
+  // ithreads still running at the end: what they measured so far (their CPU time unknown).
+  for (ThreadState* t : g->threads) {
+    if (t->ended) continue;
+    WriteAccumulated(t, now, now_ns);
+    g->writer.add(fmt::ThreadEndRecord{now_ns, t->tid, fmt::kCpuUnknown});
+  }
+  ThreadState* main = &g->main_thread;
+  if (!main->ended) {
+    Charge(main, now);
+    WriteAccumulated(main, now, now_ns);
+    g->writer.add(fmt::ThreadEndRecord{now_ns, main->tid,
+                                       g->threads.empty() ? ProcessCpuNs() : ThreadCpuNs()});
+  }
   g->writer.add(fmt::EndRecord{now_ns, how, code});
   g->writer.flush();
   if (g->writer.failed())
@@ -297,21 +363,31 @@ void Finish(fmt::EndHow how, uint64_t code) {
 void FinishAtExit() { Finish(fmt::EndHow::kExit, 0); }
 
 // A forked child profiles itself into a file of its own; what the parent measured stays in
-// the parent's profile.
+// the parent's profile. Only the thread that forked lives on in the child.
 void AtForkChild() {
   if (!g || !g->active || g->finished) return;
+  new (&g->mutex) std::recursive_mutex;  // another thread may have held it at the fork
   if (g->fd >= 0) close(g->fd);
   g->writer.reset();
   for (Frame& f : g->frames) f.written = false;
-  for (Node& n : g->nodes) {
-    n.writer_id = 0;
-    n.ticks = 0;
-  }
+  for (Node& n : g->nodes) n.writer_id = 0;
   for (Statement& s : g->statements) s.count = s.written = 0;
   for (Sub& s : g->subs) s.trace_written = false;
   for (SourceFile& f : g->files) f.text_written = false;
-  g->calls.clear();
-  g->calls_changed = false;
+  // The forking thread's interpreter is the one perl has for this thread.
+  auto* forker = static_cast<PerlInterpreter*>(PERL_GET_THX);
+  std::vector<ThreadState*> all(g->threads);
+  all.push_back(&g->main_thread);
+  for (ThreadState* t : all) {
+    t->ticks.clear();
+    t->calls.clear();
+    t->calls_changed = false;
+    if (t->interp == forker) {
+      t->tid = Tid();
+    } else {
+      t->ended = true;
+    }
+  }
   g->modules.clear();
   g->native_unwritten = true;
   g->fd = -1;
@@ -324,7 +400,7 @@ void BeginForkedChild() {
   g->child_pending = false;
   g->start_ticks = Ticks();
   g->start_ns = MonotonicNs();
-  g->last = g->start_ticks;
+  g->main_thread.last = g->start_ticks;
   g->active = BeginFile(g->script.c_str(), true);
 }
 

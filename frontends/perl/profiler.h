@@ -4,10 +4,12 @@
 // handler, after the interpreter is gone.
 #pragma once
 
+#include <pthread.h>
 #include <time.h>
 #include <x86intrin.h>
 
 #include <cstdint>
+#include <mutex>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -79,7 +81,6 @@ struct Node {
   uint32_t frame = 0;    // 1-based frame index; 0 for a native frame
   uint64_t address = 0;  // a native frame's code address (sampling mode)
   uint64_t writer_id = 0;
-  uint64_t ticks = 0;  // exclusive time since the last flush
 };
 
 // An ELF image of the process, written as MODULE_LOAD once a native frame lies in it.
@@ -154,14 +155,31 @@ struct PairHash {
   }
 };
 
-struct Profiler {
+// What one interpreter (the main one, or an ithread's clone) is doing. Each thread's time and
+// calls are its own; the names, frames, nodes and statement counts are shared.
+struct ThreadState {
   PerlInterpreter* interp = nullptr;
-  bool sampling = false;  // sampled (sampling.cc) rather than measured statement by statement
-  bool active = false;
-  bool finished = false;
+  uint64_t tid = 0;
   // Devel::Hotline::stop() / start() (NYTProf's DB::disable_profile / DB::enable_profile):
   // while off, no time is charged and nothing is counted; the sub stack is still followed.
   bool on = true;
+  bool ended = false;
+  uint64_t last = 0;  // ticks at the last charge
+  uint64_t flush_deadline = 0;
+  uint32_t current = 0;  // the node being charged
+  uint64_t max_depth = 0;
+  std::vector<Activation> stack;
+  std::vector<uint64_t> ticks;  // per node (index node - 1): exclusive time since the last flush
+  // (caller sub, callee sub) → calls; sub 0 = the main program. Running totals.
+  std::unordered_map<std::pair<uint64_t, uint64_t>, uint64_t, PairHash> calls;
+  bool calls_changed = false;  // since the last CALL_COUNTS
+};
+
+struct Profiler {
+  PerlInterpreter* interp = nullptr;  // the main interpreter, which loaded the module
+  bool sampling = false;  // sampled (sampling.cc) rather than measured statement by statement
+  bool active = false;
+  bool finished = false;
   // HOTLINE_PERL_START=init|end: the phase (PL_phase) whose start turns measuring on, once.
   int start_phase = 0;
 
@@ -174,11 +192,15 @@ struct Profiler {
   bool child_pending = false;
 
   uint64_t start_ticks = 0, start_ns = 0;
-  uint64_t last = 0;  // ticks at the last charge
-  uint64_t flush_deadline = 0;
   uint64_t flush_interval_ticks = 0;
-  uint32_t current = 0;  // the node being charged
-  uint64_t max_depth = 0;
+
+  ThreadState main_thread;
+  // ithreads: the other interpreters' states, and the lock that guards everything shared once
+  // the program has cloned an interpreter (`multi`, set by CLONE before the new thread runs).
+  std::vector<ThreadState*> threads;
+  std::recursive_mutex mutex;
+  bool multi = false;
+  pthread_key_t thread_key;  // its destructor ends an ithread's part of the profile
 
   std::vector<SourceFile> files;
   std::unordered_map<std::string, uint32_t> file_by_name;
@@ -190,10 +212,6 @@ struct Profiler {
   std::unordered_map<std::pair<uint64_t, uint64_t>, uint32_t, PairHash> node_by_key;
   std::vector<Statement> statements;
   PointerIndex statement_by_cop;
-  std::vector<Activation> stack;
-  // (caller sub, callee sub) → calls; sub 0 = the main program. Running totals.
-  std::unordered_map<std::pair<uint64_t, uint64_t>, uint64_t, PairHash> calls;
-  bool calls_changed = false;  // since the last CALL_COUNTS
   // (package stash, op type) → the slow op's pseudo-sub
   std::unordered_map<std::pair<uint64_t, uint64_t>, uint32_t, PairHash> slow_op_subs;
 
@@ -204,6 +222,29 @@ struct Profiler {
 };
 
 extern Profiler* g;
+
+// Holds the shared lock while ithreads exist; free when there is one interpreter.
+class Shared {
+ public:
+  Shared() : locked_(g->multi) {
+    if (locked_) g->mutex.lock();
+  }
+  ~Shared() {
+    if (locked_) g->mutex.unlock();
+  }
+  Shared(const Shared&) = delete;
+  Shared& operator=(const Shared&) = delete;
+
+ private:
+  bool locked_;
+};
+
+// The state of the interpreter running now; an ithread's is made when it first runs Perl code.
+ThreadState* NewThreadState(pTHX);
+inline ThreadState* StateFor(pTHX) {
+  if (__builtin_expect(my_perl == g->main_thread.interp, 1)) return &g->main_thread;
+  return NewThreadState(aTHX);
+}
 
 // ---- Names (names.cc) --------------------------------------------------------------------------
 
@@ -221,28 +262,35 @@ uint32_t NativeNodeIndex(uint32_t parent, uint64_t address);
 // ---- The profile (output.cc) ---------------------------------------------------------------
 
 bool BeginFile(const char* script, bool child);
+void InitThreadState(ThreadState* t, PerlInterpreter* interp);
+// An ithread has ended (the thread key's destructor): its time and calls are written.
+void EndThread(void* state);
 // Sampling mode: one sample of `weight` periods (more than one when the timer overran) at `node`.
 void WriteSample(uint32_t node, uint64_t weight);
-// Writes what accumulated and flushes the file; schedules the next flush.
-void Flush();
+// Writes what `t` accumulated (and the shared counts) and flushes the file; schedules t's next
+// flush.
+void Flush(ThreadState* t);
 void Finish(fmt::EndHow how, uint64_t code);
 void FinishAtExit();
 void AtForkChild();
 // Begins the forked child's own profile (child_pending); called from the runops loops.
 void BeginForkedChild();
 
-// Charges the time up to `now` to the current node.
-inline void Charge(uint64_t now) {
-  if (g->current && g->on) g->nodes[g->current - 1].ticks += now - g->last;
-  g->last = now;
+// Charges the time up to `now` to the thread's current node.
+inline void Charge(ThreadState* t, uint64_t now) {
+  if (t->current && t->on) {
+    if (__builtin_expect(t->current > t->ticks.size(), 0)) t->ticks.resize(g->nodes.size());
+    t->ticks[t->current - 1] += now - t->last;
+  }
+  t->last = now;
 }
 
 // Turns measuring on when the phase HOTLINE_PERL_START names has come (INIT or END).
-inline void StartAtPhase(pTHX_ uint64_t now) {
+inline void StartAtPhase(pTHX_ ThreadState* t, uint64_t now) {
   if (__builtin_expect(g->start_phase != 0, 0) && int(PL_phase) >= g->start_phase) {
     g->start_phase = 0;
-    g->on = true;
-    g->last = now;
+    t->on = true;
+    t->last = now;
   }
 }
 

@@ -185,8 +185,8 @@ void TakeSample(pTHX) {
   uint32_t native_count = g_native_count;
   std::memcpy(native, g_native, native_count * sizeof native[0]);
   uint64_t weight = g_due.exchange(0, std::memory_order_relaxed);
-  StartAtPhase(aTHX_ Ticks());
-  if (g->on && g->active && !g->finished) {
+  StartAtPhase(aTHX_ & g->main_thread, Ticks());
+  if (g->main_thread.on && g->active && !g->finished) {
     // (sub, statement) from the innermost level out; cv nullptr is the main program.
     struct Level {
       CV* cv;
@@ -221,7 +221,7 @@ void TakeSample(pTHX) {
     }
     for (uint32_t i = native_count; i-- > 0;) node = NativeNodeIndex(node, native[i]);
     WriteSample(node, weight);
-    if (Ticks() > g->flush_deadline) Flush();
+    if (Ticks() > g->main_thread.flush_deadline) Flush(&g->main_thread);
   }
   g_taking = 0;
 }
@@ -231,7 +231,7 @@ Perl_ppaddr_t g_pp_exec = nullptr;
 // exec replaces the process: what was sampled is written first, and the timer goes, so that
 // no signal of ours reaches the new program.
 OP* PpExec(pTHX) {
-  Flush();
+  if (g->active && !g->finished) Flush(&g->main_thread);
   StopSamplingTimer();
   g_due.store(0, std::memory_order_relaxed);
   OP* next = g_pp_exec(aTHX);

@@ -110,7 +110,7 @@ Profiled ProfileScript(const std::string& script) {
   return p;
 }
 
-// Calls per edge, by the callee's and caller's names ("" for the main program).
+// Calls per edge, by the callee's and caller's names ("" for a thread's entry).
 std::map<std::pair<std::string, std::string>, uint64_t> CallEdges(
     const format::RawProfile& profile) {
   auto name = [&](uint64_t trace_id) -> std::string {
@@ -154,7 +154,7 @@ TEST(Perl, FibCallsAreExact) {
   Profiled p = ProfileScript("fib.pl");
   auto edges = CallEdges(p.profile);
   // fib(15) makes 1973 calls: 3 from the program, the rest from fib itself.
-  EXPECT_EQ((edges[{"", "main::fib"}]), 3u);
+  EXPECT_EQ((edges[{"main", "main::fib"}]), 3u);
   EXPECT_EQ((edges[{"main::fib", "main::fib"}]), 3u * 1973 - 3);
   const format::RawProcess& process = *p.profile.process;
   EXPECT_EQ(process.trace, format::TraceMode::kCounts);
@@ -182,7 +182,7 @@ TEST(Perl, FibCallsAreExact) {
 
 TEST(Perl, ClosureAndDieEdges) {
   auto closure = CallEdges(ProfileScript("closure.pl").profile);
-  EXPECT_EQ((closure[{"", "main::make_counter"}]), 2u);
+  EXPECT_EQ((closure[{"main", "main::make_counter"}]), 2u);
   bool anon = false;
   for (const auto& [edge, calls] : closure) {
     if (edge.second.find("__ANON__[") == std::string::npos) continue;
@@ -191,7 +191,7 @@ TEST(Perl, ClosureAndDieEdges) {
   }
   EXPECT_TRUE(anon);
   auto died = CallEdges(ProfileScript("die.pl").profile);
-  EXPECT_EQ((died[{"", "main::outer"}]), 30u);
+  EXPECT_EQ((died[{"main", "main::outer"}]), 30u);
   EXPECT_EQ((died[{"main::outer", "main::middle"}]), 30u);
   EXPECT_EQ((died[{"main::middle", "main::inner"}]), 30u);
 }
@@ -201,8 +201,8 @@ TEST(Perl, ClosureAndDieEdges) {
 TEST(Perl, GotoSubEntersFromTheCaller) {
   Profiled p = ProfileScript("goto.pl");
   auto edges = CallEdges(p.profile);
-  EXPECT_EQ((edges[{"", "main::trampoline"}]), 20u);
-  EXPECT_EQ((edges[{"", "main::target"}]), 20u);
+  EXPECT_EQ((edges[{"main", "main::trampoline"}]), 20u);
+  EXPECT_EQ((edges[{"main", "main::target"}]), 20u);
   EXPECT_EQ((edges[{"main::trampoline", "main::target"}]), 0u);
   for (const auto& [id, node] : p.profile.stack_nodes) {
     const format::RawFrame& frame = p.profile.frames.at(format::NamedFrameId(node.address));
@@ -314,7 +314,7 @@ TEST(Perl, StartAndStopLeaveOutWhatRanBetween) {
   EXPECT_EQ(counts[script].count(7), 0u);
   EXPECT_EQ(counts[script][9], 6u);
   auto edges = CallEdges(p.profile);
-  EXPECT_EQ((edges[{"", "main::twice"}]), 15u);
+  EXPECT_EQ((edges[{"main", "main::twice"}]), 15u);
 
   std::string dir = ScratchDir("perl_start_no");
   RunResult late = RunHotline("start_stop.pl", dir, {"HOTLINE_PERL_START=no"});
@@ -325,7 +325,47 @@ TEST(Perl, StartAndStopLeaveOutWhatRanBetween) {
   EXPECT_EQ(counts[script].count(7), 0u);
   EXPECT_EQ(counts[script][9], 6u);
   edges = CallEdges(profile);
-  EXPECT_EQ((edges[{"", "main::twice"}]), 5u);
+  EXPECT_EQ((edges[{"main", "main::twice"}]), 5u);
+}
+
+// ithreads: each thread's calls and time are its own, under its tid; the entry sub of each
+// thread is called by the thread's start, not by the main program.
+TEST(Perl, IthreadsAreEachTheirOwnThread) {
+  Profiled p = ProfileScript("threads.pl");
+  EXPECT_EQ(p.run.out, "results: 50050000 100100000 385\n");
+  ASSERT_EQ(p.profile.threads.size(), 3u);
+  for (const format::RawThread& t : p.profile.threads) EXPECT_TRUE(t.cpu_ns.has_value()) << t.tid;
+  // Per thread: (caller, callee) → calls, from each thread's last CALL_COUNTS.
+  std::map<uint64_t, std::map<std::pair<std::string, std::string>, uint64_t>> by_thread;
+  for (const format::RawCallCounts& counts : p.profile.call_counts) {
+    auto& edges = by_thread[counts.tid];
+    edges.clear();
+    for (const format::RawCallEdge& e : counts.edges) {
+      auto name = [&](uint64_t id) -> std::string {
+        if (id == 0) return "";
+        return p.profile.frames.at(format::NamedFrameId(p.profile.trace_functions.at(id))).name;
+      };
+      edges[{name(e.caller), name(e.callee)}] = e.calls;
+    }
+  }
+  ASSERT_EQ(by_thread.size(), 3u);
+  std::multiset<uint64_t> worker_calls;
+  for (auto& [tid, edges] : by_thread) {
+    if (edges.count({"", "main::worker"})) {
+      EXPECT_EQ((edges[{"", "main::worker"}]), 1u);
+      worker_calls.insert(edges[{"main::worker", "main::work"}]);
+    } else {
+      EXPECT_EQ((edges[{"main", "main::work"}]), 7u);
+    }
+  }
+  EXPECT_EQ(worker_calls, (std::multiset<uint64_t>{100, 200}));
+  // Each thread's time is under its own tid: the workers' samples hold main::work.
+  std::set<uint64_t> timed;
+  for (const format::SampleRecord& s : p.profile.samples)
+    for (uint64_t frame : p.profile.stack(s.node))
+      if (p.profile.frames.at(format::NamedFrameId(frame)).name == "main::worker")
+        timed.insert(s.tid);
+  EXPECT_EQ(timed.size(), 2u);
 }
 
 // HOTLINE_PERL_START=init|end (NYTProf's start=init|end): measuring begins with that phase.
@@ -385,9 +425,9 @@ TEST(Perl, HotlineRecordLoadsTheModule) {
 TEST(Perl, SlowOpsAreCoreSubs) {
   Profiled p = ProfileScript("regex.pl");
   auto edges = CallEdges(p.profile);
-  EXPECT_EQ((edges[{"", "main::CORE:match"}]), 301u);
-  EXPECT_EQ((edges[{"", "main::CORE:subst"}]), 1u);
-  EXPECT_EQ((edges[{"", "main::CORE:print"}]), 1u);
+  EXPECT_EQ((edges[{"main", "main::CORE:match"}]), 301u);
+  EXPECT_EQ((edges[{"main", "main::CORE:subst"}]), 1u);
+  EXPECT_EQ((edges[{"main", "main::CORE:print"}]), 1u);
   bool flagged = false;
   for (const auto& [id, frame] : p.profile.frames)
     if (frame.name == "main::CORE:match") flagged = frame.flags & format::kFramePseudo;
