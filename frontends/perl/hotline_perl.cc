@@ -72,10 +72,7 @@ void Start(pTHX) {
   }
   std::atexit(FinishAtExit);
   pthread_atfork(nullptr, nullptr, AtForkChild);
-  if (g->sampling) {
-    PL_runops = RunOpsSampling;
-    return;
-  }
+  if (g->sampling) return;  // perl's own runops loop; sampling.cc wraps its statement ops
   PL_runops = RunOpsExact;
 }
 

@@ -301,9 +301,8 @@ int RunOpsExact(pTHX);
 // ---- Sampling (sampling.cc) ----------------------------------------------------------------
 
 // Arms the CPU-time clock whose signal asks for a sample (before the profile is begun: the
-// process record says which clock it is); RunOpsSampling takes the samples.
+// process record says which clock it is) and the statement wrapper that takes the samples.
 bool StartSampling(pTHX_ uint64_t period_ns);
-int RunOpsSampling(pTHX);
 // Called where a process is about to exec or has forked: the timer is per process.
 void StopSamplingTimer();
 void RearmSamplingTimerInChild();

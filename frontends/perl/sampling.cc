@@ -1,8 +1,9 @@
 // Sampling mode (`hotline record --perl-sample`): a CPU-time clock's signal only notes that a
 // sample is due (and, when the program is in native code outside the interpreter, that code's
-// return addresses); the runops loop takes the sample at the next op boundary, where the
-// interpreter's state is consistent: the current statement (PL_curcop) and the subs on the
-// context stacks. Reading those from the signal handler would race with a context being built.
+// return addresses); the next statement boundary (a wrapper around pp_nextstate) takes it, where
+// the interpreter's state is consistent: the statement that was running (still PL_curcop) and
+// the subs on the context stacks. Reading those from the signal handler would race with a
+// context being built.
 #include <fcntl.h>
 #include <link.h>
 #include <linux/perf_event.h>
@@ -26,14 +27,21 @@ namespace {
 
 constexpr uint32_t kMaxNativeFrames = 32;
 
-// Samples due and not yet taken (the timer's overruns included). Written by the handler, taken
-// by the runops loop, both on the interpreter's thread.
-std::atomic<uint64_t> g_due{0};
-// The native frames of the first due sample, innermost first; valid while g_due > 0.
-uint64_t g_native[kMaxNativeFrames];
-uint32_t g_native_count = 0;
-// The runops loop is taking a sample: the handler leaves the native frames alone.
-volatile sig_atomic_t g_taking = 0;
+// Something for the next statement boundary to do: samples to take (or, in a forked child, the
+// clock to arm). Set by the handler, cleared by the statement wrapper, both on the interpreter's
+// thread.
+std::atomic<bool> g_due{false};
+// The signals since the last statement boundary, each with the native frames it found
+// (innermost first). A statement that runs long (a loop in one statement, a long XSUB) collects
+// many; past the last slot, signals add their weight to it.
+constexpr uint32_t kMaxPending = 256;
+struct PendingSample {
+  uint64_t weight;
+  uint32_t native_count;
+  uint64_t native[kMaxNativeFrames];
+};
+PendingSample g_pending[kMaxPending];
+std::atomic<uint32_t> g_pending_count{0};
 // Set in a forked child: the timer is armed at its first op, so that a child that only execs
 // (system, backticks) never gets the signal.
 std::atomic<bool> g_arm_in_child{false};
@@ -80,7 +88,7 @@ int OnImage(dl_phdr_info* info, size_t, void*) {
     g_interpreter[0] = r;  // the first image listed is the executable
   } else if (In(r, uint64_t(&Perl_runops_standard))) {
     g_interpreter[1] = r;
-  } else if (In(r, uint64_t(&RunOpsSampling))) {
+  } else if (In(r, uint64_t(&StartSampling))) {
     g_interpreter[2] = r;
   } else if (std::strstr(name, "/ld-linux")) {
     g_loader = r;
@@ -90,20 +98,20 @@ int OnImage(dl_phdr_info* info, size_t, void*) {
 
 void LocateInterpreter() { dl_iterate_phdr(OnImage, nullptr); }
 
-void CaptureNative(void* ucontext) {
+void CaptureNative(void* ucontext, PendingSample* sample) {
   const auto* uc = static_cast<const ucontext_t*>(ucontext);
   uint64_t pc = uint64_t(uc->uc_mcontext.gregs[REG_RIP]);
-  g_native_count = 0;
+  sample->native_count = 0;
   if (InInterpreter(pc)) return;
-  g_native[g_native_count++] = pc;
+  sample->native[sample->native_count++] = pc;
   if (In(g_loader, pc)) return;
   unw_cursor_t cursor;
   if (unw_init_local2(&cursor, static_cast<unw_context_t*>(ucontext), UNW_INIT_SIGNAL_FRAME) < 0)
     return;
-  while (g_native_count < kMaxNativeFrames && unw_step(&cursor) > 0) {
+  while (sample->native_count < kMaxNativeFrames && unw_step(&cursor) > 0) {
     unw_word_t ip = 0;
     if (unw_get_reg(&cursor, UNW_REG_IP, &ip) < 0 || ip == 0 || InInterpreter(ip)) break;
-    g_native[g_native_count++] = ip;
+    sample->native[sample->native_count++] = ip;
   }
 }
 
@@ -113,9 +121,16 @@ void OnSampleSignal(int, siginfo_t* info, void* ucontext) {
   if (!ours) return;
   int saved = errno;
   uint64_t weight = 1 + uint64_t(info->si_overrun > 0 ? info->si_overrun : 0);
-  if (g_due.load(std::memory_order_relaxed) == 0 && !g_taking) CaptureNative(ucontext);
-  std::atomic_signal_fence(std::memory_order_release);
-  g_due.fetch_add(weight, std::memory_order_relaxed);
+  uint32_t n = g_pending_count.load(std::memory_order_relaxed);
+  if (n < kMaxPending) {
+    g_pending[n].weight = weight;
+    CaptureNative(ucontext, &g_pending[n]);
+    std::atomic_signal_fence(std::memory_order_release);
+    g_pending_count.store(n + 1, std::memory_order_relaxed);
+  } else {
+    g_pending[kMaxPending - 1].weight += weight;
+  }
+  g_due.store(true, std::memory_order_relaxed);
   errno = saved;
 }
 
@@ -179,61 +194,93 @@ bool ArmSampler() {
 // Where the program is now: the Perl subs on the context stacks, outermost first, each at the
 // line it is at, then the native frames the signal found.
 void TakeSample(pTHX) {
-  g_taking = 1;
-  std::atomic_signal_fence(std::memory_order_acquire);
-  uint64_t native[kMaxNativeFrames];
-  uint32_t native_count = g_native_count;
-  std::memcpy(native, g_native, native_count * sizeof native[0]);
-  uint64_t weight = g_due.exchange(0, std::memory_order_relaxed);
-  StartAtPhase(aTHX_ & g->main_thread, Ticks());
-  if (g->main_thread.on && g->active && !g->finished) {
-    // (sub, statement) from the innermost level out; cv nullptr is the main program.
-    struct Level {
-      CV* cv;
-      const COP* cop;
-    };
-    Level levels[256];
-    size_t depth = 0;
-    const COP* cop = PL_curcop;
-    for (const PERL_SI* si = PL_curstackinfo; si && depth < 255; si = si->si_prev) {
-      for (I32 i = si->si_cxix; i >= 0 && depth < 255; --i) {
-        const PERL_CONTEXT* cx = &si->si_cxstack[i];
-        // Sort comparators called with MULTICALL are no calls, as in exact mode.
-        if (CxTYPE(cx) != CXt_SUB || CxMULTICALL(cx)) continue;
-        levels[depth++] = Level{cx->blk_sub.cv, cop};
-        cop = cx->blk_oldcop;
-      }
-    }
-    levels[depth++] = Level{nullptr, cop};
-    uint32_t node = 0;
-    for (size_t i = depth; i-- > 0;) {
-      const Level& level = levels[i];
-      uint32_t sub = level.cv ? SubIndex(aTHX_ level.cv) : 0;
-      uint32_t file = UINT32_MAX;
-      uint64_t line = 0;
-      if (level.cop) {
-        const char* name = CopFILE(level.cop);
-        file = FileIndex(name ? name : "");
-        if (g->files[file].text.empty()) CaptureSourceText(aTHX_ file);
-        line = CopLINE(level.cop);
-      }
-      node = NodeIndex(node, FrameIndex(sub, file, line));
-    }
-    for (uint32_t i = native_count; i-- > 0;) node = NativeNodeIndex(node, native[i]);
-    WriteSample(node, weight);
-    if (Ticks() > g->main_thread.flush_deadline) Flush(&g->main_thread);
+  g_due.store(false, std::memory_order_relaxed);
+  // Copies the pending signals out. The handler runs on this thread and appends only: when the
+  // count moved while copying, copy the rest too.
+  static PendingSample taken[kMaxPending];
+  uint32_t n = 0;
+  for (;;) {
+    uint32_t now = g_pending_count.load(std::memory_order_relaxed);
+    std::atomic_signal_fence(std::memory_order_acquire);
+    for (; n < now; ++n) taken[n] = g_pending[n];
+    if (g_pending_count.compare_exchange_strong(now, 0, std::memory_order_relaxed)) break;
   }
-  g_taking = 0;
+  StartAtPhase(aTHX_ & g->main_thread, Ticks());
+  if (n == 0 || !g->main_thread.on || !g->active || g->finished) return;
+  // (sub, statement) from the innermost level out; cv nullptr is the main program.
+  struct Level {
+    CV* cv;
+    const COP* cop;
+  };
+  Level levels[256];
+  size_t depth = 0;
+  const COP* cop = PL_curcop;
+  for (const PERL_SI* si = PL_curstackinfo; si && depth < 255; si = si->si_prev) {
+    for (I32 i = si->si_cxix; i >= 0 && depth < 255; --i) {
+      const PERL_CONTEXT* cx = &si->si_cxstack[i];
+      // Sort comparators called with MULTICALL are no calls, as in exact mode.
+      if (CxTYPE(cx) != CXt_SUB || CxMULTICALL(cx)) continue;
+      levels[depth++] = Level{cx->blk_sub.cv, cop};
+      cop = cx->blk_oldcop;
+    }
+  }
+  levels[depth++] = Level{nullptr, cop};
+  uint32_t perl_node = 0;
+  for (size_t i = depth; i-- > 0;) {
+    const Level& level = levels[i];
+    uint32_t sub = level.cv ? SubIndex(aTHX_ level.cv) : 0;
+    uint32_t file = UINT32_MAX;
+    uint64_t line = 0;
+    if (level.cop) {
+      const char* name = CopFILE(level.cop);
+      file = FileIndex(name ? name : "");
+      if (g->files[file].text.empty()) CaptureSourceText(aTHX_ file);
+      line = CopLINE(level.cop);
+    }
+    perl_node = NodeIndex(perl_node, FrameIndex(sub, file, line));
+  }
+  for (uint32_t k = 0; k < n; ++k) {
+    uint32_t node = perl_node;
+    for (uint32_t i = taken[k].native_count; i-- > 0;)
+      node = NativeNodeIndex(node, taken[k].native[i]);
+    WriteSample(node, taken[k].weight);
+  }
+  if (Ticks() > g->main_thread.flush_deadline) Flush(&g->main_thread);
 }
 
 Perl_ppaddr_t g_pp_exec = nullptr;
+Perl_ppaddr_t g_pp_nextstate = nullptr;
+Perl_ppaddr_t g_pp_dbstate = nullptr;
+
+// A sample is due (or, in a forked child, the clock is to be armed).
+void OnDue(pTHX) {
+  if (my_perl != g->interp) return;
+  if (g_arm_in_child.exchange(false, std::memory_order_relaxed)) {
+    g_due.store(false, std::memory_order_relaxed);
+    BeginForkedChild();
+    if (g->active) ArmSampler();
+  } else {
+    TakeSample(aTHX);
+  }
+}
+
+// Statement boundaries: the statement that was running is still PL_curcop here.
+OP* PpNextstate(pTHX) {
+  if (__builtin_expect(g_due.load(std::memory_order_relaxed), 0)) OnDue(aTHX);
+  return g_pp_nextstate(aTHX);
+}
+
+OP* PpDbstate(pTHX) {
+  if (__builtin_expect(g_due.load(std::memory_order_relaxed), 0)) OnDue(aTHX);
+  return g_pp_dbstate(aTHX);
+}
 
 // exec replaces the process: what was sampled is written first, and the timer goes, so that
 // no signal of ours reaches the new program.
 OP* PpExec(pTHX) {
   if (g->active && !g->finished) Flush(&g->main_thread);
   StopSamplingTimer();
-  g_due.store(0, std::memory_order_relaxed);
+  g_due.store(false, std::memory_order_relaxed);
   OP* next = g_pp_exec(aTHX);
   if (g->active && !g->finished) ArmSampler();  // exec failed: the program goes on
   return next;
@@ -267,9 +314,14 @@ bool StartSampling(pTHX_ uint64_t period_ns) {
     errno = saved;
     return false;
   }
-  // Ops compiled from here on (the program's) call the wrapper.
+  // Ops compiled from here on (the program's) call the wrappers; perl's own runops loop runs
+  // them, so ops between statements cost nothing more.
   g_pp_exec = PL_ppaddr[OP_EXEC];
   PL_ppaddr[OP_EXEC] = PpExec;
+  g_pp_nextstate = PL_ppaddr[OP_NEXTSTATE];
+  PL_ppaddr[OP_NEXTSTATE] = PpNextstate;
+  g_pp_dbstate = PL_ppaddr[OP_DBSTATE];
+  PL_ppaddr[OP_DBSTATE] = PpDbstate;
   return true;
 }
 
@@ -293,29 +345,9 @@ void RearmSamplingTimerInChild() {
     g_perf_fd = -1;
   }
   g_timer_armed = false;
-  g_due.store(0, std::memory_order_relaxed);
+  g_pending_count.store(0, std::memory_order_relaxed);
   g_arm_in_child.store(true, std::memory_order_relaxed);
-  g_due.store(1, std::memory_order_relaxed);  // stops the loop at the next op to arm it
-}
-
-int RunOpsSampling(pTHX) {
-  OP* op = PL_op;
-  bool ours = my_perl == g->interp;
-  while (op) {
-    if (ours && __builtin_expect(g_due.load(std::memory_order_relaxed) != 0, 0)) {
-      if (g_arm_in_child.exchange(false, std::memory_order_relaxed)) {
-        g_due.store(0, std::memory_order_relaxed);
-        BeginForkedChild();
-        if (g->active) ArmSampler();
-      } else {
-        TakeSample(aTHX);
-      }
-    }
-    PL_op = op = op->op_ppaddr(aTHX);
-  }
-  PERL_ASYNC_CHECK();
-  TAINT_NOT;
-  return 0;
+  g_due.store(true, std::memory_order_relaxed);  // the next statement arms it
 }
 
 }  // namespace hotline::perl
