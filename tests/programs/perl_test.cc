@@ -2,6 +2,7 @@
 // to NYTProf's, exact call counts, the time of a sub that spins for a known time, and the
 // behaviour perl users rely on (syntax errors, die, fork, `hotline record -- perl`).
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -366,6 +367,27 @@ TEST(Perl, IthreadsAreEachTheirOwnThread) {
       if (p.profile.frames.at(format::NamedFrameId(frame)).name == "main::worker")
         timed.insert(s.tid);
   EXPECT_EQ(timed.size(), 2u);
+}
+
+// A killed program: the profile holds what was written before (about once a second), readable.
+// The program is a script whose #! line runs perl, started as `hotline record -- ./script`.
+TEST(Perl, KilledScriptLeavesAReadableProfile) {
+  std::string dir = ScratchDir("perl_killed");
+  std::string script = dir + "/spin";
+  {
+    std::ofstream out(script);
+    out << "#!/usr/bin/env perl\nuse Time::HiRes qw(time);\nmy $end = time + 1.5;\n"
+           "my $n = 0;\nwhile (time < $end) { $n++ }\nkill 'KILL', $$;\n";
+  }
+  ASSERT_EQ(chmod(script.c_str(), 0755), 0);
+  RunResult run = Hotline({"record", "-q", "-o", dir + "/k.hotline", "--", script}, dir);
+  EXPECT_EQ(run.exit_code, 128 + 9) << run.err;
+  format::RawProfile profile = Load(dir + "/k.hotline");
+  ASSERT_TRUE(profile.process.has_value());
+  EXPECT_FALSE(profile.end.has_value());
+  EXPECT_GT(HotlineCounts(profile)[script][5], 0u);
+  RunResult report = Hotline({"report", dir + "/k.hotline"}, dir);
+  EXPECT_EQ(report.exit_code, 0) << report.err;
 }
 
 // HOTLINE_PERL_START=init|end (NYTProf's start=init|end): measuring begins with that phase.
