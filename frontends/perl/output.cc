@@ -63,17 +63,8 @@ int OnImage(dl_phdr_info* info, size_t, void*) {
     name = "[vdso]";
   }
   g->modules.push_back(NativeModule{image.start, image.size, false});
-  fmt::ModuleLoadRecord r;
-  r.time = MonotonicNs();
-  r.id = g->modules.size();
-  r.path = g->writer.internString(name);
-  r.bias = image.bias;
-  r.start = image.start;
-  r.size = image.size;
-  r.file_offset = image.file_offset;
-  r.build_id = image.build_id;
-  r.build_id_size = image.build_id_size;
-  g->writer.add(r);
+  g->writer.add(
+      fmt::ModuleLoadOf(image, MonotonicNs(), g->modules.size(), g->writer.internString(name)));
   return 0;
 }
 

@@ -20,6 +20,7 @@
 #define UNW_LOCAL_ONLY
 #include <libunwind.h>
 
+#include "base/signals.h"
 #include "profiler.h"
 
 namespace hotline::perl {
@@ -292,13 +293,7 @@ bool StartSampling(pTHX_ uint64_t period_ns) {
   g->period_ns = period_ns;
   LocateInterpreter();
   unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
-  // A real-time signal nobody handles yet; glibc keeps the first two for itself.
-  for (int sig = SIGRTMAX - 2; sig >= SIGRTMIN + 2 && !g_signal; --sig) {
-    struct sigaction cur;
-    if (sigaction(sig, nullptr, &cur) == 0 && !(cur.sa_flags & SA_SIGINFO) &&
-        cur.sa_handler == SIG_DFL)
-      g_signal = sig;
-  }
+  g_signal = FreeRealtimeSignal(::sigaction);
   if (!g_signal) return false;
   struct sigaction act;
   std::memset(&act, 0, sizeof act);

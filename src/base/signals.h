@@ -1,5 +1,6 @@
 // Which signals may serve as hotline's toggle signal. Shared by the CLI (which refuses the
-// others with a message) and the runtime (which ignores them), so both agree.
+// others with a message) and the runtime (which ignores them), so both agree. And which
+// real-time signal a sampler in the program may take.
 #pragma once
 
 #include <signal.h>
@@ -40,6 +41,17 @@ inline const char* ToggleSignalProblem(int sig) {
   if (sig <= 0 || sig >= NSIG) return "it is not a signal number";
   if (sig >= __SIGRTMIN && sig < SIGRTMIN) return "the C library keeps it for itself";
   return nullptr;
+}
+
+// A real-time signal nobody handles yet, from the top down (glibc keeps the first two for
+// itself), asking `query` (sigaction, or the runtime's un-interposed one); 0 when none is free.
+inline int FreeRealtimeSignal(int (*query)(int, const struct sigaction*, struct sigaction*)) {
+  for (int sig = SIGRTMAX - 2; sig >= SIGRTMIN + 2; --sig) {
+    struct sigaction cur;
+    if (query(sig, nullptr, &cur) == 0 && !(cur.sa_flags & SA_SIGINFO) && cur.sa_handler == SIG_DFL)
+      return sig;
+  }
+  return 0;
 }
 
 }  // namespace hotline

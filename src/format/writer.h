@@ -6,10 +6,28 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "base/loaded_image.h"
 #include "format/byte_buffer.h"
 #include "format/schema.h"
 
 namespace hotline::format {
+
+// The MODULE_LOAD of an image loaded in this process (`path` an interned string id). The record
+// points into `image`'s build id: add it while `image` lives.
+inline ModuleLoadRecord ModuleLoadOf(const base::LoadedImage& image, uint64_t time, uint64_t id,
+                                     uint64_t path) {
+  ModuleLoadRecord r;
+  r.time = time;
+  r.id = id;
+  r.path = path;
+  r.bias = image.bias;
+  r.start = image.start;
+  r.size = image.size;
+  r.file_offset = image.file_offset;
+  r.build_id = image.build_id;
+  r.build_id_size = image.build_id_size;
+  return r;
+}
 
 class Writer {
  public:

@@ -66,17 +66,7 @@ int OnModule(dl_phdr_info* info, size_t, void* data) {
 }
 
 void EmitLoad(format::Writer& writer, const Module& m, uint64_t now) {
-  format::ModuleLoadRecord r;
-  r.time = now;
-  r.id = m.id;
-  r.path = writer.internString(m.path);
-  r.bias = m.bias;
-  r.start = m.start;
-  r.size = m.size;
-  r.file_offset = m.file_offset;
-  r.build_id = m.build_id;
-  r.build_id_size = m.build_id_size;
-  writer.add(r);
+  writer.add(format::ModuleLoadOf(m, now, m.id, writer.internString(m.path)));
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "base/signals.h"
 #include "runtime/session.h"
 #include "runtime/threads.h"
 #include "runtime/trace.h"
@@ -189,14 +190,7 @@ bool InstallSignalHandlers() {
   // Sampled by the kernel from outside, or not sampled: no sampling signal at all (and so no
   // mask filtering, no sleep resumption, nothing to discard at exec).
   if (g_session.config.sampling() && !g_session.config.kernel_sampler) {
-    // A real-time signal nobody handles yet; glibc keeps the first two for itself.
-    int chosen = 0;
-    for (int sig = SIGRTMAX - 2; sig >= SIGRTMIN + 2 && !chosen; --sig) {
-      struct sigaction cur;
-      if (RealSigaction(sig, nullptr, &cur) == 0 && !(cur.sa_flags & SA_SIGINFO) &&
-          cur.sa_handler == SIG_DFL)
-        chosen = sig;
-    }
+    int chosen = FreeRealtimeSignal(RealSigaction);
     if (!chosen) return false;
     g_session.sample_signal = chosen;
     if (!Install(chosen, OnSample, 0)) return false;
