@@ -105,6 +105,9 @@ class ProfileBuilder {
   std::vector<FunctionId> arena_;
   std::vector<FrameInfo> frame_info_;                                 // parallel to arena_
   std::unordered_map<uint64_t, Frames> caller_frames_, leaf_frames_;  // by address
+  // The one line of a named frame without a file (an XSUB, a slow op timed as a sub): its
+  // count is its function's calls, when those are exact.
+  std::vector<std::pair<LineId, FunctionId>> fileless_lines_;
   std::unordered_map<uint64_t, Frames> stacks_;                       // by node << 1 | broken
   std::optional<Frames> profiler_stack_;
   Frames unsampled_stack_;
@@ -353,6 +356,7 @@ ProfileBuilder::Frames ProfileBuilder::named(const format::RawProfile& raw, uint
   frames.line = f.file.empty() ? line(file("[" + f.name + "]", PseudoKind::kModule), 0)
                                : line(file(f.file, PseudoKind::kNone), uint32_t(f.line));
   arena_.push_back(function(f.name, f.def_file, uint32_t(f.def_line), mod));
+  if (f.file.empty()) fileless_lines_.emplace_back(frames.line, arena_.back());
   frame_info_.push_back(FrameInfo{frames.line, 0});
   return frames;
 }
@@ -587,6 +591,13 @@ Expected<Profile> ProfileBuilder::finish(const format::RawProfile& raw) {
       l.count_exact = true;
     }
     p.summary.exact_line_counts = true;
+  }
+  for (auto [line_id, fn] : fileless_lines_) {
+    const Function& called = p.functions[fn.index()];
+    if (!called.calls_exact) continue;
+    Line& l = p.lines[line_id.index()];
+    l.count = called.calls;
+    l.count_exact = true;
   }
   if (!p.summary.traced) {
     // Without tracing, gcov's function counts are exact calls too. A function no sample saw
