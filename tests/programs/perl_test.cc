@@ -96,6 +96,7 @@ std::string Show(const LineCounts& counts) {
 }
 
 struct Profiled {
+  std::string dir;
   RunResult plain, run;
   format::RawProfile profile;
 };
@@ -103,6 +104,7 @@ struct Profiled {
 Profiled ProfileScript(const std::string& script) {
   std::string dir = ScratchDir("perl_" + script);
   Profiled p;
+  p.dir = dir;
   p.plain = Execute({"/usr/bin/perl", kScripts + script}, dir);
   p.run = RunHotline(script, dir);
   EXPECT_EQ(p.run.exit_code, p.plain.exit_code) << p.run.err;
@@ -454,6 +456,14 @@ TEST(Perl, SlowOpsAreCoreSubs) {
   for (const auto& [id, frame] : p.profile.frames)
     if (frame.name == "main::CORE:match") flagged = frame.flags & format::kFramePseudo;
   EXPECT_TRUE(flagged);
+  // The report's line of a slow op counts its runs.
+  RunResult lines = Hotline({"report", "-T", "-m", p.dir + "/p.hotline"}, p.dir);
+  EXPECT_EQ(lines.exit_code, 0) << lines.err;
+  bool counted = false;
+  std::istringstream rows(lines.out);
+  for (std::string row; std::getline(rows, row);)
+    if (row.ends_with("\t[main::CORE:match]")) counted = row.find("\t301\t") != std::string::npos;
+  EXPECT_TRUE(counted) << lines.out;
 }
 
 // Sampling mode: the samples under spin's frames add up to the CPU time spin took, the timer
