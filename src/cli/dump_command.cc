@@ -142,8 +142,8 @@ class DumpPrinter : public format::RecordVisitor {
       fmt::print("  watch={} t={} value={:#x} ip={:#x}\n", r.hits[i].watch, r.hits[i].time,
                  r.hits[i].value, r.hits[i].ip);
     for (uint64_t i = 0; i < r.total_count; ++i)
-      fmt::print("  total watch={} writes={} accesses={}\n", r.totals[i].watch, r.totals[i].writes,
-                 r.totals[i].accesses);
+      fmt::print("  total watch={} writes={} reads={}\n", r.totals[i].watch, r.totals[i].writes,
+                 r.totals[i].reads);
   }
 
  private:

@@ -338,7 +338,7 @@ class PayloadDecoder {
         if (!in.varint(&r.total_count) || r.total_count > in.remaining() / 3) return -1;
         totals_.resize(r.total_count);
         for (WatchTotal& total : totals_)
-          if (!in.varint(&total.watch) || !in.varint(&total.writes) || !in.varint(&total.accesses))
+          if (!in.varint(&total.watch) || !in.varint(&total.writes) || !in.varint(&total.reads))
             return -1;
         r.hits = hits_.data();
         r.totals = totals_.data();

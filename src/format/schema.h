@@ -283,7 +283,7 @@ enum class WatchType : uint32_t {
 inline constexpr uint32_t kMaxWatchType = 5;
 enum WatchFlags : uint64_t {
   kWatchFromApi = 1u << 0,  // hotline_watch(), not --watch
-  kWatchReads = 1u << 1,    // a read-or-write watchpoint counts accesses too
+  kWatchReads = 1u << 1,    // a read-or-write watchpoint counts reads too
   kWatchEnded = 1u << 2,    // the object is no longer watched
 };
 struct WatchEnumerator {
@@ -306,7 +306,7 @@ struct WatchHit {
 };
 // The kernel's counts for one watch on one thread, when its watchpoints close.
 struct WatchTotal {
-  uint64_t watch = 0, writes = 0, accesses = 0;
+  uint64_t watch = 0, writes = 0, reads = 0;
 };
 struct WatchHitsRecord {
   uint64_t time = 0, tid = 0;

@@ -441,7 +441,7 @@ void Writer::add(const WatchHitsRecord& r) {
   for (uint64_t i = 0; i < r.total_count; ++i) {
     record_.varint(r.totals[i].watch);
     record_.varint(r.totals[i].writes);
-    record_.varint(r.totals[i].accesses);
+    record_.varint(r.totals[i].reads);
   }
   endRecord();
 }

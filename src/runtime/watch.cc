@@ -58,6 +58,7 @@ struct ThreadWatches {
   int fd[kMaxWatches] = {};
   uint64_t perf_id[kMaxWatches] = {};
   int access_fd[kMaxWatches] = {};  // the read-or-write watchpoint when reads are counted, or -1
+  uint64_t handler_reads[kMaxWatches] = {};  // values the trap handler read
   HitRing* ring = nullptr;
   std::atomic<uint64_t> dropped{0};  // hits lost to a full ring
   // Counts of closed watchpoints, written with the thread's next hits.
@@ -140,6 +141,7 @@ void OnWatchTrap(int sig, siginfo_t* info, void* uc) {
         hit.watch = g_watches[w].id;
         hit.time = NowNs();
         hit.value = ReadValue(g_watches[w].address, g_watches[w].size);
+        ++t.handler_reads[w];
         hit.ip = uint64_t(static_cast<ucontext_t*>(uc)->uc_mcontext.gregs[REG_RIP]);
         ring->head.store(head + 1, std::memory_order_release);
       }
@@ -192,9 +194,14 @@ void DisarmLocked(ThreadWatches& t, int w) {
   if (t.access_fd[w] >= 0) {
     uint64_t id = 0;
     ioctl(t.access_fd[w], PERF_EVENT_IOC_ID, &id);
-    CloseWatchpoint(t.access_fd[w], id, &total.accesses);
+    CloseWatchpoint(t.access_fd[w], id, &total.reads);
     t.access_fd[w] = -1;
   }
+  // The read-or-write watchpoint also trapped on every write, and on the handler's own read of
+  // the new value after each.
+  uint64_t not_reads = total.writes + t.handler_reads[w];
+  total.reads = total.reads > not_reads ? total.reads - not_reads : 0;
+  t.handler_reads[w] = 0;
   if (t.total_count < 2 * kMaxWatches) t.totals[t.total_count++] = total;
 }
 
