@@ -32,7 +32,7 @@ constexpr uint64_t kRingHits = uint64_t{1} << 14;  // per thread: ~0.2 s of trap
 constexpr size_t kBatchHits = 4096;                // hits per WATCH_HITS record
 constexpr int kMaxNotes = 16;
 
-enum class WatchState : int { kFree = 0, kActive = 1, kEnding = 2 };
+enum class WatchState : int { kFree = 0, kActive = 1 };
 
 struct Watch {
   WatchState state = WatchState::kFree;
@@ -73,6 +73,12 @@ Watch g_watches[kMaxWatches];
 ThreadWatches g_threads[kMaxThreads];
 uint64_t g_next_id = 1;
 bool g_off = false;  // a forked child: nothing is watched
+// Watches ended since the last drain (unwatched, switched off), whose slots are free again:
+// their WATCH records with kWatchEnded, and their definitions if not written yet.
+constexpr int kMaxEnded = 16;
+Watch g_ended[kMaxEnded];
+int g_ended_count = 0;
+uint64_t g_ended_lost = 0;
 char g_notes[kMaxNotes][256];
 int g_note_count = 0;
 uint64_t g_notes_lost = 0;
@@ -205,11 +211,22 @@ void DisarmLocked(ThreadWatches& t, int w) {
   if (t.total_count < 2 * kMaxWatches) t.totals[t.total_count++] = total;
 }
 
+// Watch `w` is over (its watchpoints closed): its slot is free at once, its end is written at
+// the next drain.
+void EndLocked(int w) {
+  if (g_ended_count < kMaxEnded) {
+    g_ended[g_ended_count++] = g_watches[w];
+  } else {
+    ++g_ended_lost;
+  }
+  g_watches[w].state = WatchState::kFree;
+}
+
 // Switches watch `w` off in every thread and says why.
 void SwitchOffLocked(int w, const char* why) {
   for (ThreadSlot& s : UsedSlots()) DisarmLocked(g_threads[&s - g_slots], w);
   NoteLocked("watch %s switched off: %s", g_watches[w].name, why);
-  g_watches[w].state = WatchState::kEnding;
+  EndLocked(w);
 }
 
 // Opens watchpoint `w` on the thread of `t`. False (errno set) when the kernel refuses.
@@ -436,6 +453,11 @@ void DrainWatchesLocked(format::Writer& writer) {
     define(w, 0);
     w.defined = true;
   }
+  for (int i = 0; i < g_ended_count; ++i) {
+    if (g_ended[i].defined) continue;
+    define(g_ended[i], 0);
+    g_ended[i].defined = true;
+  }
   for (ThreadSlot& s : UsedSlots()) {
     ThreadWatches& t = g_threads[&s - g_slots];
     if (!t.ring) continue;
@@ -461,10 +483,14 @@ void DrainWatchesLocked(format::Writer& writer) {
       }
     }
   }
-  for (Watch& w : g_watches) {
-    if (w.state != WatchState::kEnding) continue;
-    define(w, format::kWatchEnded);
-    w.state = WatchState::kFree;
+  for (int i = 0; i < g_ended_count; ++i) define(g_ended[i], format::kWatchEnded);
+  g_ended_count = 0;
+  if (g_ended_lost) {
+    char text[160];
+    snprintf(text, sizeof text, "the ends of %llu watches were not recorded (too many at once)",
+             static_cast<unsigned long long>(g_ended_lost));
+    writer.add(format::NoteRecord{now, text});
+    g_ended_lost = 0;
   }
   uint64_t dropped = 0;
   for (ThreadSlot& s : UsedSlots()) dropped += g_threads[&s - g_slots].dropped.exchange(0);
@@ -494,6 +520,7 @@ void ResetWatchesAfterFork() {
   }
   for (Watch& w : g_watches) w.state = WatchState::kFree;
   g_note_count = 0;
+  g_ended_count = 0;
 }
 
 int WatchObject(const void* address, size_t size, const char* name) {
@@ -544,7 +571,7 @@ int UnwatchObject(const void* address) {
     if (g_watches[w].state != WatchState::kActive || g_watches[w].address != uint64_t(address))
       continue;
     for (ThreadSlot& s : UsedSlots()) DisarmLocked(g_threads[&s - g_slots], w);
-    g_watches[w].state = WatchState::kEnding;
+    EndLocked(w);
     return 0;
   }
   return -1;

@@ -175,10 +175,25 @@ TEST(Watch, ObjectsWatchedFromTheProgramForTheirLifetime) {
   EXPECT_EQ(lines["acc"],
             (std::map<std::string, std::string>{
                 {"sum_on_stack (watch_api.c:" + LineOf(api, "WRITE acc") + ")", "10"}}));
+  // Beside `cell`, three of the four `extra` fit the debug registers; the fourth is refused,
+  // and the profile says so.
+  for (const char* name :
+       {"extra0 (hotline_watch)", "extra1 (hotline_watch)", "extra2 (hotline_watch)"})
+    EXPECT_EQ(Summary(tables, name)[0], "1") << name;
+  for (const Row& row : tables.at("watch")) EXPECT_NE(row[7], "extra3 (hotline_watch)");
   format::RawProfile raw = Load(r.profile);
   size_t ended = 0;
   for (const auto& w : raw.watches) ended += (w.flags & format::kWatchEnded) != 0;
-  EXPECT_EQ(ended, 2u);  // both were unwatched by the program
+  EXPECT_EQ(ended, 5u);  // all were unwatched by the program
+  bool refused = false;
+  for (const std::string& note : raw.notes)
+    refused |= note ==
+               "hotline_watch(extra3): not watched: every watchpoint (4 debug registers) "
+               "is in use";
+  EXPECT_TRUE(refused);
+  RunResult human = Hotline({"report", "-W", r.profile}, r.dir);
+  EXPECT_NE(human.out.find("note: hotline_watch(extra3): not watched"), std::string::npos)
+      << human.out;
 }
 
 // A request that cannot be met is one line on stderr, a non-zero exit, and the program never
