@@ -117,8 +117,9 @@ void OnFatal(int sig, siginfo_t* info, void* uc) {
     return;
   }
   if (sig == SIGIO && info->si_code == SI_KERNEL &&
-      g_session.sampler == format::Sampler::kPerfTaskClock) {
-    // A sample that found the user's signal queue full: absorbed, never the program's death.
+      (g_session.sampler == format::Sampler::kPerfTaskClock || g_session.watch_signal > 0)) {
+    // A sample or a watchpoint's trap that found the user's signal queue full: absorbed, never
+    // the program's death.
     g_sigio_absorbed.fetch_add(1, std::memory_order_relaxed);
     errno = saved_errno;
     return;
