@@ -309,8 +309,8 @@ class PayloadDecoder {
         uint64_t type;
         if (!t(in, &r.time) || !in.varint(&r.id) || !text(in, &r.name) || !in.varint(&r.address) ||
             !in.varint(&r.size) || !in.varint(&type) || !in.varint(&r.flags) ||
-            !in.varint(&r.enumerator_count) || r.id == 0 || type > kMaxWatchType || r.size == 0 ||
-            r.size > 8)
+            !in.varint(&r.enumerator_count) || r.id == 0 || type > kMaxWatchType ||
+            (r.size != 1 && r.size != 2 && r.size != 4 && r.size != 8))
           return -1;
         r.type = static_cast<WatchType>(type);
         if (r.enumerator_count > in.remaining() / 2) return -1;  // each takes at least 2 bytes
