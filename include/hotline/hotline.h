@@ -8,6 +8,7 @@
  *   hotline_stop();            ... set-up you do not want in the profile ...
  *   hotline_start();
  *   hotline_mark("phase 2");   a labelled point in time, shown in reports
+ *   hotline_watch(&n, sizeof n, "n");   every write to n, with its value and line
  */
 #ifndef HOTLINE_HOTLINE_H
 #define HOTLINE_HOTLINE_H
@@ -58,6 +59,36 @@ static inline void hotline_mark(const char* label) {
     looked = 1;
   }
   if (fn) fn(label);
+}
+
+/* Watched objects (docs/watch.md). hotline_watch() sets a hardware watchpoint on `size` bytes
+ * (1, 2, 4 or 8, aligned to the size) at `address`, in every thread, until hotline_unwatch()
+ * with the same address: every write is recorded with its value (read as a signed integer) and
+ * the writing line, under `name` (copied). Call hotline_unwatch() before a stack or heap object
+ * ends, or its memory's next owner is watched. At most 4 objects at once (the debug registers),
+ * --watch variables included. Returns 0, or -1 when it cannot watch (the profile says why, in
+ * a note), or when hotline is absent. */
+typedef int (*hotline_rt_watch_fn)(const void*, unsigned long, const char*);
+typedef int (*hotline_rt_unwatch_fn)(const void*);
+
+static inline int hotline_watch(const void* address, unsigned long size, const char* name) {
+  static hotline_rt_watch_fn fn;
+  static int looked;
+  if (!looked) {
+    fn = (hotline_rt_watch_fn)hotline__lookup("hotline_rt_watch");
+    looked = 1;
+  }
+  return fn ? fn(address, size, name) : -1;
+}
+
+static inline int hotline_unwatch(const void* address) {
+  static hotline_rt_unwatch_fn fn;
+  static int looked;
+  if (!looked) {
+    fn = (hotline_rt_unwatch_fn)hotline__lookup("hotline_rt_unwatch");
+    looked = 1;
+  }
+  return fn ? fn(address) : -1;
 }
 
 #ifdef __cplusplus

@@ -125,6 +125,26 @@ class DumpPrinter : public format::RecordVisitor {
   void onSource(const format::SourceRecord& r) override {
     fmt::print("SOURCE file=\"{}\" bytes={}\n", r.file, r.text.size());
   }
+  void onWatch(const format::WatchRecord& r) override {
+    static constexpr const char* kTypes[] = {"signed",  "unsigned", "float",
+                                             "pointer", "enum",     "bool"};
+    fmt::print("WATCH t={} id={} name=\"{}\" address={:#x} size={} type={} flags={:#x}", r.time,
+               r.id, r.name, r.address, r.size, kTypes[uint32_t(r.type)], r.flags);
+    for (uint64_t i = 0; i < r.enumerator_count; ++i)
+      fmt::print("{}{}={}", i == 0 ? " enumerators=" : ",", r.enumerators[i].name,
+                 r.enumerators[i].value);
+    fmt::print("\n");
+  }
+  void onWatchHits(const format::WatchHitsRecord& r) override {
+    fmt::print("WATCH_HITS t={} tid={} hits={} totals={}\n", r.time, r.tid, r.hit_count,
+               r.total_count);
+    for (uint64_t i = 0; i < r.hit_count; ++i)
+      fmt::print("  watch={} t={} value={:#x} ip={:#x}\n", r.hits[i].watch, r.hits[i].time,
+                 r.hits[i].value, r.hits[i].ip);
+    for (uint64_t i = 0; i < r.total_count; ++i)
+      fmt::print("  total watch={} writes={} reads={}\n", r.totals[i].watch, r.totals[i].writes,
+                 r.totals[i].reads);
+  }
 
  private:
   std::string str(uint64_t id) const {

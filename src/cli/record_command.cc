@@ -27,7 +27,9 @@
 #include "cli/program_check.h"
 #include "coverage/coverage.h"
 #include "format/raw_profile.h"
+#include "format/schema.h"
 #include "format/writer.h"
+#include "symbolize/variables.h"
 
 namespace hotline::cli {
 namespace {
@@ -53,6 +55,8 @@ struct RecordOptions {
   bool perf_g = false;  // perf's -g: stacks are always recorded here
   int pid = 0;
   double duration = 0;
+  std::vector<std::string> watch;  // variables, by source name
+  bool watch_reads = false;
   std::vector<std::string> command;  // set by TakeRecordProgram, never parsed by CLI11
 
   void Register(CLI::App& cmd) {
@@ -102,6 +106,12 @@ struct RecordOptions {
         ->check(Positive());
     cmd.add_option("--duration", duration, "with -p: stop after this many seconds")
         ->check(Positive());
+    cmd.add_option("--watch", watch,
+                   "watch global or static variables (NAME or FILE:NAME, comma-separated): "
+                   "every write with its value and line, on a hardware watchpoint each (4 at most)")
+        ->delimiter(',');
+    cmd.add_flag("--watch-reads", watch_reads,
+                 "with --watch: count reads too (a second watchpoint per variable)");
   }
 };
 
@@ -162,6 +172,61 @@ std::string RuntimeOptions(const RecordOptions& o, int toggle, bool kernel) {
       "sampler={}",
       o.counts_only ? 0u : o.freq, o.clock, o.max_depth, o.unwind, o.start_paused ? 1 : 0, toggle,
       o.follow_exec ? 1 : 0, trace, o.heap ? 1 : 0, kernel ? "kernel" : "signal");
+}
+
+// x86-64's debug address registers: the watchpoints a thread can have at once.
+constexpr size_t kWatchpoints = 4;
+
+format::WatchType WatchTypeOf(symbolize::VariableKind kind) {
+  switch (kind) {
+    case symbolize::VariableKind::kSigned:
+      return format::WatchType::kSigned;
+    case symbolize::VariableKind::kUnsigned:
+      return format::WatchType::kUnsigned;
+    case symbolize::VariableKind::kFloat:
+      return format::WatchType::kFloat;
+    case symbolize::VariableKind::kPointer:
+      return format::WatchType::kPointer;
+    case symbolize::VariableKind::kEnum:
+      return format::WatchType::kEnum;
+    case symbolize::VariableKind::kBool:
+      return format::WatchType::kBool;
+  }
+  return format::WatchType::kUnsigned;
+}
+
+// The --watch variables resolved through the program's DWARF, as HOTLINE_WATCH gives them to
+// the runtime (docs/runtime-protocol.md); every problem is an error before the program runs.
+Expected<std::string> WatchSpecification(const RecordOptions& o, const ProgramInfo& program) {
+  if (!program.is_elf || program.is_static || IsPerlProgram(program.path))
+    return Status::Error(fmt::format(
+        "--watch: {} {}", program.path,
+        program.is_static ? "is statically linked: watchpoints need the runtime, which only a "
+                            "dynamically linked program loads"
+                          : "is not a native program: --watch reads variables from its DWARF"));
+  size_t needed = o.watch.size() * (o.watch_reads ? 2 : 1);
+  if (needed > kWatchpoints)
+    return Status::Error(fmt::format(
+        "--watch: {} variables{} need {} hardware watchpoints; a thread has {} (x86-64's debug "
+        "registers)",
+        o.watch.size(), o.watch_reads ? " with --watch-reads" : "", needed, kWatchpoints));
+  std::string spec;
+  std::vector<uint64_t> addresses;
+  for (const std::string& name : o.watch) {
+    if (name.empty() || name.find(';') != std::string::npos)
+      return Status::Error(fmt::format("--watch {}: not a variable name", name));
+    Expected<symbolize::Variable> v = symbolize::FindVariable(program.path, name);
+    if (!v.ok()) return v.status();
+    if (std::find(addresses.begin(), addresses.end(), v->address) != addresses.end())
+      return Status::Error(fmt::format("--watch {}: named twice", name));
+    addresses.push_back(v->address);
+    if (!spec.empty()) spec += ';';
+    spec += fmt::format("{:x},{},{},{},{}", v->address, v->size, uint32_t(WatchTypeOf(v->kind)),
+                        o.watch_reads ? 1 : 0, name);
+    for (const auto& [value, enumerator] : v->enumerators)
+      spec += fmt::format(",{}={}", value, enumerator);
+  }
+  return spec;
 }
 
 // The child: environment, then exec. Reports an exec failure's errno through `error_fd`. With a
@@ -458,6 +523,12 @@ int RunRecord(const RecordOptions& o, const std::vector<std::string>& command) {
     fmt::print(stderr, "hotline: record: either -p PID or a program to run, not both\n");
     return 2;
   }
+  if (o.pid && !o.watch.empty()) {
+    fmt::print(stderr,
+               "hotline: record -p: --watch needs the runtime, which only a program "
+               "hotline starts loads\n");
+    return 2;
+  }
   if (o.pid) return RunAttach(o);
   if (o.duration > 0) {
     fmt::print(stderr, "hotline: record: --duration goes with -p PID\n");
@@ -499,6 +570,19 @@ int RunRecord(const RecordOptions& o, const std::vector<std::string>& command) {
                "gmon.out; hotline does not read mcount's counts (build with "
                "-finstrument-functions for exact calls)\n",
                command[0]);
+  if (o.watch_reads && o.watch.empty()) {
+    fmt::print(stderr, "hotline: record: --watch-reads goes with --watch\n");
+    return 2;
+  }
+  std::string watch;
+  if (!o.watch.empty()) {
+    Expected<std::string> spec = WatchSpecification(o, *program);
+    if (!spec.ok()) {
+      fmt::print(stderr, "hotline: {}\n", spec.status().message());
+      return 2;
+    }
+    watch = *spec;
+  }
   Expected<std::string> runtime = FindRuntime();
   if (!runtime.ok()) {
     fmt::print(stderr, "hotline: {}\n", runtime.status().message());
@@ -544,7 +628,13 @@ int RunRecord(const RecordOptions& o, const std::vector<std::string>& command) {
   }
   timespec started;
   clock_gettime(CLOCK_REALTIME, &started);
+  if (watch.empty()) {
+    unsetenv("HOTLINE_WATCH");
+  } else {
+    setenv("HOTLINE_WATCH", watch.c_str(), 1);  // for the child only
+  }
   pid_t child = fork();
+  if (!watch.empty() && child != 0) unsetenv("HOTLINE_WATCH");
   if (child < 0) {
     fmt::print(stderr, "hotline: cannot start {}: {}\n", command[0], strerror(errno));
     return 1;

@@ -14,8 +14,10 @@
 #include "model/build.h"
 #include "model/heap.h"
 #include "model/merge.h"
+#include "model/watch.h"
 #include "report/heap.h"
 #include "report/report.h"
+#include "report/watch.h"
 #include "symbolize/symbolizer.h"
 
 namespace hotline::cli {
@@ -30,6 +32,7 @@ struct ReportCommandOptions {
   bool all = false;
   bool threads = false;
   bool heap = false;
+  bool watch = false;
   model::HeapOptions heap_options;
   model::MergeOptions merge;
   double cutoff = 0;
@@ -82,6 +85,9 @@ struct ReportCommandOptions {
     cmd.add_flag("-H,--heap", heap,
                  "the heap: peak, totals, temporary allocations, leaks, top sites, sizes "
                  "(a profile recorded with --heap)");
+    cmd.add_flag("-W,--watch", watch,
+                 "watched variables: writes, reads, range of values, most frequent values and "
+                 "the lines that wrote them (a profile recorded with --watch or hotline_watch)");
     cmd.add_flag("--allocator-frames", heap_options.allocator_frames,
                  "-H: sites at the allocator's caller as recorded (std::allocator, libraries), "
                  "not at the program's own line");
@@ -116,7 +122,7 @@ int RunReport(ReportCommandOptions& o) {
   if (!asked.machine) asked.width = o.width_option->count() > 0 ? o.width : TerminalWidth();
   // No table asked for: the functions by self time, the top lines and the summary.
   if (!(asked.top || asked.graph || asked.files || asked.lines || asked.flat || asked.functions ||
-        asked.procedures || asked.raw || asked.stack_changes || o.heap))
+        asked.procedures || asked.raw || asked.stack_changes || o.heap || o.watch))
     asked.top = asked.flat = true;
   bool named = !o.files.empty();
   if (!named) o.files.emplace_back();
@@ -133,9 +139,11 @@ int RunReport(ReportCommandOptions& o) {
   asked.profile_path = o.files.size() == 1
                            ? o.file
                            : fmt::format("{} ({} runs)", fmt::join(o.files, ", "), o.files.size());
-  if (o.files.size() > 1 && (o.threads || o.heap)) {
+  if (o.files.size() > 1 && (o.threads || o.heap || o.watch)) {
     fmt::print(stderr, "hotline: report: {} reads one profile at a time\n",
-               o.heap ? "-H" : "--threads");
+               o.heap    ? "-H"
+               : o.watch ? "-W"
+                         : "--threads");
     return 2;
   }
 
@@ -147,7 +155,7 @@ int RunReport(ReportCommandOptions& o) {
   // --threads builds several profiles from one reading, so it keeps the records; otherwise
   // samples are aggregated as they are read.
   std::optional<format::RawProfile> raw;
-  if (o.threads || o.heap) {
+  if (o.threads || o.heap || o.watch) {
     Expected<format::RawProfile> loaded = format::LoadRawProfile(o.file, &stats);
     if (!loaded) {
       fmt::print(stderr, "hotline: {}\n", loaded.status().message());
@@ -158,7 +166,10 @@ int RunReport(ReportCommandOptions& o) {
       fmt::print(stderr,
                  "hotline: report: {} holds several runs (hotline merge); {} reads one run: "
                  "give the runs' own files\n",
-                 o.file, o.heap ? "-H" : "--threads");
+                 o.file,
+                 o.heap    ? "-H"
+                 : o.watch ? "-W"
+                           : "--threads");
       return 2;
     }
   }
@@ -174,13 +185,32 @@ int RunReport(ReportCommandOptions& o) {
   for (const std::string& w : profile->warnings) Warn(w);
   const report::ReportOptions& r = o.report;
   bool sample_tables = r.top || r.graph || r.files || r.lines || r.flat || r.functions ||
-                       r.procedures || r.raw || r.stack_changes || !o.heap;
+                       r.procedures || r.raw || r.stack_changes || !(o.heap || o.watch);
   if (profile->summary.samples == 0 && sample_tables)
     Warn(o.files.size() == 1
              ? fmt::format("{}: the profile holds no samples", o.file)
              : fmt::format("{}: the profiles hold no samples", fmt::join(o.files, ", ")));
 
   std::string out;
+  if (o.watch) {
+    Expected<model::WatchProfile> watches = model::BuildWatchProfile(*raw, resolver);
+    if (!watches) {
+      fmt::print(stderr, "hotline: {}: {}\n", o.file, watches.status().message());
+      return 1;
+    }
+    if (sample_tables) report::PrintReport(*profile, o.report, out);
+    if (o.heap) {
+      Expected<model::HeapProfile> heap = model::BuildHeapProfile(*raw, resolver, o.heap_options);
+      if (!heap) {
+        fmt::print(stderr, "hotline: {}: {}\n", o.file, heap.status().message());
+        return 1;
+      }
+      report::PrintHeap(*heap, o.report, out);
+    }
+    report::PrintWatches(*watches, o.report, out);
+    fmt::print("{}", out);
+    return 0;
+  }
   if (o.heap) {
     Expected<model::HeapProfile> heap = model::BuildHeapProfile(*raw, resolver, o.heap_options);
     if (!heap) {

@@ -191,6 +191,29 @@ void RawProfile::onSource(const SourceRecord& r) {
   sources[std::string(r.file)] = std::string(r.text);
 }
 
+void RawProfile::onWatch(const WatchRecord& r) {
+  RawWatch w;
+  w.time = r.time;
+  w.id = r.id;
+  w.name = std::string(r.name);
+  w.address = r.address;
+  w.size = r.size;
+  w.type = r.type;
+  w.flags = r.flags;
+  for (uint64_t i = 0; i < r.enumerator_count; ++i)
+    w.enumerators.emplace_back(r.enumerators[i].value, std::string(r.enumerators[i].name));
+  watches.push_back(std::move(w));
+}
+
+void RawProfile::onWatchHits(const WatchHitsRecord& r) {
+  RawWatchHits h;
+  h.time = r.time;
+  h.tid = r.tid;
+  h.hits.assign(r.hits, r.hits + r.hit_count);
+  h.totals.assign(r.totals, r.totals + r.total_count);
+  watch_hits.push_back(std::move(h));
+}
+
 Expected<RawProfile> LoadRawProfile(const std::string& path, ReadStats* stats) {
   RawProfile profile;
   Status status = ReadProfileFile(path, profile, stats);

@@ -87,6 +87,21 @@ struct RawFrame {
   uint64_t flags = 0;
 };
 
+struct RawWatch {
+  uint64_t time = 0, id = 0;
+  std::string name;
+  uint64_t address = 0, size = 0;
+  WatchType type = WatchType::kSigned;
+  uint64_t flags = 0;
+  std::vector<std::pair<int64_t, std::string>> enumerators;  // (value, name)
+};
+
+struct RawWatchHits {
+  uint64_t time = 0, tid = 0;
+  std::vector<WatchHit> hits;
+  std::vector<WatchTotal> totals;
+};
+
 // Records in file order, strings resolved at the time they were read.
 class RawProfile : public RecordVisitor {
  public:
@@ -110,6 +125,8 @@ class RawProfile : public RecordVisitor {
   std::vector<RawFunctionCount> function_counts;
   std::unordered_map<uint64_t, RawFrame> frames;  // named frames by id
   std::map<std::string, std::string> sources;     // texts of sources in no file, by name
+  std::vector<RawWatch> watches;  // WATCH records in file order (an id again: its end)
+  std::vector<RawWatchHits> watch_hits;
   std::unordered_map<uint64_t, std::string> strings;
   uint64_t dangling_references = 0;  // ids used but never defined
 
@@ -145,6 +162,8 @@ class RawProfile : public RecordVisitor {
   void onNote(const NoteRecord& r) override;
   void onFrame(const FrameRecord& r) override;
   void onSource(const SourceRecord& r) override;
+  void onWatch(const WatchRecord& r) override;
+  void onWatchHits(const WatchHitsRecord& r) override;
 
  private:
   std::string str(uint64_t id);

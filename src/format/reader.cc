@@ -304,6 +304,47 @@ class PayloadDecoder {
         visitor_.onSource(r);
         return 1;
       }
+      case RecordKind::kWatch: {
+        WatchRecord r;
+        uint64_t type;
+        if (!t(in, &r.time) || !in.varint(&r.id) || !text(in, &r.name) || !in.varint(&r.address) ||
+            !in.varint(&r.size) || !in.varint(&type) || !in.varint(&r.flags) ||
+            !in.varint(&r.enumerator_count) || r.id == 0 || type > kMaxWatchType ||
+            (r.size != 1 && r.size != 2 && r.size != 4 && r.size != 8))
+          return -1;
+        r.type = static_cast<WatchType>(type);
+        if (r.enumerator_count > in.remaining() / 2) return -1;  // each takes at least 2 bytes
+        enumerators_.resize(r.enumerator_count);
+        for (WatchEnumerator& e : enumerators_)
+          if (!in.svarint(&e.value) || !text(in, &e.name)) return -1;
+        r.enumerators = enumerators_.data();
+        visitor_.onWatch(r);
+        return 1;
+      }
+      case RecordKind::kWatchHits: {
+        WatchHitsRecord r;
+        if (!t(in, &r.time) || !in.varint(&r.tid) || !in.varint(&r.hit_count)) return -1;
+        if (r.hit_count > in.remaining() / 4) return -1;  // each hit takes at least 4 bytes
+        hits_.resize(r.hit_count);
+        uint64_t time = r.time;
+        for (WatchHit& hit : hits_) {
+          int64_t delta;
+          if (!in.varint(&hit.watch) || !in.svarint(&delta) || !in.varint(&hit.value) ||
+              !in.varint(&hit.ip))
+            return -1;
+          time += static_cast<uint64_t>(delta);
+          hit.time = time;
+        }
+        if (!in.varint(&r.total_count) || r.total_count > in.remaining() / 3) return -1;
+        totals_.resize(r.total_count);
+        for (WatchTotal& total : totals_)
+          if (!in.varint(&total.watch) || !in.varint(&total.writes) || !in.varint(&total.reads))
+            return -1;
+        r.hits = hits_.data();
+        r.totals = totals_.data();
+        visitor_.onWatchHits(r);
+        return 1;
+      }
     }
     return 0;
   }
@@ -314,6 +355,9 @@ class PayloadDecoder {
   uint64_t time_ = 0;
   std::vector<uint64_t> argv_;
   std::vector<uint64_t> numbers_;  // scratch for records with arrays
+  std::vector<WatchEnumerator> enumerators_;
+  std::vector<WatchHit> hits_;
+  std::vector<WatchTotal> totals_;
 };
 
 }  // namespace

@@ -69,6 +69,8 @@ class RecordVisitor {
   virtual void onNote(const NoteRecord&) {}
   virtual void onFrame(const FrameRecord&) {}
   virtual void onSource(const SourceRecord&) {}
+  virtual void onWatch(const WatchRecord&) {}
+  virtual void onWatchHits(const WatchHitsRecord&) {}
 };
 
 // Reads the file at `path`: the run that begins at byte `offset` (the first, by default; the

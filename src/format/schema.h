@@ -50,6 +50,8 @@ enum class RecordKind : uint32_t {
   kNote = 22,
   kFrame = 23,
   kSource = 24,
+  kWatch = 26,
+  kWatchHits = 27,
 };
 
 enum class ClockMode : uint32_t { kCpu = 0, kWall = 1 };
@@ -267,6 +269,51 @@ struct FrameRecord {
 // frames give it, so that annotate shows it.
 struct SourceRecord {
   std::string_view file, text;
+};
+
+// A watched object (docs/format.md, "Watched variables"): how to read the values of its hits.
+enum class WatchType : uint32_t {
+  kSigned = 0,
+  kUnsigned = 1,
+  kFloat = 2,  // IEEE 754: float when size is 4, double when 8
+  kPointer = 3,
+  kEnum = 4,
+  kBool = 5,
+};
+inline constexpr uint32_t kMaxWatchType = 5;
+enum WatchFlags : uint64_t {
+  kWatchFromApi = 1u << 0,  // hotline_watch(), not --watch
+  kWatchReads = 1u << 1,    // a read-or-write watchpoint counts reads too
+  kWatchEnded = 1u << 2,    // the object is no longer watched
+};
+struct WatchEnumerator {
+  int64_t value = 0;
+  std::string_view name;
+};
+struct WatchRecord {
+  uint64_t time = 0, id = 0;
+  std::string_view name;
+  uint64_t address = 0, size = 0;
+  WatchType type = WatchType::kSigned;
+  uint64_t flags = 0;  // WatchFlags
+  uint64_t enumerator_count = 0;
+  const WatchEnumerator* enumerators = nullptr;  // valid only during the call
+};
+
+// One hit: a trap after an instruction wrote a watched object.
+struct WatchHit {
+  uint64_t watch = 0, time = 0, value = 0, ip = 0;
+};
+// The kernel's counts for one watch on one thread, when its watchpoints close.
+struct WatchTotal {
+  uint64_t watch = 0, writes = 0, reads = 0;
+};
+struct WatchHitsRecord {
+  uint64_t time = 0, tid = 0;
+  uint64_t hit_count = 0;
+  const WatchHit* hits = nullptr;  // times are absolute; valid only during the call
+  uint64_t total_count = 0;
+  const WatchTotal* totals = nullptr;
 };
 
 struct EndRecord {

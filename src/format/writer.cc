@@ -404,6 +404,48 @@ void Writer::add(const NoteRecord& r) {
   endRecord();
 }
 
+void Writer::add(const WatchRecord& r) {
+  beginRecord(RecordKind::kWatch);
+  time(r.time);
+  record_.varint(r.id);
+  record_.varint(r.name.size());
+  record_.append(r.name.data(), r.name.size());
+  record_.varint(r.address);
+  record_.varint(r.size);
+  record_.varint(uint64_t(r.type));
+  record_.varint(r.flags);
+  record_.varint(r.enumerator_count);
+  for (uint64_t i = 0; i < r.enumerator_count; ++i) {
+    record_.svarint(r.enumerators[i].value);
+    record_.varint(r.enumerators[i].name.size());
+    record_.append(r.enumerators[i].name.data(), r.enumerators[i].name.size());
+  }
+  endRecord();
+}
+
+void Writer::add(const WatchHitsRecord& r) {
+  beginRecord(RecordKind::kWatchHits);
+  time(r.time);
+  record_.varint(r.tid);
+  record_.varint(r.hit_count);
+  uint64_t previous = r.time;
+  for (uint64_t i = 0; i < r.hit_count; ++i) {
+    const WatchHit& hit = r.hits[i];
+    record_.varint(hit.watch);
+    record_.svarint(static_cast<int64_t>(hit.time - previous));
+    previous = hit.time;
+    record_.varint(hit.value);
+    record_.varint(hit.ip);
+  }
+  record_.varint(r.total_count);
+  for (uint64_t i = 0; i < r.total_count; ++i) {
+    record_.varint(r.totals[i].watch);
+    record_.varint(r.totals[i].writes);
+    record_.varint(r.totals[i].reads);
+  }
+  endRecord();
+}
+
 void Writer::add(const FrameRecord& r) {
   beginRecord(RecordKind::kFrame);
   record_.varint(r.id);

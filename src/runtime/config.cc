@@ -72,6 +72,8 @@ void ReadConfig(Config* c) {
     c->root_pid = ParseU64(root, std::strlen(root), &ok);
   }
   c->later_image = getenv("HOTLINE_LATER_IMAGE") != nullptr;
+  if (const char* watch = getenv("HOTLINE_WATCH"); watch && std::strlen(watch) < sizeof c->watch)
+    std::strcpy(c->watch, watch);
   const char* opts = getenv("HOTLINE_OPTIONS");
   while (opts && *opts) {
     const char* end = std::strchr(opts, ',');
@@ -126,6 +128,8 @@ void PrepareEnvironmentForChildren(const Config& c) {
   bool later_image_noted = false;
   for (size_t i = 0; environ && environ[i]; ++i) {
     char* entry = environ[i];
+    // The watched variables' addresses are the first image's: no other program has them.
+    if (HasPrefix(entry, "HOTLINE_WATCH=")) continue;
     if (HasPrefix(entry, "HOTLINE_ROOT_PID=") || HasPrefix(entry, "HOTLINE_LATER_IMAGE=")) {
       // A later image must know it is one: it writes BASE.PID.hotline, not the output.
       if (c.follow_exec && !later_image_noted) {

@@ -24,6 +24,9 @@ struct Config {
   // `hotline record` samples the process from outside (perf_event rings): the runtime arms no
   // timer and only says so, with the period, in the PROCESS record.
   bool kernel_sampler = false;
+  // HOTLINE_WATCH: the variables `hotline record --watch` resolved (watch.h), for the root
+  // image only; empty when none.
+  char watch[8192] = {};
 
   bool sampling() const { return freq_hz != 0; }  // freq=0: counts only, no timers
   // Stacks are unwound in the program: for its own samples, or for the heap's allocations.

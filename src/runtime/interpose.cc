@@ -20,6 +20,7 @@
 #include "runtime/session.h"
 #include "runtime/signals.h"
 #include "runtime/threads.h"
+#include "runtime/watch.h"
 
 #define HOTLINE_EXPORT extern "C" __attribute__((visibility("default")))
 
@@ -412,6 +413,16 @@ HOTLINE_EXPORT void hotline_rt_stop(void) {
 HOTLINE_EXPORT void hotline_rt_mark(const char* label) {
   InRuntime guard;
   RecordMark(label);
+}
+
+HOTLINE_EXPORT int hotline_rt_watch(const void* address, unsigned long size, const char* name) {
+  InRuntime guard;
+  return WatchObject(address, size, name);
+}
+
+HOTLINE_EXPORT int hotline_rt_unwatch(const void* address) {
+  InRuntime guard;
+  return UnwatchObject(address);
 }
 
 // Start-up and the end run entirely as runtime code: what they allocate is not the program's.

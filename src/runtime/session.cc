@@ -21,6 +21,7 @@
 #include "runtime/threads.h"
 #include "runtime/trace.h"
 #include "runtime/unwind.h"
+#include "runtime/watch.h"
 
 namespace hotline::rt {
 
@@ -270,6 +271,7 @@ void* WriterMain(void*) {
     g_session.threads_paused += WatchBlockedThreads();
     DrainTraceLocked(W(), false);
     DrainHeapLocked(W());
+    DrainWatchesLocked(W());
     DrainLocked();
     FlushLocked(false);
   }
@@ -429,6 +431,7 @@ void StartSession() {
     W().add(format::StateRecord{NowNs(), uint64_t(self), 0, format::StateSource::kStartup});
   UnlockSession();
   RegisterPreexistingThreads(self);
+  InitWatches();
   pthread_atfork(BeforeFork, AfterForkParent, AfterForkChild);
   StartWriterThread();
 }
@@ -491,6 +494,7 @@ void FinishSession(format::EndHow how, uint64_t code, bool bounded) {
     LockSession();
   }
   uint64_t cpu_ns = StopThreadTimersLocked();
+  DrainWatchesLocked(W());
   DrainLocked();
   if (s.file_pending && !ChildHasDataLocked()) {
     CountChildWithoutProfileLocked(cpu_ns);
@@ -551,6 +555,7 @@ void FlushBeforeExec() {
   // A sampling signal still queued would survive exec and kill the new image (its default
   // action): ignoring the signal discards what is pending.
   DiscardPendingSamples();
+  DrainWatchesLocked(W());
   DrainLocked();
   FinishTraceLocked(W(), now);
   DrainHeapLocked(W());
@@ -574,6 +579,7 @@ void ResumeAfterFailedExec() {
   for (ThreadSlot& slot : UsedSlots()) {
     if (slot.state.load() != int(SlotState::kActive)) continue;
     StartTimer(&slot);
+    ArmThreadWatches(&slot);
     ThreadStartLocked(slot.tid, false);
   }
   UnlockSession();
@@ -674,6 +680,7 @@ void AfterForkChild() {
   s.child_has_events = false;
   s.counted_at_exec = false;
   W().reset();
+  ResetWatchesAfterFork();
   ResetSlotsAfterFork();
   ResetTraceAfterFork();
   ResetHeapAfterFork();

@@ -23,6 +23,7 @@ struct Session {
   std::atomic<uint64_t> toggles{0};  // toggle-signal flips, noticed by the writer thread
   pid_t pid = 0;
   int sample_signal = 0;
+  int watch_signal = 0;  // the watchpoints' traps (watch.h); 0 until something is watched
   format::Sampler sampler = format::Sampler::kNone;
   pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;  // guards writer and everything it writes
   format::Writer* writer = nullptr;

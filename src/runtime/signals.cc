@@ -29,6 +29,7 @@ __thread unsigned long t_samples __attribute__((tls_model("initial-exec"))) = 0;
 __thread int t_in_runtime __attribute__((tls_model("initial-exec"))) = 0;
 // Whether the program believes this thread blocks the sampling signal (it never really does).
 __thread bool t_program_blocks_sample __attribute__((tls_model("initial-exec"))) = false;
+__thread bool t_program_blocks_watch __attribute__((tls_model("initial-exec"))) = false;
 std::atomic<uint64_t> g_sigio_absorbed{0};
 
 using SigactionFn = int (*)(int, const struct sigaction*, struct sigaction*);
@@ -117,8 +118,9 @@ void OnFatal(int sig, siginfo_t* info, void* uc) {
     return;
   }
   if (sig == SIGIO && info->si_code == SI_KERNEL &&
-      g_session.sampler == format::Sampler::kPerfTaskClock) {
-    // A sample that found the user's signal queue full: absorbed, never the program's death.
+      (g_session.sampler == format::Sampler::kPerfTaskClock || g_session.watch_signal > 0)) {
+    // A sample or a watchpoint's trap that found the user's signal queue full: absorbed, never
+    // the program's death.
     g_sigio_absorbed.fetch_add(1, std::memory_order_relaxed);
     errno = saved_errno;
     return;
@@ -161,6 +163,23 @@ int RealSigaction(int sig, const struct sigaction* act, struct sigaction* old) {
     return -1;
   }
   return fn(sig, act, old);
+}
+
+bool ChainSignalToProgram(int sig, siginfo_t* info, void* uc) {
+  return ChainToProgram(sig, info, uc);
+}
+
+int InstallRuntimeSignal(void (*handler)(int, siginfo_t*, void*)) {
+  // A real-time signal nobody handles yet; glibc keeps the first two for itself.
+  for (int sig = SIGRTMAX - 2; sig >= SIGRTMIN + 2; --sig) {
+    if (sig == g_session.sample_signal || IsManagedSignal(sig)) continue;
+    struct sigaction cur;
+    if (RealSigaction(sig, nullptr, &cur) != 0 || (cur.sa_flags & SA_SIGINFO) ||
+        cur.sa_handler != SIG_DFL)
+      continue;
+    return Install(sig, handler, 0) ? sig : 0;
+  }
+  return 0;
 }
 
 bool IsManagedSignal(int sig) { return sig > 0 && sig < NSIG && g_managed[sig]; }
@@ -217,28 +236,36 @@ bool InstallSignalHandlers() {
 }
 
 int ProgramSigmask(int how, const sigset_t* set, sigset_t* old, SigmaskFn real) {
-  int sig = g_session.sample_signal;
-  if (sig <= 0 || !Running() || InRuntimeNow()) return real(how, set, old);
-  bool blocked_before = t_program_blocks_sample;
-  bool in_set = set && sigismember(set, sig) == 1;
+  // The runtime's signals: sampling, and the watchpoints' traps (watch.h).
+  const int sigs[2] = {g_session.sample_signal, g_session.watch_signal};
+  bool* blocks[2] = {&t_program_blocks_sample, &t_program_blocks_watch};
+  if ((sigs[0] <= 0 && sigs[1] <= 0) || !Running() || InRuntimeNow()) return real(how, set, old);
+  bool blocked_before[2] = {*blocks[0], *blocks[1]};
+  bool in_set[2] = {false, false};
   sigset_t filtered;
-  if (set) {
-    filtered = *set;
-    sigdelset(&filtered, sig);
+  if (set) filtered = *set;
+  for (int i = 0; i < 2; ++i) {
+    if (sigs[i] <= 0 || !set) continue;
+    in_set[i] = sigismember(set, sigs[i]) == 1;
+    sigdelset(&filtered, sigs[i]);
   }
   int result = real(how, set ? &filtered : nullptr, old);
   if (result != 0) return result;
-  if (set) {
-    if (how == SIG_SETMASK) t_program_blocks_sample = in_set;
-    if (how == SIG_BLOCK && in_set) t_program_blocks_sample = true;
-    if (how == SIG_UNBLOCK && in_set) t_program_blocks_sample = false;
+  for (int i = 0; i < 2; ++i) {
+    if (sigs[i] <= 0) continue;
+    if (set) {
+      if (how == SIG_SETMASK) *blocks[i] = in_set[i];
+      if (how == SIG_BLOCK && in_set[i]) *blocks[i] = true;
+      if (how == SIG_UNBLOCK && in_set[i]) *blocks[i] = false;
+    }
+    if (old && blocked_before[i]) sigaddset(old, sigs[i]);
   }
-  if (old && blocked_before) sigaddset(old, sig);
   return result;
 }
 
 void StripSampleSignal(sigset_t* set) {
   if (g_session.sample_signal > 0) sigdelset(set, g_session.sample_signal);
+  if (g_session.watch_signal > 0) sigdelset(set, g_session.watch_signal);
 }
 
 bool ProgramBlocksSample() { return t_program_blocks_sample; }

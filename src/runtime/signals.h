@@ -11,6 +11,11 @@ namespace hotline::rt {
 
 // Picks a free real-time signal for sampling and installs every handler. Not async-signal-safe.
 bool InstallSignalHandlers();
+// Installs `handler` on a free real-time signal (managed: the program's sigaction on it is
+// emulated) and returns the signal, or 0 when none is free. Not async-signal-safe.
+int InstallRuntimeSignal(void (*handler)(int, siginfo_t*, void*));
+// Runs the program's own handler for `sig`; false when it left the default action.
+bool ChainSignalToProgram(int sig, siginfo_t* info, void* uc);
 // True when the runtime manages `sig` (the program's sigaction is then emulated).
 bool IsManagedSignal(int sig);
 // The program's sigaction on a managed signal: stores `act` (if any) and returns the old one.
@@ -33,7 +38,8 @@ bool IsOurTimerSignal(const siginfo_t* info);
 // the signal out of the real mask and shows the program the mask it asked for.
 using SigmaskFn = int (*)(int, const sigset_t*, sigset_t*);
 int ProgramSigmask(int how, const sigset_t* set, sigset_t* old, SigmaskFn real);
-// Removes the sampling signal from a mask the program gives the kernel (a handler's sa_mask).
+// Removes the sampling and watch signals from a mask the program gives the kernel (a handler's
+// sa_mask).
 void StripSampleSignal(sigset_t* set);
 // The program's view, inherited by the threads it creates.
 bool ProgramBlocksSample();

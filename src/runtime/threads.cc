@@ -16,6 +16,7 @@
 
 #include "runtime/descriptors.h"
 #include "runtime/session.h"
+#include "runtime/watch.h"
 
 namespace hotline::rt {
 
@@ -202,6 +203,7 @@ bool StartTimer(ThreadSlot* slot) {
 }
 
 void StopTimer(ThreadSlot* slot) {
+  DisarmThreadWatches(slot);
   if (slot->perf_fd >= 0) ClosePerfEvent(slot);
   if (slot->has_timer) {
     timer_delete(slot->timer);
@@ -243,6 +245,7 @@ ThreadSlot* RegisterThread(pid_t tid, bool self) {
     if (!StartTimer(&s)) {
       RecordDisabled("could not start a sampling timer for a thread");
     }
+    ArmThreadWatches(&s);
     return &s;
   }
   return nullptr;

@@ -422,3 +422,62 @@ TEST(FormatWriter, LargeChunksAreSplitAutomatically) {
 
 }  // namespace
 }  // namespace hotline
+
+namespace hotline {
+namespace {
+
+// WATCH and WATCH_HITS: every field back as written, negative enumerators and time deltas
+// that go backwards included; a WATCH of an impossible size is malformed, not believed.
+TEST(FormatWatch, WatchRecordsRoundTrip) {
+  std::string path = TempPath("watch.hotline");
+  int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  ASSERT_GE(fd, 0);
+  format::Writer writer;
+  ASSERT_TRUE(writer.begin(fd, 0));
+  format::WatchEnumerator enumerators[] = {{-1, "NONE"}, {5, "GREEN"}};
+  format::WatchRecord watch;
+  watch.time = 1000;
+  watch.id = 7;
+  watch.name = "file.c:paint";
+  watch.address = 0x55550000abc0;
+  watch.size = 4;
+  watch.type = format::WatchType::kEnum;
+  watch.flags = format::kWatchReads;
+  watch.enumerator_count = 2;
+  watch.enumerators = enumerators;
+  writer.add(watch);
+  format::WatchHit hits[] = {{7, 2000, 5, 0x401234}, {7, 1900, 0xffffffff, 0x401240}};
+  format::WatchTotal totals[] = {{7, 2, 3}};
+  writer.add(format::WatchHitsRecord{2000, 42, 2, hits, 1, totals});
+  watch.size = 3;  // no watchpoint has 3 bytes
+  writer.add(watch);
+  ASSERT_TRUE(writer.flush());
+  close(fd);
+  Read r = ReadBytes(ReadAll(path));
+  unlink(path.c_str());
+  ASSERT_TRUE(r.status.ok()) << r.status.message();
+  EXPECT_EQ(r.stats.malformed_records, 1u);
+  ASSERT_EQ(r.profile.watches.size(), 1u);
+  const format::RawWatch& w = r.profile.watches[0];
+  EXPECT_EQ(w.id, 7u);
+  EXPECT_EQ(w.name, "file.c:paint");
+  EXPECT_EQ(w.address, 0x55550000abc0u);
+  EXPECT_EQ(w.size, 4u);
+  EXPECT_EQ(w.type, format::WatchType::kEnum);
+  EXPECT_EQ(w.flags, uint64_t(format::kWatchReads));
+  EXPECT_EQ(w.enumerators,
+            (std::vector<std::pair<int64_t, std::string>>{{-1, "NONE"}, {5, "GREEN"}}));
+  ASSERT_EQ(r.profile.watch_hits.size(), 1u);
+  const format::RawWatchHits& h = r.profile.watch_hits[0];
+  EXPECT_EQ(h.tid, 42u);
+  ASSERT_EQ(h.hits.size(), 2u);
+  EXPECT_EQ(h.hits[1].time, 1900u);
+  EXPECT_EQ(h.hits[1].value, 0xffffffffu);
+  EXPECT_EQ(h.hits[1].ip, 0x401240u);
+  ASSERT_EQ(h.totals.size(), 1u);
+  EXPECT_EQ(h.totals[0].writes, 2u);
+  EXPECT_EQ(h.totals[0].reads, 3u);
+}
+
+}  // namespace
+}  // namespace hotline
