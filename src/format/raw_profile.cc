@@ -191,6 +191,8 @@ void RawProfile::onSource(const SourceRecord& r) {
   sources[std::string(r.file)] = std::string(r.text);
 }
 
+void RawProfile::onSize(const SizeRecord& r) { sizes.push_back(r); }
+
 Expected<RawProfile> LoadRawProfile(const std::string& path, ReadStats* stats) {
   RawProfile profile;
   Status status = ReadProfileFile(path, profile, stats);

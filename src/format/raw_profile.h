@@ -111,6 +111,7 @@ class RawProfile : public RecordVisitor {
   std::unordered_map<uint64_t, RawFrame> frames;  // named frames by id
   std::map<std::string, std::string> sources;     // texts of sources in no file, by name
   std::unordered_map<uint64_t, std::string> strings;
+  std::vector<SizeRecord> sizes;                 // in file order
   uint64_t dangling_references = 0;  // ids used but never defined
 
   // The frames of `node`, innermost first. Sets *broken when a parent link dangles.
@@ -145,6 +146,7 @@ class RawProfile : public RecordVisitor {
   void onNote(const NoteRecord& r) override;
   void onFrame(const FrameRecord& r) override;
   void onSource(const SourceRecord& r) override;
+  void onSize(const SizeRecord& r) override;
 
  private:
   std::string str(uint64_t id);
