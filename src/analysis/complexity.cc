@@ -317,15 +317,19 @@ ComplexityResult FitComplexity(std::span<const SizePoint> points,
   // The fixed models, and the power only when it predicts clearly better than all of them: it
   // contains O(1), O(n), O(n²), O(n³) and mimics the others, so it may not win on a tie.
   double r = options.min_margin;
-  auto better = [r](const ModelFit& x, const ModelFit& y) {
-    return x.cv_error * r <= y.cv_error;  // x clearly better than y
+  // Errors are compared above the resolution: among models that all predict within 2%, the
+  // differences say more about the noise than about the shape.
+  auto error = [&](const ModelFit& x) { return std::max(x.cv_error, options.resolution); };
+  auto better = [&](const ModelFit& x, const ModelFit& y, double margin) {
+    return error(x) * margin <= error(y);  // x clearly better than y
   };
   std::optional<ModelFit> grower;
   if (!growth.empty()) grower = growth.front();
   // An exponent within 0.1 of 1, 2 or 3 is that polynomial, which the fixed models judge.
   bool integer_k = std::fabs(power.k - std::round(power.k)) < 0.1 && std::round(power.k) <= 3;
   bool power_wins = power.valid && !power.collapsed && !integer_k &&
-                    (!grower || better(power, *grower)) && better(power, constant);
+                    (!grower || better(power, *grower, options.power_margin)) &&
+                    better(power, constant, r);
 
   std::vector<ModelFit>& fits = result.fits;
   fits.push_back(constant);
@@ -344,9 +348,8 @@ ComplexityResult FitComplexity(std::span<const SizePoint> points,
       return std::exp2(double(result.n_max - result.n_min)) >= options.min_span;
     return span >= options.min_span;
   };
-  auto margin = [](const ModelFit& best, const ModelFit& rival) {
-    if (best.cv_error <= 0) return rival.cv_error > 0 ? std::numeric_limits<double>::infinity() : 1.0;
-    return rival.cv_error / best.cv_error;
+  auto margin = [&](const ModelFit& best, const ModelFit& rival) {
+    return error(rival) / error(best);
   };
   auto undecided = [&](std::string reason) {
     result.verdict = FitVerdict::kUndecided;
@@ -359,14 +362,14 @@ ComplexityResult FitComplexity(std::span<const SizePoint> points,
     add(fits[result.best].model);
     if (result.runner_up != result.best) add(fits[result.runner_up].model);
     for (const ModelFit& f : fits)
-      if (f.cv_error <= fits[result.best].cv_error * r) add(f.model);
+      if (error(f) <= error(fits[result.best]) * r) add(f.model);
     return result;
   };
 
   GrowthModel best_model = GrowthModel::kConstant;
   if (power_wins) {
     best_model = GrowthModel::kPower;
-  } else if (grower && better(*grower, constant)) {
+  } else if (grower && better(*grower, constant, r)) {
     best_model = grower->model;
   }
   result.best = index_of(best_model);

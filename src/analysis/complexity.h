@@ -52,6 +52,8 @@ enum class FitVerdict {
 struct ComplexityOptions {
   uint32_t min_sizes = 5;     // distinct values of n needed to fit at all
   double min_margin = 1.5;    // runner-up's error / best's error needed to decide
+  double power_margin = 3;    // the power n^k must predict this much better than the fixed models
+  double resolution = 0.02;   // errors below this count as this: no timing repeats better
   double max_error = 0.25;    // best model's error above this: too much noise to decide
   double min_span = 10;       // max/min of n (of 2ⁿ for O(2ⁿ)) needed to decide
   double constant_error = 0.10;  // O(1) is decided only when it predicts within this
@@ -63,7 +65,8 @@ struct ComplexityResult {
   std::vector<ModelFit> fits;       // valid, not collapsed ones, best first (by cv_error)
   size_t best = 0;                  // index into fits: the chosen (or most likely) model
   size_t runner_up = 0;             // index into fits: the closest rival (== best when none)
-  double margin = 0;                // fits[runner_up].cv_error / fits[best].cv_error (inf: exact)
+  // The runner-up's error / the best's, each at least ComplexityOptions::resolution.
+  double margin = 0;
   std::vector<GrowthModel> candidates;  // kUndecided: the models the data cannot tell apart
   uint64_t n_min = 0, n_max = 0;
   size_t points = 0, sizes = 0;  // measurements, and distinct values of n among them

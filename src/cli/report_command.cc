@@ -35,6 +35,7 @@ struct ReportCommandOptions {
   bool threads = false;
   bool heap = false;
   bool complexity = false;  // -X, or the `complexity` command
+  bool points = false;      // -X --points
   model::HeapOptions heap_options;
   model::MergeOptions merge;
   double cutoff = 0;
@@ -91,6 +92,7 @@ struct ReportCommandOptions {
                  "complexity: per function, how time grows with the input size n (calls tagged "
                  "by hotline_size(), or the runs of hotline sweep; FILE may be a sweep's "
                  "directory): the model, its coefficients and error, or undecided");
+    cmd.add_flag("--points", points, "-X: also the points, the median time at each size");
     cmd.add_flag("--allocator-frames", heap_options.allocator_frames,
                  "-H: sites at the allocator's caller as recorded (std::allocator, libraries), "
                  "not at the program's own line");
@@ -175,7 +177,10 @@ int RunComplexity(ReportCommandOptions& o) {
     return 1;
   }
   std::string out;
-  report::PrintComplexity(fits, o.report, out);
+  report::ReportOptions table = o.report;
+  table.name_tables = table.machine && o.points;
+  report::PrintComplexity(fits, table, out);
+  if (o.points) report::PrintComplexityPoints(fits, table, out);
   fmt::print("{}", out);
   return 0;
 }

@@ -4,7 +4,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
+#include <map>
 
 #include "report/names.h"
 #include "report/text.h"
@@ -99,6 +101,25 @@ void PrintComplexity(const std::vector<FunctionComplexity>& functions,
     out +=
         "model: time(n) = a + b*g(n); error: the model's RMS error predicting each size from the "
         "others, relative to the time measured; margin: the runner-up's error / the model's\n";
+  }
+}
+
+void PrintComplexityPoints(const std::vector<FunctionComplexity>& functions,
+                           const ReportOptions& options, std::string& out) {
+  TableWriter w(options, out);
+  w.title("complexity-points", "Complexity points: the median time (or calls) at each size");
+  w.header({"n", "median", "points", "measured", "name"});
+  for (const FunctionComplexity& fc : functions) {
+    std::map<uint64_t, std::vector<double>> by_n;
+    for (const analysis::SizePoint& p : fc.points) by_n[p.n].push_back(p.ns);
+    bool calls = fc.measure == FunctionComplexity::Measure::kCalls;
+    for (auto& [n, values] : by_n) {
+      std::sort(values.begin(), values.end());
+      size_t m = values.size() / 2;
+      double median = values.size() % 2 ? values[m] : (values[m - 1] + values[m]) / 2;
+      w.row({fmt::format("{}", n), Coefficient(median, calls, options.machine),
+             fmt::format("{}", values.size()), Measured(fc), Name(fc, options)});
+    }
   }
 }
 

@@ -12,5 +12,9 @@ namespace hotline::report {
 
 void PrintComplexity(const std::vector<analysis::FunctionComplexity>& functions,
                      const ReportOptions& options, std::string& out);
+// --points: every function's points, the median at each size (what the fits saw, before
+// binning).
+void PrintComplexityPoints(const std::vector<analysis::FunctionComplexity>& functions,
+                           const ReportOptions& options, std::string& out);
 
 }  // namespace hotline::report

@@ -3,7 +3,7 @@
  * time is its work and not the tracer's.
  *
  *   complexity_prog api              every function over its own range of sizes, each call
- *                                    tagged with hotline_size(n) (five calls per size); and
+ *                                    tagged with hotline_size(n) (nine calls per size); and
  *                                    noisy_scan, whose random spin dwarfs its work
  *   complexity_prog poly N           one run for hotline sweep: each polynomial/log/constant
  *                                    function once, at a size proportional to N
@@ -37,23 +37,24 @@ MEASURED uint64_t linear_scan(const int* a, size_t n, int key) {
   return found;
 }
 
+/* Branch-free: every step costs the same, whether the keys' pattern can be learnt by the branch
+ * predictor (small n) or not. */
 QUIET static size_t lower_bound(const int* a, size_t n, int key) {
-  size_t lo = 0, hi = n;
-  while (lo < hi) {
-    size_t mid = lo + (hi - lo) / 2;
-    if (a[mid] < key)
-      lo = mid + 1;
-    else
-      hi = mid;
+  const int* base = a;
+  while (n > 1) {
+    size_t half = n / 2;
+    base += (size_t)(base[half - 1] < key) * half; /* no branch to predict */
+    n -= half;
   }
-  return lo;
+  return (size_t)(base - a) + (size_t)(*base < key);
 }
 
-/* O(log n): 256 binary searches in a sorted array of n. */
+/* O(log n): 1024 binary searches in a sorted array of n. */
 MEASURED uint64_t binary_search(const int* a, size_t n) {
   if (tag_sizes) hotline_size(n);
   uint64_t sum = 0;
-  for (int i = 0; i < 256; ++i) sum += lower_bound(a, n, (int)(((uint64_t)i * 2654435761u) % (2 * n)));
+  for (int i = 0; i < 1024; ++i)
+    sum += lower_bound(a, n, (int)(((uint64_t)i * 2654435761u) % (2 * n)));
   return sum;
 }
 
@@ -119,13 +120,13 @@ MEASURED uint64_t subset_sums(const int* items, size_t n) {
   return count;
 }
 
-/* O(1): 256 lookups of the same 16 keys in an open-addressing table of n slots (kept in cache,
+/* O(1): 4096 lookups of the same 16 keys in an open-addressing table of n slots (kept in cache,
  * so the table's size changes nothing). */
 #define EMPTY_SLOT UINT32_MAX
 MEASURED uint64_t hash_lookups(const uint32_t* table, size_t n) {
   if (tag_sizes) hotline_size(n);
   uint64_t found = 0;
-  for (int i = 0; i < 256; ++i) {
+  for (int i = 0; i < 4096; ++i) {
     uint32_t key = (uint32_t)(i % 16) * 40503u + 1;
     size_t slot = (key * 2654435761u) & (n - 1);
     while (table[slot] != EMPTY_SLOT && table[slot] != key) slot = (slot + 1) & (n - 1);
@@ -142,7 +143,7 @@ QUIET static void spin(uint64_t iterations) {
 /* O(n) work under a random spin a hundred times larger: noise, on purpose. */
 MEASURED uint64_t noisy_scan(const int* a, size_t n) {
   if (tag_sizes) hotline_size(n);
-  spin((uint64_t)(next_random() % 1000) * 4000);
+  spin((uint64_t)(next_random() % 1000) * 400);
   uint64_t found = 0;
   for (size_t i = 0; i < n; ++i) found += a[i] == 3;
   return found;
@@ -221,29 +222,33 @@ QUIET static void run_noisy(size_t n) {
 
 typedef void (*runner)(size_t);
 
-QUIET static void over(runner run, size_t from, size_t to, size_t step, int multiply, int calls) {
-  for (size_t n = from; n <= to; n = multiply ? n * step : n + step)
-    for (int c = 0; c < calls; ++c) run(n);
+/* Sizes from `from` to `to`, each `factor` times the last (or `step` more when factor is 0). */
+QUIET static void over(runner run, size_t from, size_t to, double factor, size_t step, int calls) {
+  for (double n = (double)from; n <= (double)to * 1.001; n = factor > 0 ? n * factor : n + (double)step)
+    for (int c = 0; c < calls; ++c) run((size_t)(n + 0.5));
 }
 
 int main(int argc, char** argv) {
   if (argc == 2 && strcmp(argv[1], "api") == 0) {
     tag_sizes = 1;
-    over(run_scan, 4096, 262144, 2, 1, 5);
-    over(run_search, 1024, 262144, 2, 1, 5);
-    over(run_merge, 1024, 65536, 2, 1, 5);
-    over(run_insertion, 128, 4096, 2, 1, 5);
-    over(run_triple, 16, 256, 2, 1, 5);
-    over(run_subsets, 10, 22, 2, 0, 5);
-    over(run_hash, 1024, 262144, 2, 1, 5);
-    over(run_noisy, 4096, 262144, 2, 1, 1);
+    /* Each call at most about a millisecond: longer ones are often preempted on a busy machine,
+     * and their elapsed time with them. Triple loops avoid powers of two (cache conflicts),
+     * binary searches stay within the first-level cache. */
+    over(run_scan, 4096, 262144, 2, 0, 9);
+    over(run_search, 32, 8192, 2, 0, 9);
+    over(run_merge, 256, 16384, 2, 0, 9);
+    over(run_insertion, 64, 2048, 2, 0, 9);
+    over(run_triple, 12, 136, 1.41421356, 0, 9);
+    over(run_subsets, 8, 18, 0, 2, 9);
+    over(run_hash, 1024, 262144, 2, 0, 9);
+    over(run_noisy, 4096, 262144, 2, 0, 1);
   } else if (argc == 3 && strcmp(argv[1], "poly") == 0) {
     size_t n = strtoull(argv[2], NULL, 10);
     run_scan(n * 256);
-    run_search(n * 128);
-    run_merge(n * 32);
-    run_insertion(n * 2);
-    run_triple(n / 8);
+    run_search(n * 4);
+    run_merge(n * 8);
+    run_insertion(n);
+    run_triple(n * 5 / 64);
     run_hash(n * 64);
   } else if (argc == 3 && strcmp(argv[1], "subsets") == 0) {
     run_subsets(strtoull(argv[2], NULL, 10));

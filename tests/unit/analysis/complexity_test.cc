@@ -62,7 +62,7 @@ TEST(Complexity, ExactDataGiveTheirModelAndCoefficients) {
   EXPECT_NEAR(best.a, 1000, 1e-3);
   EXPECT_NEAR(best.b, 3, 1e-6);
   EXPECT_LT(best.cv_error, 1e-9);
-  EXPECT_GT(r.margin, 100);
+  EXPECT_GT(r.margin, 4);  // errors count from 2%: the runner-up is off by about 10%
   EXPECT_EQ(r.n_min, 1000u);
   EXPECT_EQ(r.n_max, 64000u);
   EXPECT_EQ(r.sizes, 7u);
