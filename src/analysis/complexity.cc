@@ -12,9 +12,9 @@
 namespace hotline::analysis {
 namespace {
 
-constexpr GrowthModel kFixedModels[] = {GrowthModel::kLog,       GrowthModel::kLinear,
-                                        GrowthModel::kNLogN,     GrowthModel::kQuadratic,
-                                        GrowthModel::kCubic,     GrowthModel::kExponential};
+constexpr GrowthModel kFixedModels[] = {GrowthModel::kLog,   GrowthModel::kLinear,
+                                        GrowthModel::kNLogN, GrowthModel::kQuadratic,
+                                        GrowthModel::kCubic, GrowthModel::kExponential};
 // Beyond this, 2ⁿ is no longer a double; no program that ran has such a cost anyway.
 constexpr uint64_t kMaxExponentialN = 1000;
 // More distinct sizes than this are binned geometrically (hotline_size with many sizes).
@@ -295,11 +295,19 @@ ComplexityResult FitComplexity(std::span<const SizePoint> points,
     result.n_min = uint64_t(s.front().n);
     result.n_max = uint64_t(s.back().n);
     for (const SizePoint& p : points)
-      if (p.n > 0) result.n_min = std::min(result.n_min, p.n), result.n_max = std::max(result.n_max, p.n);
+      if (p.n > 0)
+        result.n_min = std::min(result.n_min, p.n), result.n_max = std::max(result.n_max, p.n);
   }
   if (s.size() < std::max<uint32_t>(options.min_sizes, 4)) {
     result.verdict = FitVerdict::kTooFewSizes;
     result.reason = "fewer than " + std::to_string(options.min_sizes) + " sizes";
+    return result;
+  }
+  size_t timed_sizes = 0;
+  for (const SizeSample& x : s) timed_sizes += x.y > 0;
+  if (timed_sizes < std::max<uint32_t>(options.min_sizes, 4)) {
+    result.verdict = FitVerdict::kTooFewSizes;
+    result.reason = "time measured at fewer than " + std::to_string(options.min_sizes) + " sizes";
     return result;
   }
 
@@ -419,8 +427,7 @@ std::string Definition(const model::Profile& p, const model::Function& f) {
 }  // namespace
 
 std::vector<FunctionComplexity> FitProfiles(const std::vector<const model::Profile*>& profiles,
-                                            double min_percent,
-                                            const ComplexityOptions& options) {
+                                            double min_percent, const ComplexityOptions& options) {
   using Source = FunctionComplexity::Source;
   using Measure = FunctionComplexity::Measure;
   std::map<std::string, Series> calls, times, counts;  // by function key
@@ -450,14 +457,17 @@ std::vector<FunctionComplexity> FitProfiles(const std::vector<const model::Profi
   for (const model::Profile* p : profiles)
     if (p->summary.run_size) runs.push_back(p);
   std::map<std::string, bool> chosen;
-  for (const model::Profile* p : runs)
+  for (const model::Profile* p : runs) {
+    // A timed trace measures its functions exactly: the others' few samples per run say little.
+    bool timed = p->summary.trace_timed;
     for (const model::Function& f : p->functions) {
-      if (f.pseudo != model::PseudoKind::kNone) continue;
+      if (f.pseudo != model::PseudoKind::kNone || (timed && !f.timed)) continue;
       uint64_t ns = f.timed ? f.traced_inclusive_ns : f.inclusive_ns;
       uint64_t total = f.timed ? p->summary.traced_total_ns : p->summary.total_ns;
       if (ns > 0 && total > 0 && 100.0 * double(ns) / double(total) >= min_percent)
         chosen[model::FunctionKey(*p, f)] = true;
     }
+  }
   for (const model::Profile* p : runs) {
     std::map<std::string, bool> seen;
     for (const model::Function& f : p->functions) {

@@ -19,7 +19,16 @@
 
 namespace hotline::analysis {
 
-enum class GrowthModel { kConstant, kLog, kLinear, kNLogN, kQuadratic, kCubic, kExponential, kPower };
+enum class GrowthModel {
+  kConstant,
+  kLog,
+  kLinear,
+  kNLogN,
+  kQuadratic,
+  kCubic,
+  kExponential,
+  kPower
+};
 
 // "O(1)", "O(log n)", ..., "O(2^n)", and for the power "O(n^k)".
 std::string GrowthModelName(GrowthModel model);
@@ -50,21 +59,21 @@ enum class FitVerdict {
 };
 
 struct ComplexityOptions {
-  uint32_t min_sizes = 5;     // distinct values of n needed to fit at all
-  double min_margin = 1.5;    // runner-up's error / best's error needed to decide
-  double power_margin = 3;    // the power n^k must predict this much better than the fixed models
-  double resolution = 0.02;   // errors below this count as this: no timing repeats better
-  double max_error = 0.25;    // best model's error above this: too much noise to decide
-  double min_span = 10;       // max/min of n (of 2ⁿ for O(2ⁿ)) needed to decide
+  uint32_t min_sizes = 5;    // distinct values of n needed to fit at all
+  double min_margin = 1.5;   // runner-up's error / best's error needed to decide
+  double power_margin = 3;   // the power n^k must predict this much better than the fixed models
+  double resolution = 0.02;  // errors below this count as this: no timing repeats better
+  double max_error = 0.25;   // best model's error above this: too much noise to decide
+  double min_span = 10;      // max/min of n (of 2ⁿ for O(2ⁿ)) needed to decide
   double constant_error = 0.10;  // O(1) is decided only when it predicts within this
 };
 
 struct ComplexityResult {
   FitVerdict verdict = FitVerdict::kTooFewSizes;
-  std::string reason;               // kUndecided: "too much noise", "less than a decade of n", ...
-  std::vector<ModelFit> fits;       // valid, not collapsed ones, best first (by cv_error)
-  size_t best = 0;                  // index into fits: the chosen (or most likely) model
-  size_t runner_up = 0;             // index into fits: the closest rival (== best when none)
+  std::string reason;          // kUndecided: "too much noise", "less than a decade of n", ...
+  std::vector<ModelFit> fits;  // valid, not collapsed ones, best first (by cv_error)
+  size_t best = 0;             // index into fits: the chosen (or most likely) model
+  size_t runner_up = 0;        // index into fits: the closest rival (== best when none)
   // The runner-up's error / the best's, each at least ComplexityOptions::resolution.
   double margin = 0;
   std::vector<GrowthModel> candidates;  // kUndecided: the models the data cannot tell apart

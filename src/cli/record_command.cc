@@ -1,5 +1,7 @@
 // `hotline record [options] -- PROGRAM [ARGS]`: runs the program with the runtime preloaded
 // (docs/runtime-protocol.md) and exits as the program did. docs/record.md is its manual.
+#include "cli/record_command.h"
+
 #include <fcntl.h>
 #include <fmt/core.h>
 #include <signal.h>
@@ -21,7 +23,6 @@
 #include "base/clock.h"
 #include "base/signals.h"
 #include "cli/commands.h"
-#include "cli/record_command.h"
 #include "cli/kernel_sampling.h"
 #include "cli/perl_program.h"
 #include "cli/profile_path.h"
@@ -32,7 +33,6 @@
 
 namespace hotline::cli {
 namespace {
-
 
 // "USR2", "SIGUSR2", "12" or "none" → signal number (0 for none); -1 when no signal has that
 // name or number.

@@ -163,9 +163,10 @@ int RunComplexity(ReportCommandOptions& o) {
       if (key == "sizes_without_timed_call") unattached += value;
   }
   if (unattached)
-    Warn(fmt::format("{} hotline_size() calls found no timed call to tag: build with "
-                     "-finstrument-functions and record with --trace=timed",
-                     unattached));
+    Warn(
+        fmt::format("{} hotline_size() calls found no timed call to tag: build with "
+                    "-finstrument-functions and record with --trace=timed",
+                    unattached));
   std::vector<analysis::FunctionComplexity> fits =
       analysis::FitProfiles(pointers, o.cutoff_option->count() > 0 ? o.cutoff : 1.0);
   if (fits.empty()) {

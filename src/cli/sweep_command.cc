@@ -125,8 +125,8 @@ int RunSweep(const SweepOptions& o) {
       }
     }
   fmt::print(stderr, "hotline: sweep: {} runs ({} sizes × {}) in {}{}; hotline report -X {}\n",
-             runs, o.sizes.size(), o.repeat, dir,
-             failed ? fmt::format(", {} failed", failed) : "", dir);
+             runs, o.sizes.size(), o.repeat, dir, failed ? fmt::format(", {} failed", failed) : "",
+             dir);
   return 0;
 }
 

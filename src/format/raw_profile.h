@@ -111,7 +111,7 @@ class RawProfile : public RecordVisitor {
   std::unordered_map<uint64_t, RawFrame> frames;  // named frames by id
   std::map<std::string, std::string> sources;     // texts of sources in no file, by name
   std::unordered_map<uint64_t, std::string> strings;
-  std::vector<SizeRecord> sizes;                 // in file order
+  std::vector<SizeRecord> sizes;     // in file order
   uint64_t dangling_references = 0;  // ids used but never defined
 
   // The frames of `node`, innermost first. Sets *broken when a parent link dangles.

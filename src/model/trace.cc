@@ -162,11 +162,10 @@ void ApplyTrace(const format::RawProfile& raw, const FunctionAt& function_at, Pr
   uint64_t total = 0;
   for (const format::RawTraceEvents& run : raw.trace_events) {
     if (only_thread && run.tid != *only_thread) continue;
-    ThreadReplay& replay =
-        replays
-            .try_emplace(run.tid, timings, &total, run.tid, keep_calls ? &p.calls : nullptr,
-                         &sizes, &p.sized_calls)
-            .first->second;
+    ThreadReplay& replay = replays
+                               .try_emplace(run.tid, timings, &total, run.tid,
+                                            keep_calls ? &p.calls : nullptr, &sizes, &p.sized_calls)
+                               .first->second;
     ByteCursor in(reinterpret_cast<const uint8_t*>(run.packed.data()), run.packed.size());
     uint64_t tick = run.base_tick;
     for (uint64_t i = 0; i < run.events; ++i) {

@@ -36,7 +36,7 @@ std::string Candidates(const analysis::ComplexityResult& r) {
 }
 
 std::string Measured(const FunctionComplexity& fc) {
-  const char* measure = fc.measure == FunctionComplexity::Measure::kCalls         ? "calls"
+  const char* measure = fc.measure == FunctionComplexity::Measure::kCalls        ? "calls"
                         : fc.measure == FunctionComplexity::Measure::kTracedTime ? "time"
                                                                                  : "sampled";
   return fmt::format("{}/{}", measure,
@@ -66,14 +66,14 @@ std::string Name(const FunctionComplexity& fc, const ReportOptions& options) {
 
 }  // namespace
 
-void PrintComplexity(const std::vector<FunctionComplexity>& functions,
-                     const ReportOptions& options, std::string& out) {
+void PrintComplexity(const std::vector<FunctionComplexity>& functions, const ReportOptions& options,
+                     std::string& out) {
   TableWriter w(options, out);
   w.title("complexity",
           "Complexity: time (or calls) against input size n, per function; a model is decided "
           "when it predicts every size left out clearly better than its rivals");
-  w.header({"verdict", "model", "a", "b", "error", "margin", "runner-up", "n from", "n to",
-            "sizes", "points", "measured", "why", "name"});
+  w.header({"verdict", "model", "a", "b", "error", "margin", "runner-up", "n from", "n to", "sizes",
+            "points", "measured", "why", "name"});
   bool machine = options.machine;
   for (const FunctionComplexity& fc : functions) {
     const analysis::ComplexityResult& r = fc.result;
@@ -81,8 +81,8 @@ void PrintComplexity(const std::vector<FunctionComplexity>& functions,
     std::string n_from = fmt::format("{}", r.n_min), n_to = fmt::format("{}", r.n_max);
     std::string sizes = fmt::format("{}", r.sizes), points = fmt::format("{}", r.points);
     if (r.verdict == FitVerdict::kTooFewSizes) {
-      w.row({"too few", "", "", "", "", "", "", n_from, n_to, sizes, points, Measured(fc),
-             r.reason, Name(fc, options)});
+      w.row({"too few", "", "", "", "", "", "", n_from, n_to, sizes, points, Measured(fc), r.reason,
+             Name(fc, options)});
       continue;
     }
     const analysis::ModelFit& best = r.fits[r.best];
@@ -92,9 +92,9 @@ void PrintComplexity(const std::vector<FunctionComplexity>& functions,
                                 : fmt::format("{:.1f}%", 100 * best.cv_error);
     w.row({decided ? "decided" : "undecided", decided ? ModelLabel(best) : Candidates(r),
            decided ? Coefficient(best.a, calls, machine) : "",
-           decided ? Coefficient(best.b, calls, machine) : "", error,
-           Margin(r.margin, machine), runner_up, n_from, n_to, sizes, points, Measured(fc),
-           decided ? "" : r.reason, Name(fc, options)});
+           decided ? Coefficient(best.b, calls, machine) : "", error, Margin(r.margin, machine),
+           runner_up, n_from, n_to, sizes, points, Measured(fc), decided ? "" : r.reason,
+           Name(fc, options)});
   }
   if (!machine) {
     w.flush();

@@ -53,8 +53,8 @@ void ExpectModel(const std::map<std::pair<std::string, std::string>, Row>& rows,
                  const std::string& model) {
   auto it = rows.find({function, measured});
   ASSERT_NE(it, rows.end()) << function << " " << measured;
-  EXPECT_EQ(it->second.verdict, "decided") << function << ": " << it->second.model << " ("
-                                           << it->second.why << ")";
+  EXPECT_EQ(it->second.verdict, "decided")
+      << function << ": " << it->second.model << " (" << it->second.why << ")";
   EXPECT_EQ(it->second.model, model) << function << " (runner-up " << it->second.runner_up << ")";
 }
 
@@ -88,14 +88,14 @@ TEST(Complexity, EachCallTaggedWithItsSize) {
 
 TEST(Complexity, SweepOneRunPerSize) {
   std::string dir = ScratchDir("complexity-sweep");
-  RunResult poly = Hotline({"sweep", "--sizes", "64,128,256,512,1024,2048", "--repeat", "3",
-                            "--trace=timed", "-o", "poly", "--", PROGRAM_complexity_prog, "poly",
-                            "{n}"},
-                           dir);
+  RunResult poly =
+      Hotline({"sweep", "--sizes", "32,64,128,256,512,1024", "--repeat", "5", "--trace=timed", "-o",
+               "poly", "--", PROGRAM_complexity_prog, "poly", "{n}"},
+              dir);
   ASSERT_EQ(poly.exit_code, 0) << poly.err;
-  EXPECT_EQ(ProfilesIn(dir + "/poly").size(), 18u);
-  RunResult exp = Hotline({"sweep", "--sizes", "10,12,14,16,18,20,22", "--trace=timed", "-o",
-                           "subsets", "--", PROGRAM_complexity_prog, "subsets", "{n}"},
+  EXPECT_EQ(ProfilesIn(dir + "/poly").size(), 30u);
+  RunResult exp = Hotline({"sweep", "--sizes", "8,10,12,14,16,18", "--trace=timed", "-o", "subsets",
+                           "--", PROGRAM_complexity_prog, "subsets", "{n}"},
                           dir);
   ASSERT_EQ(exp.exit_code, 0) << exp.err;
   auto rows = Complexity({"poly"}, dir);
@@ -105,8 +105,8 @@ TEST(Complexity, SweepOneRunPerSize) {
   ExpectModel(rows, "insertion_sort", "time/run", "O(n^2)");
   ExpectModel(rows, "triple_loop", "time/run", "O(n^3)");
   ExpectModel(rows, "hash_lookups", "time/run", "O(1)");
-  EXPECT_EQ((rows[{"linear_scan", "time/run"}].n_from), 64u);
-  EXPECT_EQ((rows[{"linear_scan", "time/run"}].n_to), 2048u);
+  EXPECT_EQ((rows[{"linear_scan", "time/run"}].n_from), 32u);
+  EXPECT_EQ((rows[{"linear_scan", "time/run"}].n_to), 1024u);
   // Each function runs once per run: calls do not change with n and get no row.
   EXPECT_EQ(rows.count({"linear_scan", "calls/run"}), 0u);
   auto subsets = Complexity({"subsets"}, dir);

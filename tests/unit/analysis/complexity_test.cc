@@ -47,14 +47,15 @@ std::vector<Case> Cases() {
       {GrowthModel::kNLogN, [](double n) { return 2 * n * std::log2(n); }, wide},
       {GrowthModel::kQuadratic, [](double n) { return 100 + 0.5 * n * n; }, wide},
       {GrowthModel::kCubic, [](double n) { return 1e-3 * n * n * n; }, wide},
-      {GrowthModel::kExponential, [](double n) { return 200 + 3 * std::exp2(n); },
+      {GrowthModel::kExponential,
+       [](double n) { return 200 + 3 * std::exp2(n); },
        {10, 12, 14, 16, 18, 20, 22}},
   };
 }
 
 TEST(Complexity, ExactDataGiveTheirModelAndCoefficients) {
-  std::vector<SizePoint> points = Make([](double n) { return 1000 + 3 * n; },
-                                       Geometric(1000, 64000, 2), 0, 1, 1);
+  std::vector<SizePoint> points =
+      Make([](double n) { return 1000 + 3 * n; }, Geometric(1000, 64000, 2), 0, 1, 1);
   ComplexityResult r = FitComplexity(points);
   ASSERT_EQ(r.verdict, FitVerdict::kDecided) << r.reason;
   const ModelFit& best = r.fits[r.best];
@@ -75,9 +76,8 @@ TEST(Complexity, EveryModelIsRecoveredUnderThreePercentNoise) {
       ComplexityResult r = FitComplexity(Make(c.shape, c.sizes, 0.03, 3, seed));
       ASSERT_EQ(r.verdict, FitVerdict::kDecided)
           << GrowthModelName(c.model) << " seed " << seed << ": " << r.reason;
-      EXPECT_EQ(r.fits[r.best].model, c.model)
-          << GrowthModelName(c.model) << " seed " << seed << " gave "
-          << GrowthModelName(r.fits[r.best].model);
+      EXPECT_EQ(r.fits[r.best].model, c.model) << GrowthModelName(c.model) << " seed " << seed
+                                               << " gave " << GrowthModelName(r.fits[r.best].model);
     }
 }
 
@@ -119,23 +119,22 @@ TEST(Complexity, NoiseAroundAConstantIsNotConstant) {
     for (uint64_t n : Geometric(1000, 128000, 2))
       points.push_back(SizePoint{n, 0.01 * double(n) + 10000 * spin(rng)});
     ComplexityResult r = FitComplexity(points);
-    EXPECT_EQ(r.verdict, FitVerdict::kUndecided) << "seed " << seed << ": "
-                                              << GrowthModelName(r.fits[r.best].model);
+    EXPECT_EQ(r.verdict, FitVerdict::kUndecided)
+        << "seed " << seed << ": " << GrowthModelName(r.fits[r.best].model);
   }
 }
 
 TEST(Complexity, LessThanADecadeIsUndecided) {
-  ComplexityResult r =
-      FitComplexity(Make([](double n) { return 10 * n; }, {1000, 1500, 2000, 3000, 4000, 6000},
-                         0.01, 1, 3));
+  ComplexityResult r = FitComplexity(
+      Make([](double n) { return 10 * n; }, {1000, 1500, 2000, 3000, 4000, 6000}, 0.01, 1, 3));
   EXPECT_EQ(r.verdict, FitVerdict::kUndecided);
   EXPECT_EQ(r.reason, "less than a decade of n");
   EXPECT_FALSE(r.candidates.empty());
 }
 
 TEST(Complexity, TooFewSizes) {
-  ComplexityResult r = FitComplexity(
-      Make([](double n) { return n; }, {1000, 10000, 100000}, 0.0, 10, 1));
+  ComplexityResult r =
+      FitComplexity(Make([](double n) { return n; }, {1000, 10000, 100000}, 0.0, 10, 1));
   EXPECT_EQ(r.verdict, FitVerdict::kTooFewSizes);
   EXPECT_EQ(r.points, 30u);
   EXPECT_EQ(r.sizes, 3u);
