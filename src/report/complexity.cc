@@ -100,7 +100,7 @@ void PrintComplexity(const std::vector<FunctionComplexity>& functions, const Rep
     w.flush();
     out +=
         "model: time(n) = a + b*g(n); error: the model's RMS error predicting each size from the "
-        "others, relative to the time measured; margin: the runner-up's error / the model's\n";
+        "others, relative to the time predicted; margin: the runner-up's error / the model's\n";
   }
 }
 
