@@ -2,7 +2,7 @@
 # so they never drift from it), profiles for the commands that read them, programs for record.
 _hotline() {
   local cur=${COMP_WORDS[COMP_CWORD]} command=${COMP_WORDS[1]:-}
-  local commands="record report annotate html export merge diff history check dump help version"
+  local commands="record report annotate html export merge diff history check sweep complexity dump help version"
   if [ "$COMP_CWORD" -eq 1 ]; then
     mapfile -t COMPREPLY < <(compgen -W "$commands" -- "$cur")
     return
@@ -21,15 +21,15 @@ _hotline() {
     return
   fi
   case $command in
-    report | annotate | html | export | merge | diff | dump)
+    report | annotate | html | export | merge | diff | dump | complexity)
       mapfile -t COMPREPLY < <(compgen -f -X '!*.hotline' -- "$cur"; compgen -d -- "$cur")
       ;;
     history)
       [ "${COMP_WORDS[2]:-}" = add ] &&
         mapfile -t COMPREPLY < <(compgen -f -X '!*.hotline' -- "$cur"; compgen -d -- "$cur")
       ;;
-    record) mapfile -t COMPREPLY < <(compgen -c -- "$cur"; compgen -f -- "$cur") ;;
-    help) mapfile -t COMPREPLY < <(compgen -W "record report annotate html export merge diff history check dump" -- "$cur") ;;
+    record | sweep) mapfile -t COMPREPLY < <(compgen -c -- "$cur"; compgen -f -- "$cur") ;;
+    help) mapfile -t COMPREPLY < <(compgen -W "record report annotate html export merge diff history check sweep complexity dump" -- "$cur") ;;
   esac
 }
 complete -F _hotline hotline

@@ -9,6 +9,7 @@
  *   hotline_start();
  *   hotline_mark("phase 2");   a labelled point in time, shown in reports
  *   hotline_watch(&n, sizeof n, "n");   every write to n, with its value and line
+ *   hotline_size(n);           inside a function: this call worked on an input of size n
  */
 #ifndef HOTLINE_HOTLINE_H
 #define HOTLINE_HOTLINE_H
@@ -17,6 +18,7 @@
 #define _GNU_SOURCE 1 /* RTLD_DEFAULT */
 #endif
 #include <dlfcn.h>
+#include <stddef.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -89,6 +91,27 @@ static inline int hotline_unwatch(const void* address) {
     looked = 1;
   }
   return fn ? fn(address) : -1;
+}
+
+/* ---- Complexity (docs/complexity.md) ---- */
+
+typedef void (*hotline_rt_size_fn)(unsigned long long);
+
+/* Tags the call this is called from with its input size n: the innermost function of the
+ * calling thread that is being traced. Call it inside the function whose cost depends on n
+ * (anywhere between its entry and its return; the last call in one activation counts), in a
+ * program built with -finstrument-functions and recorded with `hotline record --trace=timed`:
+ * the call's exact duration and n become one point of `hotline report -X`. Elsewhere (not
+ * traced, not timed, not under hotline) it does nothing. Never instrumented itself, so it
+ * adds no frame of its own. */
+__attribute__((no_instrument_function)) static inline void hotline_size(size_t n) {
+  static hotline_rt_size_fn fn;
+  static int looked;
+  if (!looked) {
+    fn = (hotline_rt_size_fn)hotline__lookup("hotline_rt_size");
+    looked = 1;
+  }
+  if (fn) fn((unsigned long long)n);
 }
 
 #ifdef __cplusplus

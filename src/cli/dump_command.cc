@@ -67,6 +67,10 @@ class DumpPrinter : public format::RecordVisitor {
     fmt::print("SAMPLE t={} tid={} node={} weight={} flags={:#x}\n", r.time, r.tid, r.node,
                r.weight, r.flags);
   }
+  void onSize(const format::SizeRecord& r) override {
+    fmt::print("SIZE t={} tid={} function={} entry_tick={} n={}\n", r.time, r.tid, r.function,
+               r.entry_tick, r.n);
+  }
   void onMark(const format::MarkRecord& r) override {
     fmt::print("MARK t={} tid={} label={}\n", r.time, r.tid, str(r.label));
   }

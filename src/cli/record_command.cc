@@ -1,5 +1,7 @@
 // `hotline record [options] -- PROGRAM [ARGS]`: runs the program with the runtime preloaded
 // (docs/runtime-protocol.md) and exits as the program did. docs/record.md is its manual.
+#include "cli/record_command.h"
+
 #include <fcntl.h>
 #include <fmt/core.h>
 #include <signal.h>
@@ -33,87 +35,6 @@
 
 namespace hotline::cli {
 namespace {
-
-// Everything `hotline record` accepts, declared once: Register() derives parsing and --help.
-struct RecordOptions {
-  std::string output;
-  unsigned freq = 1000;
-  std::string clock = "cpu";
-  unsigned max_depth = 256;
-  std::string unwind = "dwarf";
-  bool start_paused = false;
-  std::string toggle_signal = "USR2";
-  bool follow_exec = false;
-  std::string trace = "auto";
-  std::string sampler = "auto";
-  unsigned stack_bytes = 8192;
-  bool no_trace = false;
-  bool heap = false;
-  bool counts_only = false;
-  bool quiet = false;
-  bool perl_sample = false;
-  bool perf_g = false;  // perf's -g: stacks are always recorded here
-  int pid = 0;
-  double duration = 0;
-  std::vector<std::string> watch;  // variables, by source name
-  bool watch_reads = false;
-  std::vector<std::string> command;  // set by TakeRecordProgram, never parsed by CLI11
-
-  void Register(CLI::App& cmd) {
-    cmd.add_option("-o,--output", output, "the profile to write (default: PROGRAM.hotline here)");
-    cmd.add_option("-F,--freq", freq, "samples per second of CPU time per thread (0: none)")
-        ->check(CLI::Range(0u, 100000u));
-    cmd.add_option("--clock", clock, "cpu: CPU time of each thread; wall: elapsed time")
-        ->check(CLI::IsMember({"cpu", "wall"}));
-    cmd.add_option("--max-depth", max_depth, "frames kept per stack (deeper: truncated)")
-        ->check(CLI::Range(1u, 4096u));
-    cmd.add_option("--unwind", unwind, "dwarf: CFI via libunwind; fp: frame pointers")
-        ->check(CLI::IsMember({"dwarf", "fp"}));
-    cmd.add_flag("--start-paused", start_paused,
-                 "start with sampling off (hotline_start() or the toggle signal turns it on)");
-    cmd.add_option("--toggle-signal", toggle_signal,
-                   "signal that toggles sampling from outside: a name (USR2, SIGUSR1), a number, "
-                   "or none");
-    cmd.add_flag("--follow-exec", follow_exec, "keep profiling programs the program executes");
-    cmd.add_option("--trace", trace,
-                   "-finstrument-functions tracing: auto (counts when the program is "
-                   "instrumented), counts, timed, none")
-        ->check(CLI::IsMember({"auto", "counts", "timed", "none"}));
-    cmd.add_flag("--no-trace", no_trace, "same as --trace=none");
-    cmd.add_option("--sampler", sampler,
-                   "kernel: hotline reads the kernel's perf_event rings from outside the program "
-                   "(every thread, static programs too); signal: each thread samples itself, in "
-                   "the program; auto: kernel, or signal where perf_event_open is refused")
-        ->check(CLI::IsMember({"auto", "kernel", "signal"}));
-    cmd.add_option("--stack-bytes", stack_bytes,
-                   "kernel sampler: bytes of user stack copied with each sample, for unwinding "
-                   "(a multiple of 8)")
-        ->check(CLI::Range(512u, 65000u));
-    cmd.add_flag("--heap", heap,
-                 "record every allocation and release (malloc family, new/delete, anonymous "
-                 "mmap) with its stack; combine with -F 0 for the heap alone");
-    cmd.add_flag("--counts-only", counts_only,
-                 "no sampling: exact counts only (--coverage, -finstrument-functions builds); "
-                 "hotline annotate then weighs lines by their instructions");
-    cmd.add_flag("--perl-sample", perl_sample,
-                 "a perl program: sample its Perl stack -F times a second of CPU time instead of "
-                 "measuring every statement (no counts; near-zero overhead)");
-    cmd.add_flag("-q,--quiet", quiet, "no summary line after the run");
-    cmd.add_flag("-g", perf_g, "accepted for perf's sake: hotline always records whole stacks");
-    cmd.add_option("-p,--pid", pid,
-                   "profile a running process (all its threads) instead of starting a program, "
-                   "until Ctrl-C, --duration or its end; it runs on untouched")
-        ->check(Positive());
-    cmd.add_option("--duration", duration, "with -p: stop after this many seconds")
-        ->check(Positive());
-    cmd.add_option("--watch", watch,
-                   "watch global or static variables (NAME or FILE:NAME, comma-separated): "
-                   "every write with its value and line, on a hardware watchpoint each (4 at most)")
-        ->delimiter(',');
-    cmd.add_flag("--watch-reads", watch_reads,
-                 "with --watch: count reads too (a second watchpoint per variable)");
-  }
-};
 
 // "USR2", "SIGUSR2", "12" or "none" → signal number (0 for none); -1 when no signal has that
 // name or number.
@@ -516,6 +437,8 @@ int RunAttach(const RecordOptions& o) {
   return 0;
 }
 
+}  // namespace
+
 int RunRecord(const RecordOptions& o, const std::vector<std::string>& command) {
   if (o.perf_g && !o.quiet)
     fmt::print(stderr, "hotline: note: -g is not needed: hotline always records whole stacks\n");
@@ -695,8 +618,6 @@ int RunRecord(const RecordOptions& o, const std::vector<std::string>& command) {
   if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
   return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
 }
-
-}  // namespace
 
 namespace {
 std::shared_ptr<RecordOptions> g_record_options;

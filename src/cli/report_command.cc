@@ -3,8 +3,11 @@
 #include <fmt/core.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
+#include <filesystem>
 #include <string>
 
+#include "analysis/complexity.h"
 #include "cli/commands.h"
 #include "cli/load_profile.h"
 #include "cli/profile_path.h"
@@ -15,6 +18,7 @@
 #include "model/heap.h"
 #include "model/merge.h"
 #include "model/watch.h"
+#include "report/complexity.h"
 #include "report/heap.h"
 #include "report/report.h"
 #include "report/watch.h"
@@ -33,6 +37,8 @@ struct ReportCommandOptions {
   bool threads = false;
   bool heap = false;
   bool watch = false;
+  bool complexity = false;  // -X, or the `complexity` command
+  bool points = false;      // -X --points
   model::HeapOptions heap_options;
   model::MergeOptions merge;
   double cutoff = 0;
@@ -88,6 +94,11 @@ struct ReportCommandOptions {
     cmd.add_flag("-W,--watch", watch,
                  "watched variables: writes, reads, range of values, most frequent values and "
                  "the lines that wrote them (a profile recorded with --watch or hotline_watch)");
+    cmd.add_flag("-X,--complexity", complexity,
+                 "complexity: per function, how time grows with the input size n (calls tagged "
+                 "by hotline_size(), or the runs of hotline sweep; FILE may be a sweep's "
+                 "directory): the model, its coefficients and error, or undecided");
+    cmd.add_flag("--points", points, "-X: also the points, the median time at each size");
     cmd.add_flag("--allocator-frames", heap_options.allocator_frames,
                  "-H: sites at the allocator's caller as recorded (std::allocator, libraries), "
                  "not at the program's own line");
@@ -113,6 +124,74 @@ Expected<model::Profile> LoadRuns(const std::vector<std::string>& paths,
   return merged;
 }
 
+// A directory stands for the *.hotline files in it (a sweep's), by name.
+std::vector<std::string> ExpandDirectories(const std::vector<std::string>& files) {
+  std::vector<std::string> out;
+  for (const std::string& f : files) {
+    std::error_code ec;
+    if (f.empty() || !std::filesystem::is_directory(f, ec)) {
+      out.push_back(f);
+      continue;
+    }
+    std::vector<std::string> inside;
+    for (const auto& entry : std::filesystem::directory_iterator(f, ec))
+      if (entry.is_regular_file() && entry.path().extension() == ".hotline")
+        inside.push_back(entry.path().string());
+    std::sort(inside.begin(), inside.end());
+    if (inside.empty()) inside.push_back(f);  // said to be unreadable below
+    out.insert(out.end(), inside.begin(), inside.end());
+  }
+  return out;
+}
+
+// -X: every run on its own (a run's size is its own), then the fits across them.
+int RunComplexity(ReportCommandOptions& o) {
+  const report::ReportOptions& r = o.report;
+  if (r.top || r.graph || r.files || r.lines || r.flat || r.functions || r.procedures || r.raw ||
+      r.stack_changes || o.heap || o.threads || o.all) {
+    fmt::print(stderr,
+               "hotline: report: -X prints alone: it fits the runs one by one, where the other "
+               "tables add them up\n");
+    return 2;
+  }
+  symbolize::Symbolizer symbolizer;
+  model::SymbolizerResolver resolver(symbolizer);
+  Expected<std::vector<model::Profile>> runs = LoadEach(o.files, resolver, {});
+  if (!runs) {
+    fmt::print(stderr, "hotline: {}\n", runs.status().message());
+    return 1;
+  }
+  std::vector<const model::Profile*> pointers;
+  uint64_t unattached = 0;
+  for (const model::Profile& p : *runs) {
+    pointers.push_back(&p);
+    for (const auto& [key, value] : p.runtime_stats)
+      if (key == "sizes_without_timed_call") unattached += value;
+  }
+  if (unattached)
+    Warn(
+        fmt::format("{} hotline_size() calls found no timed call to tag: build with "
+                    "-finstrument-functions and record with --trace=timed",
+                    unattached));
+  std::vector<analysis::FunctionComplexity> fits =
+      analysis::FitProfiles(pointers, o.cutoff_option->count() > 0 ? o.cutoff : 1.0);
+  if (fits.empty()) {
+    fmt::print(stderr,
+               "hotline: report: -X: {} holds no sizes: calls tagged by hotline_size() (a "
+               "-finstrument-functions build recorded with --trace=timed) or the runs of "
+               "hotline sweep\n",
+               o.files.size() == 1 ? o.files.front() : fmt::format("{}", fmt::join(o.files, ", ")));
+    return 1;
+  }
+  std::string out;
+  report::ReportOptions table = o.report;
+  table.name_tables = table.machine && o.points;
+  report::PrintComplexity(fits, table, out);
+  if (o.points) report::PrintComplexityPoints(fits, table, out);
+  fmt::print("{}", out);
+  return 0;
+}
+
 int RunReport(ReportCommandOptions& o) {
   report::ReportOptions& asked = o.report;
   if (o.all) asked.selectAll();
@@ -122,7 +201,7 @@ int RunReport(ReportCommandOptions& o) {
   if (!asked.machine) asked.width = o.width_option->count() > 0 ? o.width : TerminalWidth();
   // No table asked for: the functions by self time, the top lines and the summary.
   if (!(asked.top || asked.graph || asked.files || asked.lines || asked.flat || asked.functions ||
-        asked.procedures || asked.raw || asked.stack_changes || o.heap || o.watch))
+        asked.procedures || asked.raw || asked.stack_changes || o.heap || o.watch || o.complexity))
     asked.top = asked.flat = true;
   bool named = !o.files.empty();
   if (!named) o.files.emplace_back();
@@ -134,11 +213,13 @@ int RunReport(ReportCommandOptions& o) {
     }
     f = *file;
   }
+  if (o.complexity) o.files = ExpandDirectories(o.files);
   o.file = o.files.front();
   if (!named) fmt::print(stderr, "hotline: reading {} (the newest profile here)\n", o.file);
   asked.profile_path = o.files.size() == 1
                            ? o.file
                            : fmt::format("{} ({} runs)", fmt::join(o.files, ", "), o.files.size());
+  if (o.complexity) return RunComplexity(o);
   if (o.files.size() > 1 && (o.threads || o.heap || o.watch)) {
     fmt::print(stderr, "hotline: report: {} reads one profile at a time\n",
                o.heap    ? "-H"
@@ -253,6 +334,16 @@ void RegisterReportCommand(CLI::App& app, int* exit_code) {
   CLI::App* cmd = app.add_subcommand("report", "print texprofile's tables for a profile");
   options->Register(*cmd);
   cmd->callback([options, exit_code] { *exit_code = RunReport(*options); });
+
+  // `hotline complexity [FILE...]`: report -X.
+  auto fit = std::make_shared<ReportCommandOptions>();
+  CLI::App* alias = app.add_subcommand(
+      "complexity", "how each function's time grows with the input size: hotline report -X");
+  fit->Register(*alias);
+  alias->callback([fit, exit_code] {
+    fit->complexity = true;
+    *exit_code = RunReport(*fit);
+  });
 }
 
 }  // namespace hotline::cli

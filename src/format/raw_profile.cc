@@ -214,6 +214,8 @@ void RawProfile::onWatchHits(const WatchHitsRecord& r) {
   watch_hits.push_back(std::move(h));
 }
 
+void RawProfile::onSize(const SizeRecord& r) { sizes.push_back(r); }
+
 Expected<RawProfile> LoadRawProfile(const std::string& path, ReadStats* stats) {
   RawProfile profile;
   Status status = ReadProfileFile(path, profile, stats);

@@ -128,6 +128,7 @@ class RawProfile : public RecordVisitor {
   std::vector<RawWatch> watches;  // WATCH records in file order (an id again: its end)
   std::vector<RawWatchHits> watch_hits;
   std::unordered_map<uint64_t, std::string> strings;
+  std::vector<SizeRecord> sizes;     // in file order
   uint64_t dangling_references = 0;  // ids used but never defined
 
   // The frames of `node`, innermost first. Sets *broken when a parent link dangles.
@@ -164,6 +165,7 @@ class RawProfile : public RecordVisitor {
   void onSource(const SourceRecord& r) override;
   void onWatch(const WatchRecord& r) override;
   void onWatchHits(const WatchHitsRecord& r) override;
+  void onSize(const SizeRecord& r) override;
 
  private:
   std::string str(uint64_t id);

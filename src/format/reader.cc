@@ -345,6 +345,14 @@ class PayloadDecoder {
         visitor_.onWatchHits(r);
         return 1;
       }
+      case RecordKind::kSize: {
+        SizeRecord r;
+        if (!t(in, &r.time) || !in.varint(&r.tid) || !in.varint(&r.function) ||
+            !in.varint(&r.entry_tick) || !in.varint(&r.n))
+          return -1;
+        visitor_.onSize(r);
+        return 1;
+      }
     }
     return 0;
   }

@@ -71,6 +71,7 @@ class RecordVisitor {
   virtual void onSource(const SourceRecord&) {}
   virtual void onWatch(const WatchRecord&) {}
   virtual void onWatchHits(const WatchHitsRecord&) {}
+  virtual void onSize(const SizeRecord&) {}
 };
 
 // Reads the file at `path`: the run that begins at byte `offset` (the first, by default; the

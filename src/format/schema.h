@@ -50,6 +50,7 @@ enum class RecordKind : uint32_t {
   kNote = 22,
   kFrame = 23,
   kSource = 24,
+  kSize = 25,
   kWatch = 26,
   kWatchHits = 27,
 };
@@ -314,6 +315,15 @@ struct WatchHitsRecord {
   const WatchHit* hits = nullptr;  // times are absolute; valid only during the call
   uint64_t total_count = 0;
   const WatchTotal* totals = nullptr;
+};
+
+// An input size (docs/complexity.md). With `function` ≠ 0 it tags one traced call: the call of
+// TRACE_FUNCTION `function` whose entry event in thread `tid`'s TRACE_EVENTS stream has the
+// absolute tick `entry_tick` (base_tick plus the deltas up to it); hotline_size(n) called inside
+// the function. With `function` = 0 it is the size of the whole run (`hotline sweep` appends it;
+// tid and entry_tick are 0). When one call is tagged twice, the last record counts.
+struct SizeRecord {
+  uint64_t time = 0, tid = 0, function = 0, entry_tick = 0, n = 0;
 };
 
 struct EndRecord {

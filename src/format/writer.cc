@@ -472,6 +472,16 @@ void Writer::add(const SourceRecord& r) {
   endRecord();
 }
 
+void Writer::add(const SizeRecord& r) {
+  beginRecord(RecordKind::kSize);
+  time(r.time);
+  record_.varint(r.tid);
+  record_.varint(r.function);
+  record_.varint(r.entry_tick);
+  record_.varint(r.n);
+  endRecord();
+}
+
 bool Writer::flush() {
   if (failed()) return false;
   if (chunk_.size() == 0) return true;

@@ -74,6 +74,7 @@ class Writer {
   void add(const SourceRecord& r);
   void add(const WatchRecord& r);
   void add(const WatchHitsRecord& r);
+  void add(const SizeRecord& r);
 
   // Bytes of records waiting for the next flush.
   size_t pendingBytes() const { return chunk_.size(); }

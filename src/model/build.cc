@@ -653,6 +653,8 @@ Expected<Profile> ProfileBuilder::finish(const format::RawProfile& raw) {
     s.argv = raw.process->argv;
     if (s.period_ns == 0) s.period_ns = raw.process->period_ns;
   }
+  for (const format::SizeRecord& r : raw.sizes)
+    if (r.function == 0) s.run_size = r.n;
   for (const format::RawMark& m : raw.marks)
     if (!options_.thread || m.tid == *options_.thread)
       p.marks.push_back(Mark{m.time, m.tid, m.label});

@@ -47,6 +47,8 @@ class Merger {
       kept.function = functions[c.function.index()];
       p_.calls.push_back(kept);
     }
+    for (const SizedCall& c : run.sized_calls)
+      p_.sized_calls.push_back(SizedCall{functions[c.function.index()], c.n, c.ns});
     p_.marks.insert(p_.marks.end(), run.marks.begin(), run.marks.end());
     p_.states.insert(p_.states.end(), run.states.begin(), run.states.end());
     for (const auto& [name, value] : run.runtime_stats) {

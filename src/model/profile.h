@@ -175,6 +175,14 @@ struct TracedCall {
   uint32_t depth = 0;                 // traced calls open around it on its thread
 };
 
+// One timed call that hotline_size(n) tagged with its input size (docs/complexity.md): its
+// function, n, and the call's exact elapsed duration, callees included.
+struct SizedCall {
+  FunctionId function;
+  uint64_t n = 0;
+  uint64_t ns = 0;
+};
+
 struct Mark {
   uint64_t time = 0, tid = 0;
   std::string label;
@@ -219,6 +227,8 @@ struct Summary {
   std::optional<format::EndRecord> end;  // how the run ended; none: killed, or died unfinished
   std::string exe;
   std::vector<std::string> argv;
+  // The input size of the whole run (a SIZE record without a call: `hotline sweep`).
+  std::optional<uint64_t> run_size;
 };
 
 class Profile {
@@ -237,6 +247,7 @@ class Profile {
   std::vector<FunctionLine> function_lines;  // by function, then line
   std::vector<Sample> samples;               // empty unless kept
   std::vector<TracedCall> calls;  // timed traces' calls, by thread then entry; empty unless kept
+  std::vector<SizedCall> sized_calls;  // calls tagged by hotline_size(), in order of their end
   std::vector<Mark> marks;
   std::vector<StateChange> states;
   std::vector<std::pair<std::string, uint64_t>> runtime_stats;

@@ -14,7 +14,11 @@ struct TimedFrame {
   FunctionId fn;
   uint64_t start_ns = 0;
   uint64_t child_ns = 0;
+  std::optional<uint64_t> size;  // hotline_size() tagged this call
 };
+
+// SIZE records of calls, by (thread, entry tick): the last one of a call counts.
+using CallSizes = std::map<std::pair<uint64_t, uint64_t>, std::pair<uint64_t, uint64_t>>;
 
 struct Timing {
   uint64_t calls = 0, inclusive = 0, self = 0, min = UINT64_MAX, max = 0, sum = 0;
@@ -24,11 +28,17 @@ struct Timing {
 class ThreadReplay {
  public:
   ThreadReplay(std::unordered_map<uint32_t, Timing>& timings, uint64_t* total, uint64_t tid,
-               std::vector<TracedCall>* calls)
-      : timings_(timings), total_(total), tid_(tid), calls_(calls) {}
+               std::vector<TracedCall>* calls, const CallSizes* sizes,
+               std::vector<SizedCall>* sized)
+      : timings_(timings), total_(total), tid_(tid), calls_(calls), sizes_(sizes), sized_(sized) {}
 
-  void enter(FunctionId fn, uint64_t ns) {
-    stack_.push_back(TimedFrame{fn, ns, 0});
+  void enter(FunctionId fn, uint64_t ns, uint64_t trace_id, uint64_t tick) {
+    std::optional<uint64_t> size;
+    if (!sizes_->empty()) {
+      auto it = sizes_->find({tid_, tick});
+      if (it != sizes_->end() && it->second.first == trace_id) size = it->second.second;
+    }
+    stack_.push_back(TimedFrame{fn, ns, 0, size});
     if (fn.valid()) ++active_[fn.index()];
     last_ns_ = ns;
   }
@@ -50,6 +60,7 @@ class ThreadReplay {
       }
       return;
     }
+    if (f.size) sized_->push_back(SizedCall{f.fn, *f.size, duration});
     if (calls_)
       calls_->push_back(
           TracedCall{tid_, f.fn, f.start_ns, f.start_ns + duration, uint32_t(stack_.size())});
@@ -77,6 +88,8 @@ class ThreadReplay {
   uint64_t* total_;
   uint64_t tid_;
   std::vector<TracedCall>* calls_;  // null unless the calls are kept
+  const CallSizes* sizes_;
+  std::vector<SizedCall>* sized_;
   std::vector<TimedFrame> stack_;
   std::unordered_map<uint32_t, uint32_t> active_;
   uint64_t last_ns_ = 0;
@@ -142,13 +155,17 @@ void ApplyTrace(const format::RawProfile& raw, const FunctionAt& function_at, Pr
     return static_cast<uint64_t>((static_cast<unsigned __int128>(tick) * q32) >> 32);
   };
   std::unordered_map<uint32_t, Timing> timings;
+  CallSizes sizes;
+  for (const format::SizeRecord& r : raw.sizes)
+    if (r.function != 0) sizes[{r.tid, r.entry_tick}] = {r.function, r.n};
   std::map<uint64_t, ThreadReplay> replays;
   uint64_t total = 0;
   for (const format::RawTraceEvents& run : raw.trace_events) {
     if (only_thread && run.tid != *only_thread) continue;
-    ThreadReplay& replay =
-        replays.try_emplace(run.tid, timings, &total, run.tid, keep_calls ? &p.calls : nullptr)
-            .first->second;
+    ThreadReplay& replay = replays
+                               .try_emplace(run.tid, timings, &total, run.tid,
+                                            keep_calls ? &p.calls : nullptr, &sizes, &p.sized_calls)
+                               .first->second;
     ByteCursor in(reinterpret_cast<const uint8_t*>(run.packed.data()), run.packed.size());
     uint64_t tick = run.base_tick;
     for (uint64_t i = 0; i < run.events; ++i) {
@@ -158,7 +175,7 @@ void ApplyTrace(const format::RawProfile& raw, const FunctionAt& function_at, Pr
       if (code & 1) {
         replay.exit(to_ns(tick));
       } else {
-        replay.enter(fn(code >> 1).value_or(FunctionId()), to_ns(tick));
+        replay.enter(fn(code >> 1).value_or(FunctionId()), to_ns(tick), code >> 1, tick);
       }
     }
   }

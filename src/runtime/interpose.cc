@@ -425,6 +425,11 @@ HOTLINE_EXPORT int hotline_rt_unwatch(const void* address) {
   return UnwatchObject(address);
 }
 
+HOTLINE_EXPORT void hotline_rt_size(unsigned long long n) {
+  InRuntime guard;
+  RecordSize(uint64_t(n));
+}
+
 // Start-up and the end run entirely as runtime code: what they allocate is not the program's.
 __attribute__((constructor(101))) static void HotlineRuntimeStart() {
   InRuntime guard;

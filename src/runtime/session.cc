@@ -528,6 +528,7 @@ void FinishSession(format::EndHow how, uint64_t code, bool bounded) {
   uint64_t end_code = code;
   if (how == format::EndHow::kExit && !s.exit_code_known) end_code = 0;
   stat("profile_reopened", s.profile_reopened);
+  if (SizesWithoutCall()) stat("sizes_without_timed_call", SizesWithoutCall());
   if (s.rootImage() && s.shared) {
     stat("children_without_profile", s.shared->children_without_profile.load());
     stat("children_without_profile_cpu_ns", s.shared->children_without_profile_cpu_ns.load());
@@ -614,6 +615,16 @@ void RecordMark(const char* label) {
   LockSession();
   g_session.child_has_events = true;
   W().add(format::MarkRecord{NowNs(), uint64_t(GetTid()), W().internString(label)});
+  UnlockSession();
+}
+
+void RecordSize(uint64_t n) {
+  if (!Running()) return;
+  uint64_t function = 0, entry_tick = 0;
+  if (!CurrentTimedCall(&function, &entry_tick)) return;
+  LockSession();
+  g_session.child_has_events = true;
+  W().add(format::SizeRecord{NowNs(), uint64_t(GetTid()), function, entry_tick, n});
   UnlockSession();
 }
 

@@ -104,6 +104,8 @@ void RecordThreadStart(pid_t tid, bool preexisting);
 void RecordThreadName(pid_t tid, const char* name);
 void RecordState(bool on, format::StateSource source);
 void RecordMark(const char* label);
+// hotline_size(n): a SIZE record for the calling thread's innermost timed call (trace.h).
+void RecordSize(uint64_t n);
 void RecordDisabled(const char* reason);
 
 // Fork protocol (pthread_atfork).

@@ -31,6 +31,7 @@ std::atomic<int> g_mode{0};
 uint64_t g_tick_ns_q32 = 0;
 std::atomic<uint64_t> g_events_dropped{0};
 std::atomic<uint64_t> g_unmatched_exits{0};
+std::atomic<uint64_t> g_sizes_without_call{0};
 
 void* MapZeroed(size_t bytes) {
   void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -125,6 +126,7 @@ struct ShadowFrame {
   uint64_t call_site;    // where the function was called from (its caller's return address)
   uint64_t hook_return;  // where the entry hook returns to: one place per inlined copy
   uint32_t id;
+  uint64_t tick;  // timed mode: the tick of its entry event (what a SIZE record names)
 };
 
 // Per caller function: the callee it called last and that edge's counter. A function mostly
@@ -417,6 +419,20 @@ void FinishTraceLocked(format::Writer& writer, uint64_t now) {
                                  g_events_dropped.load()});
 }
 
+bool CurrentTimedCall(uint64_t* function, uint64_t* entry_tick) {
+  TraceThread* tt = t_trace;
+  uint32_t d = tt ? tt->depth.load(std::memory_order_relaxed) : 0;
+  if (!Timed() || d == 0 || !tt->buffer || d > kShadowCapacity) {
+    g_sizes_without_call.fetch_add(1, std::memory_order_relaxed);
+    return false;
+  }
+  *function = tt->frames[d - 1].id;
+  *entry_tick = tt->frames[d - 1].tick;
+  return true;
+}
+
+uint64_t SizesWithoutCall() { return g_sizes_without_call.load(std::memory_order_relaxed); }
+
 void ResetTraceAfterFork() {
   if (g_mode.load() == 0) return;
   TraceThread* mine = t_trace;
@@ -437,7 +453,10 @@ void ResetTraceAfterFork() {
     // The child's stream starts with the frames it inherited, entered now.
     mine->last_tick = __builtin_ia32_rdtsc();
     mine->buffer = TakeBuffer(uint64_t(mine->tid), mine->last_tick);
-    for (uint32_t i = 0; i < depth; ++i) Event(mine, mine->frames[i].id, false);
+    for (uint32_t i = 0; i < depth; ++i) {
+      Event(mine, mine->frames[i].id, false);
+      mine->frames[i].tick = mine->last_tick;
+    }
   }
 }
 
@@ -477,7 +496,10 @@ __attribute__((noinline)) void EnterSlow(void* function, void* call_site, uint64
     std::atomic_signal_fence(std::memory_order_release);
     ++d;
     if (d > tt->max_depth) tt->max_depth = d;
-    if (tt->buffer) Event(tt, id, false);
+    if (tt->buffer) {
+      Event(tt, id, false);
+      tt->frames[d - 1].tick = tt->last_tick;
+    }
   }
   tt->depth.store(d, std::memory_order_relaxed);
   tt->in_hook = 0;

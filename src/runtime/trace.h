@@ -35,6 +35,11 @@ void EndThreadTrace();
 // With the session lock held, at the end of the process: call counts of every thread still
 // alive, and their open event buffers.
 void FinishTraceLocked(format::Writer& writer, uint64_t now);
+// hotline_size(): the calling thread's innermost traced call (its TRACE_FUNCTION id and the
+// tick of its entry event), in timed mode. Otherwise false, and the size is counted as one
+// without a call (SizesWithoutCall, written as the STATS `sizes_without_timed_call`).
+bool CurrentTimedCall(uint64_t* function, uint64_t* entry_tick);
+uint64_t SizesWithoutCall();
 // In the child after fork: forget other threads, zero the counts (the parent reports what came
 // before), and restart this thread's event stream with its open frames re-entered.
 void ResetTraceAfterFork();

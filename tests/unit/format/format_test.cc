@@ -173,6 +173,13 @@ TEST_F(FormatTest, EveryRecordKindRoundTrips) {
   EXPECT_EQ(p.trace_functions.at(1), 0x1100u);
   ASSERT_EQ(p.trace_events.size(), 1u);
   EXPECT_EQ(p.trace_events[0].packed, std::string("\x02\x05\x03\x09", 4));
+  ASSERT_EQ(p.sizes.size(), 2u);
+  EXPECT_EQ(p.sizes[0].tid, 100u);
+  EXPECT_EQ(p.sizes[0].function, 1u);
+  EXPECT_EQ(p.sizes[0].entry_tick, 1005u);
+  EXPECT_EQ(p.sizes[0].n, 42u);
+  EXPECT_EQ(p.sizes[1].function, 0u);
+  EXPECT_EQ(p.sizes[1].n, 7u);
   ASSERT_EQ(p.threads.size(), 1u);
   EXPECT_EQ(*p.threads[0].cpu_ns, 123'456'789u);
   EXPECT_EQ(p.disabled_reasons, std::vector<std::string>{"a test reason"});

@@ -50,6 +50,9 @@ bool WriteSampleProfile(const std::string& path, int chunks) {
   w.add(format::CallCountsRecord{t, 100, 3, 1, triples});
   uint8_t events[4] = {2, 5, 3, 9};
   w.add(format::TraceEventsRecord{100, 1000, 2, events, 4});
+  // hotline_size(42) in that call (its entry event is at tick 1000 + 5), and a sweep's run size.
+  w.add(format::SizeRecord{t, 100, 1, 1005, 42});
+  w.add(format::SizeRecord{t, 0, 0, 0, 7});
   w.add(format::ThreadEndRecord{t, 100, 123'456'789});
   w.add(format::StatsRecord{t, w.internString("samples"), uint64_t(chunks * per_chunk)});
   w.add(format::DisabledRecord{t, w.internString("a test reason")});
