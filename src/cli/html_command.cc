@@ -226,9 +226,12 @@ int RunHtml(HtmlCommandOptions& o) {
   // The heap needs every record in memory: read them again only for a profile that has some.
   std::optional<model::HeapProfile> heap;
   if (stats.features & format::kFeatureHeap) heap = LoadHeap(*file, resolver);
+  std::optional<model::WatchProfile> watches;
+  if (profile->summary.watched) watches = LoadWatches(*file, resolver);
   html::HtmlInput input;
   input.profile = &*profile;
   input.heap = heap ? &*heap : nullptr;
+  input.watches = watches ? &*watches : nullptr;
   input.profile_path = *file;
   input.warnings = ReadingProblems(*file, stats, *profile);
   input.source_dirs = o.source_dirs;

@@ -49,4 +49,13 @@ std::optional<model::HeapProfile> LoadHeap(const std::string& path,
   return std::move(*heap);
 }
 
+std::optional<model::WatchProfile> LoadWatches(const std::string& path,
+                                               model::AddressResolver& resolver) {
+  Expected<format::RawProfile> raw = format::LoadRawProfile(path, nullptr);
+  if (!raw) return std::nullopt;
+  Expected<model::WatchProfile> watches = model::BuildWatchProfile(*raw, resolver);
+  if (!watches) return std::nullopt;
+  return std::move(*watches);
+}
+
 }  // namespace hotline::cli

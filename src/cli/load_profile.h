@@ -11,6 +11,7 @@
 #include "model/build.h"
 #include "model/heap.h"
 #include "model/merge.h"
+#include "model/watch.h"
 
 namespace hotline::cli {
 
@@ -33,5 +34,8 @@ Expected<std::vector<model::Profile>> LoadEach(const std::vector<std::string>& p
 // The heap needs every record in memory: the file is read again, whole.
 std::optional<model::HeapProfile> LoadHeap(const std::string& path,
                                            model::AddressResolver& resolver);
+// The same for the watched variables (model/watch.h).
+std::optional<model::WatchProfile> LoadWatches(const std::string& path,
+                                               model::AddressResolver& resolver);
 
 }  // namespace hotline::cli

@@ -33,6 +33,7 @@ ReportFiles Collect(const HtmlInput& input) {
   AddSources(input, data, files);
   AddTables(*input.profile, data, files);
   if (input.heap) AddHeap(*input.heap, data);
+  if (input.watches) AddWatches(*input.watches, data);
   AddTimeline(*input.profile, data, files);
   files["data/data.js"] = DataScript("data", data);
   return files;

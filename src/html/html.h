@@ -14,15 +14,17 @@
 #include "base/status.h"
 #include "model/heap.h"
 #include "model/profile.h"
+#include "model/watch.h"
 
 namespace hotline::html {
 
 struct HtmlInput {
   const model::Profile* profile = nullptr;
-  const model::HeapProfile* heap = nullptr;  // a profile recorded with --heap; else nullptr
-  std::string profile_path;                  // shown in the overview
-  std::vector<std::string> warnings;         // what reading the profile met, shown in the overview
-  std::vector<std::string> source_dirs;      // where else to look for sources
+  const model::HeapProfile* heap = nullptr;      // a profile recorded with --heap; else nullptr
+  const model::WatchProfile* watches = nullptr;  // with watched variables; else nullptr
+  std::string profile_path;                      // shown in the overview
+  std::vector<std::string> warnings;     // what reading the profile met, shown in the overview
+  std::vector<std::string> source_dirs;  // where else to look for sources
 };
 
 // Writes the report into `dir`. It is built in a fresh directory beside `dir` and renamed into

@@ -36,6 +36,8 @@ void AddFlameGraphs(const model::Profile& profile, nlohmann::json& data, ReportF
 // One file per source with data; each file's source (or that it is missing) into data["files"].
 void AddSources(const HtmlInput& input, nlohmann::json& data, ReportFiles& files);
 void AddHeap(const model::HeapProfile& heap, nlohmann::json& data);
+// Watched variables: each one's figures, values, lines and value timeline into data["watches"].
+void AddWatches(const model::WatchProfile& watches, nlohmann::json& data);
 // Timed traces: each thread's calls in a file of its own; the threads into data["timeline"].
 void AddTimeline(const model::Profile& profile, nlohmann::json& data, ReportFiles& files);
 // texprofile's tables as text, one file each; their names into data["tables"].

@@ -559,6 +559,7 @@ Expected<Profile> ProfileBuilder::finish(const format::RawProfile& raw) {
     return Status::Error("the profile is too large: more than 2^32 functions, lines or frames");
 
   accountUnsampled(raw);
+  profile_.summary.watched = !raw.watches.empty();
   // Every module the program mapped, sampled or not: exports map addresses through them.
   for (const format::RawModule& m : raw.modules)
     if (!IsRuntimeModule(m.path)) module(m);

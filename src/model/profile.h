@@ -209,13 +209,14 @@ struct Summary {
   uint64_t samples_switched_off = 0;       // kernel samples while the program had sampling off
   uint64_t first_time = 0, last_time = 0;  // of the samples, CLOCK_MONOTONIC
   bool exact_line_counts = false;          // line counts from gcov, not estimates
-  bool interpreted = false;      // named frames of an interpreter's front-end (format::FrameRecord)
-  bool traced = false;           // exact calls from -finstrument-functions
-  bool trace_timed = false;      // and exact per-call times
-  uint32_t max_call_depth = 0;   // deepest traced call stack
-  uint64_t traced_total_ns = 0;  // timed: Σ over threads of the outermost calls' time
-  uint64_t start_time = 0;       // of the process record (0 when lost)
-  uint64_t start_realtime_ns = 0;                     // the same moment as Unix time (0 when lost)
+  bool interpreted = false;  // named frames of an interpreter's front-end (format::FrameRecord)
+  bool traced = false;       // exact calls from -finstrument-functions
+  bool trace_timed = false;  // and exact per-call times
+  bool watched = false;      // WATCH records: model/watch.h builds what they say (report -W, html)
+  uint32_t max_call_depth = 0;     // deepest traced call stack
+  uint64_t traced_total_ns = 0;    // timed: Σ over threads of the outermost calls' time
+  uint64_t start_time = 0;         // of the process record (0 when lost)
+  uint64_t start_realtime_ns = 0;  // the same moment as Unix time (0 when lost)
   format::ClockMode clock = format::ClockMode::kCpu;  // what the samples measure
   format::Sampler sampler = format::Sampler::kNone;
   // CPU time against samples (CPU-clock profiles whose sampling was never switched off):

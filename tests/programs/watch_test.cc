@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <set>
 #include <sstream>
@@ -147,6 +148,23 @@ TEST(Watch, KnownWritesFromTwoThreadsAreCountedExactly) {
   for (const auto& [tid, hits] : hits_per_thread) counts.insert(hits);
   EXPECT_EQ(counts, (std::multiset<uint64_t>{500, 1000}));
   EXPECT_EQ(kernel_per_thread, hits_per_thread);
+
+  // dump shows the records as they are.
+  RunResult dump = Hotline({"dump", r.profile}, r.dir);
+  EXPECT_EQ(dump.exit_code, 0) << dump.err;
+  EXPECT_NE(dump.out.find("name=\"paint\" address=0x"), std::string::npos);
+  EXPECT_NE(dump.out.find("type=enum flags=0x0 enumerators=RED=0,GREEN=5,BLUE=9"),
+            std::string::npos);
+  EXPECT_NE(dump.out.find("  total watch="), std::string::npos);
+
+  // The HTML report carries the same figures for its watched-variables page.
+  RunResult html = Hotline({"html", r.profile, "-o", r.dir + "/html"}, r.dir);
+  ASSERT_EQ(html.exit_code, 0) << html.err;
+  std::ifstream data(r.dir + "/html/data/data.js");
+  std::string script((std::istreambuf_iterator<char>(data)), {});
+  EXPECT_NE(script.find("\"watches\":{"), std::string::npos);
+  EXPECT_NE(script.find("\"max\":\"BLUE (9)\",\"min\":\"GREEN (5)\",\"name\":\"paint\""),
+            std::string::npos);
 }
 
 TEST(Watch, ReadsAreCountedWhenAsked) {

@@ -91,6 +91,7 @@
   } else {
     pages.push(['overview', 'Overview'], ['flame', 'Flame graph'], ['functions', 'Functions'], ['sources', 'Sources']);
     if (D.heap) pages.push(['heap', 'Heap']);
+    if (D.watches) pages.push(['watches', 'Watched variables']);
     if (D.timeline) pages.push(['timeline', 'Timeline']);
     pages.push(['tables/T', 'Tables']);
   }
@@ -118,6 +119,7 @@
         case 'sources': return sourcesPage();
         case 'source': return sourcePage(Number(parts[1]), Number(parts[2] || 0));
         case 'heap': return heapPage();
+        case 'watches': return watchesPage();
         case 'timeline': return timelinePage();
         case 'tables': return tablesPage(parts[1] || 'T');
         default: return overviewPage();
@@ -515,6 +517,54 @@
     const label = document.createElementNS(NS, 'text');
     label.setAttribute('x', '42'); label.setAttribute('y', '14');
     label.textContent = 'peak ' + fmtBytes(h.peak_bytes) + ' at ' + fmtTime(h.peak_time_ns) + '; run ' + fmtTime(tmax);
+    svg.appendChild(label);
+    return svg;
+  }
+
+  // ---- watched variables ----
+  // hotline counted the writes, read the values by the variable's type and symbolized the lines;
+  // here they only become tables and one value-over-time chart per variable.
+  function watchesPage() {
+    const W = D.watches;
+    const summary = W.variables.map(v => [v.name + (v.from_api ? ' (hotline_watch)' : ''), v.type, String(v.writes),
+      v.reads_counted ? String(v.reads) : '-', String(v.lost), v.min, v.max, String(v.distinct)]);
+    const parts = [el('h1', {}, 'Watched variables'),
+      table(['variable', 'type', 'writes', 'reads', 'lost', 'min', 'max', 'distinct'], summary)];
+    for (const note of W.notes) parts.push(el('p', { class: 'warn' }, note));
+    for (const v of W.variables) {
+      parts.push(el('h2', {}, v.name));
+      if (v.timeline.length) parts.push(watchChart(v));
+      parts.push(table(['writes', 'value'], v.values.map(([text, n]) => [String(n), text])));
+      parts.push(table(['writes', 'function', 'where'], v.lines.map(l => {
+        const file = D.files.findIndex(f => f.path === l.file);
+        const where = l.file ? l.file.split('/').pop() + ':' + l.line : '';
+        return [String(l.writes), l.function, file >= 0 && D.files[file].source ? el('a', { href: sourceLink(file, l.line) }, where) : where];
+      })));
+    }
+    show(...parts);
+    setReady();
+  }
+  function watchChart(v) {
+    const NS = 'http://www.w3.org/2000/svg';
+    const w = 900, ht = 160;
+    const svg = document.createElementNS(NS, 'svg');
+    svg.setAttribute('viewBox', '0 0 ' + w + ' ' + ht);
+    svg.setAttribute('class', 'chart');
+    const points = v.timeline;
+    const t0 = points[0][0], t1 = points[points.length - 1][0];
+    let lo = Infinity, hi = -Infinity;
+    for (const [, y] of points) { if (y < lo) lo = y; if (y > hi) hi = y; }
+    const span = hi > lo ? hi - lo : 1, tspan = t1 > t0 ? t1 - t0 : 1;
+    const xy = (t, y) => (40 + (w - 50) * (t - t0) / tspan).toFixed(1) + ',' + (ht - 20 - (ht - 40) * (y - lo) / span).toFixed(1);
+    const line = document.createElementNS(NS, 'polyline');
+    let previous = points[0][1];
+    line.setAttribute('points', points.map(([t, y]) => { const s = xy(t, previous) + ' ' + xy(t, y); previous = y; return s; }).join(' '));
+    line.setAttribute('class', 'live');
+    svg.appendChild(line);
+    const label = document.createElementNS(NS, 'text');
+    label.setAttribute('x', '42'); label.setAttribute('y', '14');
+    label.textContent = 'values written, ' + v.min + ' to ' + v.max + ', over ' + fmtTime(tspan) +
+      (points.length < v.writes ? ' (' + points.length + ' of ' + v.writes + ' writes drawn)' : '');
     svg.appendChild(label);
     return svg;
   }
