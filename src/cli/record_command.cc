@@ -47,6 +47,8 @@ struct RecordOptions {
   unsigned stack_bytes = 8192;
   bool no_trace = false;
   bool heap = false;
+  uint64_t heap_sample = 0;  // bytes between heap samples on average; 0: --heap's every allocation
+  uint64_t heap_seed = 0;
   bool counts_only = false;
   bool quiet = false;
   bool perl_sample = false;
@@ -88,6 +90,18 @@ struct RecordOptions {
     cmd.add_flag("--heap", heap,
                  "record every allocation and release (malloc family, new/delete, anonymous "
                  "mmap) with its stack; combine with -F 0 for the heap alone");
+    // A flag with an optional value, like --trace=timed: the program follows after --, so a
+    // bare --heap-sample never takes the next word.
+    cmd.add_flag("--heap-sample{524288}", heap_sample,
+                 "the heap, sampled: one allocation per BYTES allocated on average (default "
+                 "512 KiB; --heap-sample=BYTES), weighted into unbiased estimates; frees of "
+                 "sampled blocks matched")
+        ->disable_flag_override(false)
+        ->check(CLI::Range(uint64_t(1), uint64_t(1) << 40));
+    cmd.add_option("--heap-seed", heap_seed,
+                   "--heap-sample: seed of the random choices, for repeatable runs (default: a "
+                   "new one each run)")
+        ->check(CLI::Range(uint64_t(1), ~uint64_t(0)));
     cmd.add_flag("--counts-only", counts_only,
                  "no sampling: exact counts only (--coverage, -finstrument-functions builds); "
                  "hotline annotate then weighs lines by their instructions");
@@ -159,9 +173,10 @@ std::string RuntimeOptions(const RecordOptions& o, int toggle, bool kernel) {
   if (trace == "auto") trace = "counts";
   return fmt::format(
       "freq={},clock={},depth={},unwind={},paused={},toggle={},follow_exec={},trace={},heap={},"
-      "sampler={}",
+      "heap_sample={},heap_seed={},sampler={}",
       o.counts_only ? 0u : o.freq, o.clock, o.max_depth, o.unwind, o.start_paused ? 1 : 0, toggle,
-      o.follow_exec ? 1 : 0, trace, o.heap ? 1 : 0, kernel ? "kernel" : "signal");
+      o.follow_exec ? 1 : 0, trace, o.heap || o.heap_sample ? 1 : 0, o.heap_sample, o.heap_seed,
+      kernel ? "kernel" : "signal");
 }
 
 // The child: environment, then exec. Reports an exec failure's errno through `error_fd`. With a
@@ -393,10 +408,10 @@ int RunAttach(const RecordOptions& o) {
                errno == ESRCH ? "no such process" : strerror(errno));
     return 1;
   }
-  if (o.sampler == "signal" || o.counts_only || o.heap || o.freq == 0) {
+  if (o.sampler == "signal" || o.counts_only || o.heap || o.heap_sample || o.freq == 0) {
     fmt::print(stderr,
                "hotline: record -p: a running process can only be sampled by the kernel (no "
-               "--sampler signal, --heap, --counts-only or -F 0)\n");
+               "--sampler signal, --heap, --heap-sample, --counts-only or -F 0)\n");
     return 2;
   }
   char exe[4096];
@@ -479,6 +494,16 @@ int RunRecord(const RecordOptions& o, const std::vector<std::string>& command) {
   if (const char* problem = toggle ? ToggleSignalProblem(toggle) : nullptr) {
     fmt::print(stderr, "hotline: record: --toggle-signal {} cannot toggle sampling: {}\n",
                o.toggle_signal, problem);
+    return 2;
+  }
+  if (o.heap && o.heap_sample) {
+    fmt::print(stderr,
+               "hotline: record: --heap records every allocation, --heap-sample samples them: "
+               "give one\n");
+    return 2;
+  }
+  if (o.heap_seed && !o.heap_sample) {
+    fmt::print(stderr, "hotline: record: --heap-seed goes with --heap-sample\n");
     return 2;
   }
   if (o.stack_bytes % 8 != 0) {
