@@ -316,19 +316,28 @@ Expected<HeapProfile> BuildHeapProfile(const format::RawProfile& raw, AddressRes
 
   // Peak contribution per site: replay up to the event that reached the peak.
   if (peak > 0) {
-    std::unordered_map<uint64_t, std::pair<double, uint32_t>> at_peak;  // address → bytes, site
+    struct AtPeak {
+      double bytes, weight;
+      uint32_t site;
+    };
+    std::unordered_map<uint64_t, AtPeak> at_peak;
     for (size_t e = 0; e <= peak_event; ++e) {
       const Event& ev = events[e];
       if (ev.is_alloc) {
         const format::AllocRecord& a = raw.allocs[ev.index];
         if (a.kind == AllocKind::kMmap) continue;
-        double bytes = SampleWeight(a.size, a.sample_bytes) * double(a.size);
-        at_peak[a.address] = {bytes, sites.of(a.node, a.time).site};
+        double weight = SampleWeight(a.size, a.sample_bytes);
+        at_peak[a.address] = {weight * double(a.size), weight, sites.of(a.node, a.time).site};
       } else {
         at_peak.erase(raw.frees[ev.index].address);
       }
     }
-    for (const auto& [address, block] : at_peak) site_sums[block.second].peak_bytes += block.first;
+    double peak_variance = 0;
+    for (const auto& [address, block] : at_peak) {
+      site_sums[block.site].peak_bytes += block.bytes;
+      peak_variance += block.bytes * block.bytes * (1.0 - 1.0 / block.weight);
+    }
+    heap.peak_bytes_error = Round(std::sqrt(peak_variance));
   }
 
   for (size_t i = 0; i < site_sums.size(); ++i) {

@@ -93,10 +93,12 @@ struct HeapProfile {
   std::vector<HeapPoint> timeline;  // at most about 1000 points, for graphs
   // Sampled mode (--heap-sample): the mean bytes between samples, 0 when every allocation was
   // recorded (the numbers above are then exact); the allocations sampled; and the standard
-  // error of total_bytes estimated from the samples (√Σ size² (1 − p) / p² over them).
+  // errors of total_bytes and of the live bytes at the peak, estimated from the samples
+  // (√Σ size² (1 − p) / p² over the blocks counted).
   uint64_t sample_bytes = 0;
   uint64_t sampled_calls = 0;
   uint64_t total_bytes_error = 0;
+  uint64_t peak_bytes_error = 0;
   bool estimated() const { return sample_bytes != 0; }
 };
 

@@ -98,8 +98,9 @@ void PrintHeap(const model::HeapProfile& heap, const ReportOptions& options, std
         heap.peak_bytes, heap.total_bytes, heap.alloc_calls, heap.free_calls, heap.temporary_calls,
         heap.leaked_bytes, heap.leaked_calls);
     if (heap.estimated())
-      out += fmt::format("sample_bytes\t{}\nsampled_calls\t{}\ntotal_bytes_error\t{}\n",
-                         heap.sample_bytes, heap.sampled_calls, heap.total_bytes_error);
+      out += fmt::format(
+          "sample_bytes\t{}\nsampled_calls\t{}\ntotal_bytes_error\t{}\npeak_bytes_error\t{}\n",
+          heap.sample_bytes, heap.sampled_calls, heap.total_bytes_error, heap.peak_bytes_error);
     return;
   }
   TableWriter w(options, out);
@@ -108,7 +109,9 @@ void PrintHeap(const model::HeapProfile& heap, const ReportOptions& options, std
     w.row({"sampled", fmt::format("{} allocations", heap.sampled_calls),
            fmt::format("one per {} allocated on average; ~ marks estimates (docs/heap.md)",
                        Bytes(heap.sample_bytes))});
-  w.row({"peak", ApproxBytes(heap, heap.peak_bytes), "at " + FormatTime(heap.peak_time_ns, false)});
+  w.row({"peak", ApproxBytes(heap, heap.peak_bytes),
+         (heap.estimated() ? fmt::format("± {} ", Bytes(heap.peak_bytes_error)) : "") + "at " +
+             FormatTime(heap.peak_time_ns, false)});
   w.row({"total allocated", ApproxBytes(heap, heap.total_bytes),
          heap.estimated() ? fmt::format("± {} (one standard error)", Bytes(heap.total_bytes_error))
                           : ""});

@@ -199,21 +199,30 @@ void Publish(HeapRing* ring, size_t words) {
 uint64_t PreciseNow() { return __builtin_ia32_rdtsc(); }
 
 uint64_t g_tick0 = 0, g_ns0 = 0;
-long double g_ns_per_tick = 0;
+long double g_ns_per_tick = 0;  // 0: not measured yet
+constexpr uint64_t kCalibrationNs = 2'000'000;
 
-void CalibrateTicks() {
-  uint64_t ns_start = NowNs(), tick_start = __builtin_ia32_rdtsc(), ns_end;
-  while ((ns_end = NowNs()) - ns_start < 2'000'000) {
-  }
-  uint64_t tick_end = __builtin_ia32_rdtsc();
-  g_ns_per_tick = tick_end > tick_start
-                      ? (long double)(ns_end - ns_start) / (long double)(tick_end - tick_start)
-                      : 0;
-  g_ns0 = ns_end;
-  g_tick0 = tick_end;
+// Notes the clocks when the collector starts; the rate is measured from there at the first
+// conversion (the writer's first drain, usually 100 ms later, so nobody waits for it).
+void StartTickCalibration() {
+  g_ns0 = NowNs();
+  g_tick0 = __builtin_ia32_rdtsc();
 }
 
+// The rate over at least kCalibrationNs since the start (waits out the rest when asked sooner).
+void FinishTickCalibration() {
+  uint64_t ns_end, tick_end;
+  while ((ns_end = NowNs()) - g_ns0 < kCalibrationNs) {
+  }
+  tick_end = __builtin_ia32_rdtsc();
+  g_ns_per_tick = tick_end > g_tick0
+                      ? (long double)(ns_end - g_ns0) / (long double)(tick_end - g_tick0)
+                      : 1.0L;  // a counter that did not advance: no better guess
+}
+
+// With the session lock held (every caller drains under it).
 uint64_t TicksToNs(uint64_t tick) {
+  if (g_ns_per_tick == 0) FinishTickCalibration();
   return g_ns0 + uint64_t((long double)(int64_t)(tick - g_tick0) * g_ns_per_tick);
 }
 
@@ -323,7 +332,7 @@ int64_t NextGap() {
 // Slow path of the sampling decision, when the thread's gap is used up by `size` bytes: true
 // when a point fell inside the allocation (the gap was consumed by it). Seeds the thread's
 // generator on its first allocation: the same seed and program give the same samples.
-bool PointFellInside(size_t size) {
+__attribute__((noinline)) bool PointFellInside(size_t size) {
   if (t_random == 0) {
     uint64_t ordinal = g_sampler_threads.fetch_add(1, std::memory_order_relaxed);
     uint64_t seed = g_sample_seed ? g_sample_seed : __builtin_ia32_rdtsc() ^ uint64_t(GetTid());
@@ -343,7 +352,7 @@ class SampledBlocks {
   }
   // Records a newly sampled block; false when there is no room (its release would be missed,
   // so the block is then not reported as sampled).
-  bool insert(uint64_t address) {
+  __attribute__((noinline)) bool insert(uint64_t address) {
     Guard guard(lock_);
     if ((count_ + 1) * 2 > capacity_ && !grow()) return false;
     size_t mask = capacity_ - 1;
@@ -358,7 +367,7 @@ class SampledBlocks {
     return true;
   }
   // Removes `address` when it is a live sampled block: true when it was.
-  bool take(uint64_t address) {
+  __attribute__((noinline)) bool take(uint64_t address) {
     Guard guard(lock_);
     if (!capacity_) return false;
     size_t mask = capacity_ - 1;
@@ -515,7 +524,7 @@ inline bool SampledMode() {
 }
 
 // Whether the allocation of `size` bytes just made, from `caller`, is sampled.
-inline bool TakeSample(size_t size, const void* caller) {
+__attribute__((always_inline)) inline bool TakeSample(size_t size, const void* caller) {
   t_until_sample -= int64_t(std::min<size_t>(size, size_t(1) << 62));
   if (t_until_sample > 0) return false;
   return PointFellInside(size) && !InRuntimeNow() && !IsRuntimeCode(caller);
@@ -527,7 +536,7 @@ void RecordSampledAlloc(void* p, size_t size, format::AllocKind kind) {
 }
 
 // Before a block is released: whether it was sampled (it is then forgotten).
-inline bool TakeSampledRelease(const void* p) {
+__attribute__((always_inline)) inline bool TakeSampledRelease(const void* p) {
   return g_sampled.mayHold(uint64_t(p)) && g_sampled.take(uint64_t(p));
 }
 
@@ -554,7 +563,7 @@ bool HeapOn() { return g_heap_on.load(); }
 
 void StartHeap(format::Writer& writer, uint64_t now, uint64_t sample_bytes, uint64_t seed) {
   Resolve();
-  CalibrateTicks();
+  StartTickCalibration();
   if (sample_bytes) {
     g_sample_bytes = sample_bytes;
     g_sample_seed = seed;
