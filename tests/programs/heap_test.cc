@@ -9,6 +9,7 @@
 #include <map>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "harness.h"
@@ -186,6 +187,50 @@ TEST(Heap, ForkWhileAnotherThreadAllocates) {
     for (const auto& a : child.allocs) own += a.size == 72;
     EXPECT_EQ(own, 10) << path;
   }
+}
+
+// The collector takes the callers a stack shares with the thread's previous one from that stack
+// instead of unwinding them again: stacks that change in depth, in one caller, or in position
+// (through pad's large frame) between allocations must each still be counted exactly.
+TEST(Heap, StacksThatChangeBetweenAllocationsAreEachExact) {
+  RunResult run;
+  std::string profile = RecordHeap("heap_stacks", PROGRAM_heap_stacks, &run);
+  EXPECT_EQ(run.out, "heap_stacks done\n");
+  // (through pad, via_a, recursion depth) → blocks, as heap_stacks.c's loop makes them.
+  std::map<std::tuple<bool, bool, int>, uint64_t> expected;
+  for (int i = 0; i < 10000; ++i) ++expected[{(i / 3) % 2 == 1, i % 3 == 0, (i / 6) % 7}];
+  RunResult text = Hotline({"report", "-H", "-t", "100", profile}, ScratchDir("heap_stacks_text"));
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  std::istringstream rows(text.out.substr(text.out.find("\nLeaks\n")));
+  std::map<std::tuple<bool, bool, int>, uint64_t> seen;
+  std::string row;
+  uint64_t blocks = 0;
+  bool pad = false, via_a = false, counting = false;
+  int recursions = 0;
+  auto finish = [&] {
+    if (counting) seen[{pad, via_a, recursions - 1}] += blocks;
+    counting = false;
+  };
+  std::getline(rows, row);  // the blank line before the title
+  std::getline(rows, row);  // "Leaks"
+  std::getline(rows, row);  // the header
+  while (std::getline(rows, row) && !row.empty()) {
+    if (row.find(" leaf (") != std::string::npos) {  // a stack's first row: bytes, blocks, leaf
+      finish();
+      std::istringstream cells(row);
+      std::string bytes, unit;
+      cells >> bytes >> unit >> blocks;
+      pad = via_a = false;
+      recursions = 0;
+      counting = true;
+      continue;
+    }
+    pad |= row.find(" pad (") != std::string::npos;
+    via_a |= row.find(" via_a (") != std::string::npos;
+    recursions += row.find(" recurse (") != std::string::npos;
+  }
+  finish();
+  EXPECT_EQ(seen, expected);
 }
 
 // The sampled mode's standard error of a sum over allocations of `size` bytes, `calls` of them,
