@@ -127,6 +127,8 @@ struct HeapRing {
   // The thread's previous stack as unwound: each frame's address and stack pointer (the frame
   // it called returns to that address with that stack pointer), innermost first.
   // last_hash[i]: the hash of frames i and outwards (HashStep).
+  // The thread's stack, [stack_low, stack_high); 0, 0 when unknown (then nothing is reused).
+  uint64_t stack_low, stack_high;
   int last_depth;
   uint64_t last_ip[kMaxRawFrames], last_sp[kMaxRawFrames], last_hash[kMaxRawFrames];
   uint64_t words[kRingWords];
@@ -166,6 +168,17 @@ HeapRing* MyRing() {
   ring->tail.store(0);
   std::memset(ring->seen, 0, sizeof ring->seen);
   ring->last_depth = 0;
+  ring->stack_low = ring->stack_high = 0;
+  pthread_attr_t attr;
+  if (pthread_getattr_np(pthread_self(), &attr) == 0) {  // may allocate: under Busy, unrecorded
+    void* low;
+    size_t size;
+    if (pthread_attr_getstack(&attr, &low, &size) == 0) {
+      ring->stack_low = uint64_t(low);
+      ring->stack_high = uint64_t(low) + size;
+    }
+    pthread_attr_destroy(&attr);
+  }
   t_ring = ring;
   return ring;
 }
@@ -250,10 +263,16 @@ uint64_t HashFrames(const void* const* frames, int depth) {
 
 // Whether the frames of the previous stack from `from` outwards are still on the stack: each
 // return address is still where the frame inside it stored it (just below its stack pointer).
-// Reads only above the current stack pointer, on the thread's own stack.
-bool OuterFramesUnchanged(const HeapRing* ring, int from) {
-  for (int i = from + 1; i < ring->last_depth; ++i)
-    if (*reinterpret_cast<const uint64_t*>(ring->last_sp[i] - 8) != ring->last_ip[i]) return false;
+// Reads only inside the thread's own stack (a program that runs on stacks of its own, such as
+// coroutines, reuses nothing there), at or above the current stack pointer `sp`.
+bool OuterFramesUnchanged(const HeapRing* ring, int from, uint64_t sp) {
+  if (sp < ring->stack_low || sp >= ring->stack_high) return false;
+  for (int i = from + 1; i < ring->last_depth; ++i) {
+    uint64_t slot = ring->last_sp[i] - 8;
+    if (slot < sp || slot > ring->stack_high - 8 || (slot & 7) ||
+        *reinterpret_cast<const uint64_t*>(slot) != ring->last_ip[i])
+      return false;
+  }
   return true;
 }
 
@@ -279,7 +298,7 @@ int UnwindReusingPrevious(HeapRing* ring, void** raw) {
       break;
     while (k < last && ring->last_sp[k] < sp) ++k;
     if (k < last && ring->last_sp[k] == sp && ring->last_ip[k] == ip &&
-        OuterFramesUnchanged(ring, k)) {
+        OuterFramesUnchanged(ring, k, sp)) {
       // Taken to where they now belong, their suffix hashes with them.
       reused_from = n;
       int count = std::min(last - k, kMaxRawFrames - n);
