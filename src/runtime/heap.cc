@@ -115,7 +115,6 @@ bool Resolve() {
 enum EventType : uint64_t { kPad = 0, kAllocEvent = 1, kFreeEvent = 2, kStackEvent = 3 };
 constexpr size_t kRingWords = 1u << 17;  // 1 MiB
 constexpr int kMaxHeapFrames = 128;
-constexpr int kMaxRawFrames = kMaxHeapFrames + 8;  // with this library's own
 constexpr int kSeenStacks = 4096;
 
 struct HeapRing {
@@ -124,13 +123,6 @@ struct HeapRing {
   std::atomic<int> state;      // 0 free, 1 in use, 2 thread ended: drain then free
   pid_t tid;
   uint64_t seen[kSeenStacks];  // stack hashes this thread has sent (direct-mapped)
-  // The thread's previous stack as unwound: each frame's address and stack pointer (the frame
-  // it called returns to that address with that stack pointer), innermost first.
-  // last_hash[i]: the hash of frames i and outwards (HashStep).
-  // The thread's stack, [stack_low, stack_high); 0, 0 when unknown (then nothing is reused).
-  uint64_t stack_low, stack_high;
-  int last_depth;
-  uint64_t last_ip[kMaxRawFrames], last_sp[kMaxRawFrames], last_hash[kMaxRawFrames];
   uint64_t words[kRingWords];
 };
 
@@ -167,18 +159,6 @@ HeapRing* MyRing() {
   ring->head.store(0);
   ring->tail.store(0);
   std::memset(ring->seen, 0, sizeof ring->seen);
-  ring->last_depth = 0;
-  ring->stack_low = ring->stack_high = 0;
-  pthread_attr_t attr;
-  if (pthread_getattr_np(pthread_self(), &attr) == 0) {  // may allocate: under Busy, unrecorded
-    void* low;
-    size_t size;
-    if (pthread_attr_getstack(&attr, &low, &size) == 0) {
-      ring->stack_low = uint64_t(low);
-      ring->stack_high = uint64_t(low) + size;
-    }
-    pthread_attr_destroy(&attr);
-  }
   t_ring = ring;
   return ring;
 }
@@ -246,101 +226,27 @@ uint64_t TicksToNs(uint64_t tick) {
   return g_ns0 + uint64_t((long double)(int64_t)(tick - g_tick0) * g_ns_per_tick);
 }
 
-// A stack's hash is built from its outermost frame inwards, so that the hash of every suffix
-// (a frame and all its callers) comes on the way: a stack that shares its callers with the
-// previous one hashes only its new frames.
-constexpr uint64_t kHashSeed = 0x9E3779B97F4A7C15ull;
-inline uint64_t HashStep(uint64_t outer, uint64_t frame) {
-  uint64_t h = (outer ^ frame) * 0xBF58476D1CE4E5B9ull;
-  return h ^ (h >> 31);
-}
-
 uint64_t HashFrames(const void* const* frames, int depth) {
-  uint64_t h = kHashSeed;
-  for (int i = depth; i-- > 0;) h = HashStep(h, uint64_t(frames[i]));
+  uint64_t h = 0x9E3779B97F4A7C15ull ^ uint64_t(depth);
+  for (int i = 0; i < depth; ++i) {
+    h ^= uint64_t(frames[i]);
+    h *= 0xBF58476D1CE4E5B9ull;
+    h ^= h >> 31;
+  }
   return h | 1;  // 0 means "no stack"
-}
-
-// Whether the frames of the previous stack from `from` outwards are still on the stack: each
-// return address is still where the frame inside it stored it (just below its stack pointer).
-// Reads only inside the thread's own stack (a program that runs on stacks of its own, such as
-// coroutines, reuses nothing there), at or above the current stack pointer `sp`.
-bool OuterFramesUnchanged(const HeapRing* ring, int from, uint64_t sp) {
-  if (sp < ring->stack_low || sp >= ring->stack_high) return false;
-  for (int i = from + 1; i < ring->last_depth; ++i) {
-    uint64_t slot = ring->last_sp[i] - 8;
-    if (slot < sp || slot > ring->stack_high - 8 || (slot & 7) ||
-        *reinterpret_cast<const uint64_t*>(slot) != ring->last_ip[i])
-      return false;
-  }
-  return true;
-}
-
-// Unwinds the calling thread (return addresses into `raw`, innermost first) and stops at the
-// first frame that is the previous stack's, at the same address and stack pointer, with every
-// frame outside it unchanged: those are taken from the previous stack instead of unwound again.
-// A loop allocating 30 frames deep then unwinds only the frames between it and the allocator.
-// Leaves the new stack, with its suffix hashes, as the thread's previous one.
-int UnwindReusingPrevious(HeapRing* ring, void** raw) {
-  unw_context_t context;
-  unw_cursor_t cursor;
-  if (unw_getcontext(&context) < 0 || unw_init_local(&cursor, &context) < 0) {
-    ring->last_depth = 0;
-    return unw_backtrace(raw, kMaxRawFrames);
-  }
-  uint64_t sps[kMaxRawFrames];
-  int n = 0, k = 0, reused_from = -1;  // raw[reused_from..n) are the previous stack's
-  const int last = ring->last_depth;
-  for (;;) {
-    unw_word_t ip = 0, sp = 0;
-    if (unw_get_reg(&cursor, UNW_REG_IP, &ip) < 0 || unw_get_reg(&cursor, UNW_REG_SP, &sp) < 0 ||
-        ip == 0)
-      break;
-    while (k < last && ring->last_sp[k] < sp) ++k;
-    if (k < last && ring->last_sp[k] == sp && ring->last_ip[k] == ip &&
-        OuterFramesUnchanged(ring, k, sp)) {
-      // Taken to where they now belong, their suffix hashes with them.
-      reused_from = n;
-      int count = std::min(last - k, kMaxRawFrames - n);
-      for (int i = 0; i < count; ++i) {
-        raw[n + i] = reinterpret_cast<void*>(ring->last_ip[k + i]);
-        sps[n + i] = ring->last_sp[k + i];
-      }
-      if (n != k || count != last - k) {
-        std::memmove(&ring->last_hash[n], &ring->last_hash[k], sizeof(uint64_t) * size_t(count));
-        if (count != last - k) reused_from = -1;  // cut short: the hashes must be made again
-      }
-      n += count;
-      break;
-    }
-    if (n == kMaxRawFrames) break;
-    raw[n] = reinterpret_cast<void*>(ip);
-    sps[n++] = sp;
-    if (unw_step(&cursor) <= 0) break;
-  }
-  int fresh = reused_from < 0 ? n : reused_from;
-  uint64_t h = fresh < n ? ring->last_hash[fresh] : kHashSeed;
-  for (int i = fresh; i-- > 0;) ring->last_hash[i] = h = HashStep(h, uint64_t(raw[i]));
-  for (int i = 0; i < n; ++i) ring->last_ip[i] = uint64_t(raw[i]);
-  std::memcpy(ring->last_sp, sps, sizeof(uint64_t) * size_t(n));
-  ring->last_depth = n;
-  return n;
 }
 
 // The allocation's call stack: return addresses, innermost first, without this library's frames.
 uint64_t CaptureStack(HeapRing* ring) {
-  void* raw[kMaxRawFrames];
-  int depth = UnwindReusingPrevious(ring, raw);
+  void* raw[kMaxHeapFrames + 8];
+  int depth = unw_backtrace(raw, kMaxHeapFrames + 8);
   int skip = 0;
   while (skip < depth && IsRuntimeCode(raw[skip])) ++skip;
   void** frames = raw + skip;
-  int whole = depth;
   depth -= skip;
   if (depth > kMaxHeapFrames) depth = kMaxHeapFrames;
   if (depth <= 0) return 0;
-  // The suffix hash from the unwinding is the stack's own unless the stack was cut.
-  uint64_t hash = ring->last_depth == whole && depth == whole - skip ? ring->last_hash[skip] | 1
-                                                                     : HashFrames(frames, depth);
+  uint64_t hash = HashFrames(frames, depth);
   uint64_t& seen = ring->seen[hash % kSeenStacks];
   if (seen != hash) {
     uint64_t* w = Reserve(ring, 3 + size_t(depth));
