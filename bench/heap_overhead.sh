@@ -4,7 +4,9 @@
 # --heap-sample -F 0` (one per 512 KiB on average), under heaptrack and under valgrind's massif,
 # in one run. Prints CPU time (user+sys of the whole process tree, median of REPS interleaved
 # runs), the ratio to the plain run, hotline's bytes per heap event, and the sampled mode's
-# estimates beside the exact mode's counts.
+# estimates beside the exact mode's counts. hotline-none is `hotline record -F 0` without the heap:
+# what the runtime's presence alone costs (its writer thread makes glibc's malloc take its
+# locks: the program is no longer single-threaded), which both heap modes include.
 #   bench/heap_overhead.sh [BUILD_DIR] [REPS]
 set -euo pipefail
 build=$(cd "${1:-build}" && pwd)
@@ -21,13 +23,14 @@ hotline=$build/bin/hotline
 source "$here/lib.sh"
 
 declare -A runs
-tools=(plain hotline hotline-sampled)
+tools=(plain hotline-none hotline hotline-sampled)
 command -v heaptrack >/dev/null && tools+=(heaptrack)
 command -v valgrind >/dev/null && tools+=(massif)
 for _ in $(seq "$reps"); do
   for tool in "${tools[@]}"; do
     case $tool in
       plain) t=$(cpu "$work" "$lua" "$script") ;;
+      hotline-none) t=$(cpu "$work" "$hotline" record -q -F 0 -o "$work/none.hotline" -- "$lua" "$script") ;;
       hotline) t=$(cpu "$work" "$hotline" record -q --heap -F 0 -o "$work/churn.hotline" -- "$lua" "$script") ;;
       hotline-sampled) t=$(cpu "$work" "$hotline" record -q --heap-sample -F 0 -o "$work/churn-sampled.hotline" -- "$lua" "$script") ;;
       heaptrack) t=$(cpu "$work" heaptrack -o "$work/churn.heaptrack" "$lua" "$script") ;;
