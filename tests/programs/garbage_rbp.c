@@ -65,8 +65,7 @@ static void Hostile(void) {
       (uint64_t)&self_loop[0],
       (uint64_t)&downward[0],
   };
-  for (unsigned v = 0; v < sizeof values / sizeof values[0]; ++v)
-    spin_with_rbp(values[v], 12000000);
+  for (unsigned v = 0; v < sizeof values / sizeof values[0]; ++v) spin_with_rbp(values[v], 6000000);
   free(heap);
 }
 
