@@ -101,8 +101,9 @@ class DumpPrinter : public format::RecordVisitor {
                r.events, r.packed_size);
   }
   void onAlloc(const format::AllocRecord& r) override {
-    fmt::print("ALLOC t={} tid={} address={:#x} size={} node={} kind={}\n", r.time, r.tid,
-               r.address, r.size, r.node, unsigned(r.kind));
+    fmt::print("ALLOC t={} tid={} address={:#x} size={} node={} kind={}{}\n", r.time, r.tid,
+               r.address, r.size, r.node, unsigned(r.kind),
+               r.sample_bytes ? fmt::format(" sample_bytes={}", r.sample_bytes) : "");
   }
   void onFree(const format::FreeRecord& r) override {
     fmt::print("FREE t={} tid={} address={:#x} kind={} size={}\n", r.time, r.tid, r.address,

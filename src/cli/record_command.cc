@@ -90,9 +90,10 @@ std::string RuntimeOptions(const RecordOptions& o, int toggle, bool kernel) {
   if (trace == "auto") trace = "counts";
   return fmt::format(
       "freq={},clock={},depth={},unwind={},paused={},toggle={},follow_exec={},trace={},heap={},"
-      "sampler={}",
+      "heap_sample={},heap_seed={},sampler={}",
       o.counts_only ? 0u : o.freq, o.clock, o.max_depth, o.unwind, o.start_paused ? 1 : 0, toggle,
-      o.follow_exec ? 1 : 0, trace, o.heap ? 1 : 0, kernel ? "kernel" : "signal");
+      o.follow_exec ? 1 : 0, trace, o.heap || o.heap_sample ? 1 : 0, o.heap_sample, o.heap_seed,
+      kernel ? "kernel" : "signal");
 }
 
 // x86-64's debug address registers: the watchpoints a thread can have at once.
@@ -379,10 +380,10 @@ int RunAttach(const RecordOptions& o) {
                errno == ESRCH ? "no such process" : strerror(errno));
     return 1;
   }
-  if (o.sampler == "signal" || o.counts_only || o.heap || o.freq == 0) {
+  if (o.sampler == "signal" || o.counts_only || o.heap || o.heap_sample || o.freq == 0) {
     fmt::print(stderr,
                "hotline: record -p: a running process can only be sampled by the kernel (no "
-               "--sampler signal, --heap, --counts-only or -F 0)\n");
+               "--sampler signal, --heap, --heap-sample, --counts-only or -F 0)\n");
     return 2;
   }
   char exe[4096];
@@ -473,6 +474,16 @@ int RunRecord(const RecordOptions& o, const std::vector<std::string>& command) {
   if (const char* problem = toggle ? ToggleSignalProblem(toggle) : nullptr) {
     fmt::print(stderr, "hotline: record: --toggle-signal {} cannot toggle sampling: {}\n",
                o.toggle_signal, problem);
+    return 2;
+  }
+  if (o.heap && o.heap_sample) {
+    fmt::print(stderr,
+               "hotline: record: --heap records every allocation, --heap-sample samples them: "
+               "give one\n");
+    return 2;
+  }
+  if (o.heap_seed && !o.heap_sample) {
+    fmt::print(stderr, "hotline: record: --heap-seed goes with --heap-sample\n");
     return 2;
   }
   if (o.stack_bytes % 8 != 0) {

@@ -24,6 +24,8 @@ struct RecordOptions {
   unsigned stack_bytes = 8192;
   bool no_trace = false;
   bool heap = false;
+  uint64_t heap_sample = 0;  // bytes between heap samples on average; 0: --heap's every allocation
+  uint64_t heap_seed = 0;
   bool counts_only = false;
   bool quiet = false;
   bool perl_sample = false;
@@ -67,6 +69,18 @@ struct RecordOptions {
     cmd.add_flag("--heap", heap,
                  "record every allocation and release (malloc family, new/delete, anonymous "
                  "mmap) with its stack; combine with -F 0 for the heap alone");
+    // A flag with an optional value, like --trace=timed: the program follows after --, so a
+    // bare --heap-sample never takes the next word.
+    cmd.add_flag("--heap-sample{524288}", heap_sample,
+                 "the heap, sampled: one allocation per BYTES allocated on average (default "
+                 "512 KiB; --heap-sample=BYTES), weighted into unbiased estimates; frees of "
+                 "sampled blocks matched")
+        ->disable_flag_override(false)
+        ->check(CLI::Range(uint64_t(1), uint64_t(1) << 40));
+    cmd.add_option("--heap-seed", heap_seed,
+                   "--heap-sample: seed of the random choices, for repeatable runs (default: a "
+                   "new one each run)")
+        ->check(CLI::Range(uint64_t(1), ~uint64_t(0)));
     cmd.add_flag("--counts-only", counts_only,
                  "no sampling: exact counts only (--coverage, -finstrument-functions builds); "
                  "hotline annotate then weighs lines by their instructions");

@@ -161,13 +161,23 @@ json Marks(const model::Profile& p) {
 }
 
 json Heap(const model::HeapProfile& h) {
-  return {{"peak_bytes", h.peak_bytes},      {"peak_time_ns", h.peak_time_ns},
-          {"total_bytes", h.total_bytes},    {"alloc_calls", h.alloc_calls},
-          {"free_calls", h.free_calls},      {"temporary_calls", h.temporary_calls},
-          {"leaked_bytes", h.leaked_bytes},  {"leaked_calls", h.leaked_calls},
-          {"mmap_calls", h.mmap_calls},      {"mmap_bytes", h.mmap_bytes},
-          {"munmap_calls", h.munmap_calls},  {"mmap_leaked_bytes", h.mmap_leaked_bytes},
-          {"unknown_frees", h.unknown_frees}};
+  return {{"peak_bytes", h.peak_bytes},
+          {"peak_time_ns", h.peak_time_ns},
+          {"total_bytes", h.total_bytes},
+          {"alloc_calls", h.alloc_calls},
+          {"free_calls", h.free_calls},
+          {"temporary_calls", h.temporary_calls},
+          {"leaked_bytes", h.leaked_bytes},
+          {"leaked_calls", h.leaked_calls},
+          {"mmap_calls", h.mmap_calls},
+          {"mmap_bytes", h.mmap_bytes},
+          {"munmap_calls", h.munmap_calls},
+          {"mmap_leaked_bytes", h.mmap_leaked_bytes},
+          {"unknown_frees", h.unknown_frees},
+          // Sampled mode (--heap-sample): the numbers above are estimates, with these errors.
+          {"sample_bytes", h.sample_bytes},
+          {"total_bytes_error", h.total_bytes_error},
+          {"peak_bytes_error", h.peak_bytes_error}};
 }
 
 }  // namespace

@@ -245,6 +245,7 @@ class PayloadDecoder {
         if (!t(in, &r.time) || !in.varint(&r.tid) || !in.varint(&r.address) ||
             !in.varint(&r.size) || !in.varint(&r.node) || !in.varint(&kind))
           return -1;
+        if (!in.atEnd() && !in.varint(&r.sample_bytes)) return -1;  // optional: sampled mode
         r.kind = static_cast<AllocKind>(kind);
         visitor_.onAlloc(r);
         return 1;

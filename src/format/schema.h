@@ -214,6 +214,10 @@ struct TraceEventsRecord {
 struct AllocRecord {
   uint64_t time = 0, tid = 0, address = 0, size = 0, node = 0;
   AllocKind kind = AllocKind::kMalloc;
+  // Sampled heap mode: the allocation was sampled at one per this many bytes on average and
+  // stands for size / (1 - exp(-size / sample_bytes)) bytes. 0: recorded because every
+  // allocation is (exact mode). Written only when non-zero.
+  uint64_t sample_bytes = 0;
 };
 
 struct FreeRecord {

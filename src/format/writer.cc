@@ -355,6 +355,7 @@ void Writer::add(const AllocRecord& r) {
   record_.varint(r.size);
   record_.varint(r.node);
   record_.varint(static_cast<uint64_t>(r.kind));
+  if (r.sample_bytes) record_.varint(r.sample_bytes);
   endRecord();
 }
 

@@ -1,6 +1,7 @@
 #include "model/heap.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <tuple>
 #include <unordered_map>
@@ -23,9 +24,27 @@ struct Event {
 
 struct Live {
   uint64_t size;
+  double calls, bytes;  // what the block stands for: 1 and size unless it was sampled
   uint32_t site;
   uint32_t stack;
   bool mmap;
+};
+
+// The allocations a sampled one stands for: 1 / P(sampled), P = 1 - exp(-size / N).
+double SampleWeight(uint64_t size, uint64_t sample_bytes) {
+  if (!sample_bytes) return 1.0;
+  double p = -std::expm1(-double(size) / double(sample_bytes));
+  return p > 0 ? 1.0 / p : 1.0;  // size 0: no point can fall inside, never sampled
+}
+
+uint64_t Round(double v) { return v <= 0 ? 0 : uint64_t(std::llround(v)); }
+
+// Totals kept as sums of weights while the events are replayed, rounded once at the end.
+struct SiteSums {
+  double calls = 0, bytes = 0, peak_bytes = 0, leaked_calls = 0, leaked_bytes = 0;
+};
+struct StackSums {
+  double calls = 0, bytes = 0, live_calls = 0, live_bytes = 0;
 };
 
 std::string FrameText(const HeapFrame& f) {
@@ -176,18 +195,23 @@ Expected<HeapProfile> BuildHeapProfile(const format::RawProfile& raw, AddressRes
   uint64_t start = events.front().time;
 
   HeapProfile heap;
+  for (const auto& [key, value] : raw.stats)
+    if (key == "heap_sample_bytes") heap.sample_bytes = value;
   SiteTable sites(raw, resolver, options);
+  std::vector<SiteSums> site_sums;
+  std::vector<StackSums> stack_sums;
   std::unordered_map<uint64_t, Live> live;
   std::unordered_map<uint64_t, uint64_t> last_alloc_of_thread;  // tid → address, 0 once used
-  std::map<uint64_t, uint64_t> histogram;
-  uint64_t current = 0;
+  std::map<uint64_t, double> histogram;
+  double alloc_calls = 0, total_bytes = 0, free_calls = 0, mmap_calls = 0, mmap_bytes = 0;
+  double munmap_calls = 0, current = 0, peak = 0, variance = 0;
   size_t peak_event = 0;
   uint64_t timeline_step = std::max<uint64_t>(1, events.size() / 1000);
 
   auto release = [&](uint64_t address) {
     auto it = live.find(address);
     if (it == live.end()) return false;
-    if (!it->second.mmap) current -= it->second.size;
+    if (!it->second.mmap) current -= it->second.bytes;
     live.erase(it);
     return true;
   };
@@ -200,24 +224,33 @@ Expected<HeapProfile> BuildHeapProfile(const format::RawProfile& raw, AddressRes
       bool mmap = a.kind == AllocKind::kMmap;
       const SiteTable::Node& node = sites.of(a.node, a.time);
       uint32_t site = node.site;
-      live[a.address] = Live{a.size, site, node.stack, mmap};
+      if (site_sums.size() <= site) site_sums.resize(site + 1);
+      if (stack_sums.size() <= node.stack) stack_sums.resize(node.stack + 1);
+      double weight = SampleWeight(a.size, a.sample_bytes);
+      double bytes = weight * double(a.size);
+      if (a.sample_bytes) {
+        if (!heap.sample_bytes) heap.sample_bytes = a.sample_bytes;
+        if (!mmap) {
+          ++heap.sampled_calls;
+          variance += bytes * bytes * (1.0 - 1.0 / weight);  // size² (1 − p) / p²
+        }
+      }
+      live[a.address] = Live{a.size, weight, bytes, site, node.stack, mmap};
       if (mmap) {
-        ++heap.mmap_calls;
-        heap.mmap_bytes += a.size;
+        mmap_calls += weight;
+        mmap_bytes += bytes;
       } else {
-        ++heap.alloc_calls;
-        heap.total_bytes += a.size;
-        current += a.size;
-        HeapSite& s = sites.sites()[site];
-        ++s.calls;
-        s.bytes += a.size;
-        HeapStack& stack = sites.stacks()[node.stack];
-        ++stack.calls;
-        stack.bytes += a.size;
-        ++histogram[SizeClass(a.size)];
+        alloc_calls += weight;
+        total_bytes += bytes;
+        current += bytes;
+        site_sums[site].calls += weight;
+        site_sums[site].bytes += bytes;
+        stack_sums[node.stack].calls += weight;
+        stack_sums[node.stack].bytes += bytes;
+        histogram[SizeClass(a.size)] += weight;
         last_alloc_of_thread[a.tid] = a.address;
-        if (current > heap.peak_bytes) {
-          heap.peak_bytes = current;
+        if (current > peak) {
+          peak = current;
           heap.peak_time_ns = a.time - start;
           peak_event = e;
         }
@@ -230,13 +263,14 @@ Expected<HeapProfile> BuildHeapProfile(const format::RawProfile& raw, AddressRes
         continue;
       }
       if (it->second.mmap) {
-        if (f.kind == FreeKind::kMunmap) ++heap.munmap_calls;
+        if (f.kind == FreeKind::kMunmap) munmap_calls += it->second.calls;
         release(f.address);
         continue;
       }
-      if (f.kind != FreeKind::kRealloc) ++heap.free_calls;
+      if (f.kind != FreeKind::kRealloc) free_calls += it->second.calls;
+      // Whether other allocations came between cannot be told from samples.
       auto last = last_alloc_of_thread.find(f.tid);
-      if (last != last_alloc_of_thread.end() && last->second == f.address &&
+      if (!heap.sample_bytes && last != last_alloc_of_thread.end() && last->second == f.address &&
           f.kind != FreeKind::kRealloc) {
         ++heap.temporary_calls;
         ++sites.sites()[it->second.site].temporary_calls;
@@ -245,57 +279,99 @@ Expected<HeapProfile> BuildHeapProfile(const format::RawProfile& raw, AddressRes
       release(f.address);
     }
     if (e % timeline_step == 0 || e + 1 == events.size())
-      heap.timeline.push_back(HeapPoint{events[e].time - start, current});
+      heap.timeline.push_back(HeapPoint{events[e].time - start, Round(current)});
   }
 
   // Leaks: what is still live, per site and per full stack.
-  std::unordered_map<uint32_t, HeapLeak> leaks_by_stack;
+  struct LeakSums {
+    double calls = 0, bytes = 0;
+  };
+  std::unordered_map<uint32_t, LeakSums> leaks_by_stack;
+  double leaked_calls = 0, leaked_bytes = 0, mmap_leaked_bytes = 0;
   for (const auto& [address, block] : live) {
     if (block.mmap) {
-      heap.mmap_leaked_bytes += block.size;
+      mmap_leaked_bytes += block.bytes;
       continue;
     }
-    ++heap.leaked_calls;
-    heap.leaked_bytes += block.size;
-    HeapSite& s = sites.sites()[block.site];
-    ++s.leaked_calls;
-    s.leaked_bytes += block.size;
-    HeapStack& stack = sites.stacks()[block.stack];
-    ++stack.live_calls;
-    stack.live_bytes += block.size;
-    HeapLeak& leak = leaks_by_stack[block.stack];
-    ++leak.calls;
-    leak.bytes += block.size;
+    leaked_calls += block.calls;
+    leaked_bytes += block.bytes;
+    site_sums[block.site].leaked_calls += block.calls;
+    site_sums[block.site].leaked_bytes += block.bytes;
+    stack_sums[block.stack].live_calls += block.calls;
+    stack_sums[block.stack].live_bytes += block.bytes;
+    LeakSums& leak = leaks_by_stack[block.stack];
+    leak.calls += block.calls;
+    leak.bytes += block.bytes;
   }
-  for (auto& [stack, leak] : leaks_by_stack) {
+  for (auto& [stack, sums] : leaks_by_stack) {
+    HeapLeak leak;
+    leak.calls = Round(sums.calls);
+    leak.bytes = Round(sums.bytes);
     leak.stack = sites.stackText(stack);
     heap.leaks.push_back(std::move(leak));
   }
-  std::sort(heap.leaks.begin(), heap.leaks.end(),
-            [](const HeapLeak& a, const HeapLeak& b) { return a.bytes > b.bytes; });
+  std::sort(heap.leaks.begin(), heap.leaks.end(), [](const HeapLeak& a, const HeapLeak& b) {
+    return a.bytes != b.bytes ? a.bytes > b.bytes : a.stack < b.stack;
+  });
 
   // Peak contribution per site: replay up to the event that reached the peak.
-  if (heap.peak_bytes > 0) {
-    std::unordered_map<uint64_t, std::pair<uint64_t, uint32_t>> at_peak;  // address → size, site
+  if (peak > 0) {
+    struct AtPeak {
+      double bytes, weight;
+      uint32_t site;
+    };
+    std::unordered_map<uint64_t, AtPeak> at_peak;
     for (size_t e = 0; e <= peak_event; ++e) {
       const Event& ev = events[e];
       if (ev.is_alloc) {
         const format::AllocRecord& a = raw.allocs[ev.index];
         if (a.kind == AllocKind::kMmap) continue;
-        at_peak[a.address] = {a.size, sites.of(a.node, a.time).site};
+        double weight = SampleWeight(a.size, a.sample_bytes);
+        at_peak[a.address] = {weight * double(a.size), weight, sites.of(a.node, a.time).site};
       } else {
         at_peak.erase(raw.frees[ev.index].address);
       }
     }
-    for (const auto& [address, block] : at_peak)
-      sites.sites()[block.second].peak_bytes += block.first;
+    double peak_variance = 0;
+    for (const auto& [address, block] : at_peak) {
+      site_sums[block.site].peak_bytes += block.bytes;
+      peak_variance += block.bytes * block.bytes * (1.0 - 1.0 / block.weight);
+    }
+    heap.peak_bytes_error = Round(std::sqrt(peak_variance));
   }
+
+  for (size_t i = 0; i < site_sums.size(); ++i) {
+    HeapSite& s = sites.sites()[i];
+    s.calls = Round(site_sums[i].calls);
+    s.bytes = Round(site_sums[i].bytes);
+    s.peak_bytes = Round(site_sums[i].peak_bytes);
+    s.leaked_calls = Round(site_sums[i].leaked_calls);
+    s.leaked_bytes = Round(site_sums[i].leaked_bytes);
+  }
+  for (size_t i = 0; i < stack_sums.size(); ++i) {
+    HeapStack& stack = sites.stacks()[i];
+    stack.calls = Round(stack_sums[i].calls);
+    stack.bytes = Round(stack_sums[i].bytes);
+    stack.live_calls = Round(stack_sums[i].live_calls);
+    stack.live_bytes = Round(stack_sums[i].live_bytes);
+  }
+  heap.peak_bytes = Round(peak);
+  heap.total_bytes = Round(total_bytes);
+  heap.alloc_calls = Round(alloc_calls);
+  heap.free_calls = Round(free_calls);
+  heap.leaked_calls = Round(leaked_calls);
+  heap.leaked_bytes = Round(leaked_bytes);
+  heap.mmap_calls = Round(mmap_calls);
+  heap.mmap_bytes = Round(mmap_bytes);
+  heap.munmap_calls = Round(munmap_calls);
+  heap.mmap_leaked_bytes = Round(mmap_leaked_bytes);
+  heap.total_bytes_error = Round(std::sqrt(variance));
 
   sites.addChains();
   heap.sites = std::move(sites.sites());
   heap.stacks = std::move(sites.stacks());
   for (const auto& [size_class, calls] : histogram)
-    heap.size_histogram.emplace_back(size_class, calls);
+    heap.size_histogram.emplace_back(size_class, Round(calls));
   return heap;
 }
 

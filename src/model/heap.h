@@ -11,6 +11,11 @@
 //    anything else (heaptrack's definition, per thread).
 //  - leaked: blocks still live at the end of the run.
 //  - peak: the largest sum of live heap bytes, and when it was first reached.
+//
+// A profile recorded with --heap-sample holds only sampled allocations, each standing for
+// 1 / (1 - exp(-size / N)) allocations of its size (format.md, ALLOC): every count and byte
+// total is then the sum of those weights, an unbiased estimate, rounded at the end; temporary
+// allocations cannot be told from samples and stay 0 (HeapProfile::sample_bytes says which).
 #pragma once
 
 #include <cstdint>
@@ -86,6 +91,15 @@ struct HeapProfile {
   // (lower bound of a power-of-two size class, calls): 0, 1, 2, 4, 8, ...
   std::vector<std::pair<uint64_t, uint64_t>> size_histogram;
   std::vector<HeapPoint> timeline;  // at most about 1000 points, for graphs
+  // Sampled mode (--heap-sample): the mean bytes between samples, 0 when every allocation was
+  // recorded (the numbers above are then exact); the allocations sampled; and the standard
+  // errors of total_bytes and of the live bytes at the peak, estimated from the samples
+  // (√Σ size² (1 − p) / p² over the blocks counted).
+  uint64_t sample_bytes = 0;
+  uint64_t sampled_calls = 0;
+  uint64_t total_bytes_error = 0;
+  uint64_t peak_bytes_error = 0;
+  bool estimated() const { return sample_bytes != 0; }
 };
 
 struct HeapOptions {

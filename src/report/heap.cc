@@ -44,6 +44,17 @@ std::string ChainText(const model::HeapChain& chain, const ReportOptions& option
   return text;
 }
 
+// Estimates (the sampled mode) carry a ~, as sampled counts do elsewhere.
+std::string Approx(const model::HeapProfile& heap, std::string text) {
+  return heap.estimated() && text != "0" && text != "0 B" ? "~" + text : text;
+}
+std::string ApproxBytes(const model::HeapProfile& heap, uint64_t bytes) {
+  return Approx(heap, Bytes(bytes));
+}
+std::string ApproxCount(const model::HeapProfile& heap, uint64_t count) {
+  return Approx(heap, fmt::format("{}", count));
+}
+
 std::string Percent(uint64_t part, uint64_t whole) {
   return FormatPercent(whole ? 100.0 * double(part) / double(whole) : 0.0);
 }
@@ -64,12 +75,14 @@ void SiteTable(const model::HeapProfile& heap, const ReportOptions& options, Tab
   w.title(id, title);
   w.header({"bytes", "calls", "at peak", "temporary", "leaked", "site"});
   for (const auto* s : sites) {
-    w.row({Bytes(s->bytes), fmt::format("{}", s->calls), Bytes(s->peak_bytes),
-           fmt::format("{}", s->temporary_calls), Bytes(s->leaked_bytes), SiteName(*s, options)});
+    w.row({ApproxBytes(heap, s->bytes), ApproxCount(heap, s->calls),
+           ApproxBytes(heap, s->peak_bytes),
+           heap.estimated() ? "–" : fmt::format("{}", s->temporary_calls),
+           ApproxBytes(heap, s->leaked_bytes), SiteName(*s, options)});
     // Where the site was called from, when more than one way or not plainly from main.
     if (!with_chains) continue;
     for (const model::HeapChain& chain : s->chains)
-      w.row({Bytes(chain.bytes), fmt::format("{}", chain.calls), "", "", "",
+      w.row({ApproxBytes(heap, chain.bytes), ApproxCount(heap, chain.calls), "", "", "",
              "  " + ChainText(chain, options)});
   }
   w.flush();
@@ -84,21 +97,39 @@ void PrintHeap(const model::HeapProfile& heap, const ReportOptions& options, std
         "temporary_calls\t{}\nleaked_bytes\t{}\nleaked_calls\t{}\n",
         heap.peak_bytes, heap.total_bytes, heap.alloc_calls, heap.free_calls, heap.temporary_calls,
         heap.leaked_bytes, heap.leaked_calls);
+    if (heap.estimated())
+      out += fmt::format(
+          "sample_bytes\t{}\nsampled_calls\t{}\ntotal_bytes_error\t{}\npeak_bytes_error\t{}\n",
+          heap.sample_bytes, heap.sampled_calls, heap.total_bytes_error, heap.peak_bytes_error);
     return;
   }
   TableWriter w(options, out);
   w.title("heap", "Heap");
-  w.row({"peak", Bytes(heap.peak_bytes), "at " + FormatTime(heap.peak_time_ns, false)});
-  w.row({"total allocated", Bytes(heap.total_bytes)});
-  w.row({"allocation calls", fmt::format("{}", heap.alloc_calls)});
-  w.row({"free calls", fmt::format("{}", heap.free_calls)});
-  w.row({"temporary allocations", fmt::format("{}", heap.temporary_calls),
-         Percent(heap.temporary_calls, heap.alloc_calls) + "% of calls"});
-  w.row({"leaked", Bytes(heap.leaked_bytes), fmt::format("in {} blocks", heap.leaked_calls)});
+  if (heap.estimated())
+    w.row({"sampled", fmt::format("{} allocations", heap.sampled_calls),
+           fmt::format("one per {} allocated on average; ~ marks estimates (docs/heap.md)",
+                       Bytes(heap.sample_bytes))});
+  w.row({"peak", ApproxBytes(heap, heap.peak_bytes),
+         (heap.estimated() ? fmt::format("± {} ", Bytes(heap.peak_bytes_error)) : "") + "at " +
+             FormatTime(heap.peak_time_ns, false)});
+  w.row({"total allocated", ApproxBytes(heap, heap.total_bytes),
+         heap.estimated() ? fmt::format("± {} (one standard error)", Bytes(heap.total_bytes_error))
+                          : ""});
+  w.row({"allocation calls", ApproxCount(heap, heap.alloc_calls)});
+  w.row({"free calls", ApproxCount(heap, heap.free_calls)});
+  if (heap.estimated()) {
+    w.row({"temporary allocations", "–", "not known from samples"});
+  } else {
+    w.row({"temporary allocations", fmt::format("{}", heap.temporary_calls),
+           Percent(heap.temporary_calls, heap.alloc_calls) + "% of calls"});
+  }
+  w.row({"leaked", ApproxBytes(heap, heap.leaked_bytes),
+         fmt::format("in {} blocks", ApproxCount(heap, heap.leaked_calls))});
   if (heap.mmap_calls)
-    w.row({"anonymous mmap", Bytes(heap.mmap_bytes),
-           fmt::format("in {} calls, {} munmap, {} still mapped", heap.mmap_calls,
-                       heap.munmap_calls, Bytes(heap.mmap_leaked_bytes))});
+    w.row({"anonymous mmap", ApproxBytes(heap, heap.mmap_bytes),
+           fmt::format("in {} calls, {} munmap, {} still mapped",
+                       ApproxCount(heap, heap.mmap_calls), ApproxCount(heap, heap.munmap_calls),
+                       ApproxBytes(heap, heap.mmap_leaked_bytes))});
   if (heap.unknown_frees)
     w.row({"releases of blocks allocated before recording", fmt::format("{}", heap.unknown_frees)});
   w.flush();
@@ -120,7 +151,7 @@ void PrintHeap(const model::HeapProfile& heap, const ReportOptions& options, std
   size_t shown = 0;
   for (const auto& leak : heap.leaks) {
     if (shown++ == limit) break;
-    w.row({Bytes(leak.bytes), fmt::format("{}", leak.calls),
+    w.row({ApproxBytes(heap, leak.bytes), ApproxCount(heap, leak.calls),
            leak.stack.empty() ? "[unknown]" : FrameText(leak.stack.front(), options)});
     for (size_t i = 1; i < leak.stack.size(); ++i)
       w.row({"", "", "  " + FrameText(leak.stack[i], options)});
@@ -135,7 +166,7 @@ void PrintHeap(const model::HeapProfile& heap, const ReportOptions& options, std
     if (bar.empty()) bar = "!";
     std::string range =
         size_class == 0 ? "0" : fmt::format("{}-{}", size_class, size_class * 2 - 1);
-    w.row({range, fmt::format("{}", calls), FormatPercent(percent), bar});
+    w.row({range, ApproxCount(heap, calls), FormatPercent(percent), bar});
   }
 }
 

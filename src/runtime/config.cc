@@ -49,6 +49,10 @@ void ApplyOption(Config* c, const char* key, size_t key_len, const char* val, si
     if (ok && num < 65) c->toggle_signal = ToggleSignalProblem(int(num)) ? 0 : int(num);
   } else if (Is(key, key_len, "heap")) {
     if (ok) c->heap = num != 0;
+  } else if (Is(key, key_len, "heap_sample")) {
+    if (ok && num <= (uint64_t(1) << 40)) c->heap_sample_bytes = num;
+  } else if (Is(key, key_len, "heap_seed")) {
+    if (ok) c->heap_seed = num;
   } else if (Is(key, key_len, "trace")) {
     if (Is(val, val_len, "counts")) c->trace = format::TraceMode::kCounts;
     if (Is(val, val_len, "timed")) c->trace = format::TraceMode::kTimed;

@@ -21,6 +21,10 @@ struct Config {
   bool follow_exec = false;
   format::TraceMode trace = format::TraceMode::kNone;
   bool heap = false;
+  // Sampled heap mode: one allocation per this many bytes on average (0: every allocation), and
+  // the seed of its random gaps (0: a different one each run).
+  uint64_t heap_sample_bytes = 0;
+  uint64_t heap_seed = 0;
   // `hotline record` samples the process from outside (perf_event rings): the runtime arms no
   // timer and only says so, with the period, in the PROCESS record.
   bool kernel_sampler = false;

@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <cstddef>
 #include <cstring>
 #include <new>
@@ -198,21 +199,30 @@ void Publish(HeapRing* ring, size_t words) {
 uint64_t PreciseNow() { return __builtin_ia32_rdtsc(); }
 
 uint64_t g_tick0 = 0, g_ns0 = 0;
-long double g_ns_per_tick = 0;
+long double g_ns_per_tick = 0;  // 0: not measured yet
+constexpr uint64_t kCalibrationNs = 2'000'000;
 
-void CalibrateTicks() {
-  uint64_t ns_start = NowNs(), tick_start = __builtin_ia32_rdtsc(), ns_end;
-  while ((ns_end = NowNs()) - ns_start < 2'000'000) {
-  }
-  uint64_t tick_end = __builtin_ia32_rdtsc();
-  g_ns_per_tick = tick_end > tick_start
-                      ? (long double)(ns_end - ns_start) / (long double)(tick_end - tick_start)
-                      : 0;
-  g_ns0 = ns_end;
-  g_tick0 = tick_end;
+// Notes the clocks when the collector starts; the rate is measured from there at the first
+// conversion (the writer's first drain, usually 100 ms later, so nobody waits for it).
+void StartTickCalibration() {
+  g_ns0 = NowNs();
+  g_tick0 = __builtin_ia32_rdtsc();
 }
 
+// The rate over at least kCalibrationNs since the start (waits out the rest when asked sooner).
+void FinishTickCalibration() {
+  uint64_t ns_end, tick_end;
+  while ((ns_end = NowNs()) - g_ns0 < kCalibrationNs) {
+  }
+  tick_end = __builtin_ia32_rdtsc();
+  g_ns_per_tick = tick_end > g_tick0
+                      ? (long double)(ns_end - g_ns0) / (long double)(tick_end - g_tick0)
+                      : 1.0L;  // a counter that did not advance: no better guess
+}
+
+// With the session lock held (every caller drains under it).
 uint64_t TicksToNs(uint64_t tick) {
+  if (g_ns_per_tick == 0) FinishTickCalibration();
   return g_ns0 + uint64_t((long double)(int64_t)(tick - g_tick0) * g_ns_per_tick);
 }
 
@@ -250,7 +260,10 @@ uint64_t CaptureStack(HeapRing* ring) {
   return hash;
 }
 
-void RecordAlloc(void* p, size_t size, format::AllocKind kind) {
+// An allocation event's kind word: the AllocKind, and this bit when it was sampled.
+constexpr uint64_t kSampledBit = 1u << 8;
+
+void RecordAlloc(void* p, size_t size, format::AllocKind kind, bool sampled = false) {
   InRuntime guard;  // a sample landing here is the profiler's time
   HeapRing* ring = MyRing();
   if (!ring) return;
@@ -260,7 +273,7 @@ void RecordAlloc(void* p, size_t size, format::AllocKind kind) {
   w[1] = PreciseNow();
   w[2] = uint64_t(p);
   w[3] = size;
-  w[4] = uint64_t(kind);
+  w[4] = uint64_t(kind) | (sampled ? kSampledBit : 0);
   w[5] = stack;
   Publish(ring, 6);
 }
@@ -279,6 +292,152 @@ void RecordFree(void* p, format::FreeKind kind, uint64_t size, uint64_t time) {
   w[4] = size;
   Publish(ring, 5);
 }
+
+// ---- The sampled mode (`record --heap-sample`). ----
+//
+// The bytes a thread allocates are a line on which sampling points fall as a Poisson process,
+// one per g_sample_bytes on average: an allocation is recorded when at least one point falls
+// inside it, which happens with probability 1 - exp(-size / N), and the reader weighs it by the
+// inverse (format.md, ALLOC). The gaps between points are exponential and memoryless, so after
+// a sampled allocation the next gap is drawn afresh from its end. The common case is one
+// thread-local subtraction and a compare.
+//
+// A release is recorded only for a block that was sampled: a counting filter answers "not
+// sampled" for almost every other block with one load, and a table under a spin lock (touched
+// only for sampled blocks and the filter's rare false positives) holds their addresses.
+
+uint64_t g_sample_bytes = 0;  // 0: the exact mode
+uint64_t g_sample_seed = 0;   // 0: seeded from the clock
+std::atomic<uint64_t> g_sampler_threads{0};
+__thread int64_t t_until_sample __attribute__((tls_model("initial-exec"))) = 0;
+__thread uint64_t t_random __attribute__((tls_model("initial-exec"))) = 0;  // 0: not seeded
+
+uint64_t SplitMix(uint64_t x) {
+  x += 0x9E3779B97F4A7C15ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+
+// Bytes to the next sampling point: exponential with mean g_sample_bytes (xorshift64*).
+int64_t NextGap() {
+  uint64_t x = t_random;
+  x ^= x >> 12, x ^= x << 25, x ^= x >> 27;
+  t_random = x;
+  double u = double(((x * 0x2545F4914F6CDD1Dull) >> 11) + 1) * 0x1p-53;  // (0, 1]
+  double gap = -std::log(u) * double(g_sample_bytes);
+  return gap < 0x1p62 ? int64_t(gap) + 1 : int64_t(1) << 62;
+}
+
+// Slow path of the sampling decision, when the thread's gap is used up by `size` bytes: true
+// when a point fell inside the allocation (the gap was consumed by it). Seeds the thread's
+// generator on its first allocation: the same seed and program give the same samples.
+__attribute__((noinline)) bool PointFellInside(size_t size) {
+  if (t_random == 0) {
+    uint64_t ordinal = g_sampler_threads.fetch_add(1, std::memory_order_relaxed);
+    uint64_t seed = g_sample_seed ? g_sample_seed : __builtin_ia32_rdtsc() ^ uint64_t(GetTid());
+    t_random = SplitMix(seed + ordinal * 0x632BE59BD9B4E019ull) | 1;
+    t_until_sample = NextGap() - int64_t(std::min<size_t>(size, size_t(1) << 62));
+    if (t_until_sample > 0) return false;
+  }
+  t_until_sample = NextGap();
+  return true;
+}
+
+class SampledBlocks {
+ public:
+  // One load: false means `address` is surely not a live sampled block.
+  bool mayHold(uint64_t address) const {
+    return filter_[Slot(address)].load(std::memory_order_relaxed) != 0;
+  }
+  // Records a newly sampled block; false when there is no room (its release would be missed,
+  // so the block is then not reported as sampled).
+  __attribute__((noinline)) bool insert(uint64_t address) {
+    Guard guard(lock_);
+    if ((count_ + 1) * 2 > capacity_ && !grow()) return false;
+    size_t mask = capacity_ - 1;
+    size_t i = Hash(address) & mask;
+    while (keys_[i] && keys_[i] != address) i = (i + 1) & mask;
+    if (keys_[i] == address) return true;  // cannot happen: the block was released first
+    keys_[i] = address;
+    ++count_;
+    std::atomic<uint8_t>& f = filter_[Slot(address)];
+    uint8_t v = f.load(std::memory_order_relaxed);
+    if (v != kSticky) f.store(uint8_t(v + 1), std::memory_order_relaxed);
+    return true;
+  }
+  // Removes `address` when it is a live sampled block: true when it was.
+  __attribute__((noinline)) bool take(uint64_t address) {
+    Guard guard(lock_);
+    if (!capacity_) return false;
+    size_t mask = capacity_ - 1;
+    size_t i = Hash(address) & mask;
+    while (keys_[i] && keys_[i] != address) i = (i + 1) & mask;
+    if (!keys_[i]) return false;
+    // Backward-shift deletion keeps every probe chain unbroken without tombstones.
+    for (size_t j = (i + 1) & mask; keys_[j]; j = (j + 1) & mask) {
+      size_t home = Hash(keys_[j]) & mask;
+      if (((j - home) & mask) >= ((j - i) & mask)) {
+        keys_[i] = keys_[j];
+        i = j;
+      }
+    }
+    keys_[i] = 0;
+    --count_;
+    std::atomic<uint8_t>& f = filter_[Slot(address)];
+    uint8_t v = f.load(std::memory_order_relaxed);
+    if (v != kSticky) f.store(uint8_t(v - 1), std::memory_order_relaxed);
+    return true;
+  }
+  // In a forked child: the parent's blocks are not the child's, and the lock may have been
+  // held by a thread that does not exist here.
+  void forget() {
+    lock_.clear();
+    for (auto& f : filter_) f.store(0, std::memory_order_relaxed);
+    if (keys_) std::memset(keys_, 0, capacity_ * sizeof(uint64_t));
+    count_ = 0;
+  }
+
+ private:
+  static constexpr uint8_t kSticky = 255;  // a saturated counter never comes down
+  static uint64_t Hash(uint64_t address) { return (address >> 4) * 0x9E3779B97F4A7C15ull; }
+  static size_t Slot(uint64_t address) { return size_t(Hash(address) >> 48); }
+
+  struct Guard {
+    explicit Guard(std::atomic_flag& f) : flag(f) {
+      while (flag.test_and_set(std::memory_order_acquire)) {
+      }
+    }
+    ~Guard() { flag.clear(std::memory_order_release); }
+    std::atomic_flag& flag;
+  };
+
+  bool grow() {
+    size_t capacity = capacity_ ? capacity_ * 2 : 1u << 14;
+    void* mem = g_real.mmap
+                    ? g_real.mmap(nullptr, capacity * sizeof(uint64_t), PROT_READ | PROT_WRITE,
+                                  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
+                    : MAP_FAILED;
+    if (mem == MAP_FAILED) return false;
+    auto* keys = static_cast<uint64_t*>(mem);
+    for (size_t i = 0; i < capacity_; ++i) {
+      if (!keys_[i]) continue;
+      size_t j = Hash(keys_[i]) & (capacity - 1);
+      while (keys[j]) j = (j + 1) & (capacity - 1);
+      keys[j] = keys_[i];
+    }
+    if (keys_) g_real.munmap(keys_, capacity_ * sizeof(uint64_t));
+    keys_ = keys;
+    capacity_ = capacity;
+    return true;
+  }
+
+  std::atomic<uint8_t> filter_[1 << 16] = {};
+  std::atomic_flag lock_ = ATOMIC_FLAG_INIT;
+  uint64_t* keys_ = nullptr;  // open addressing, 0 = empty
+  size_t capacity_ = 0, count_ = 0;
+};
+SampledBlocks g_sampled;
 
 // ---- Writer side: stack hash → stack node id. ----
 
@@ -330,7 +489,8 @@ void DrainRing(format::Writer& writer, HeapRing* ring) {
     } else if (type == kAllocEvent) {
       uint64_t* node = StackNode(w[5], false);
       writer.add(format::AllocRecord{TicksToNs(w[1]), uint64_t(ring->tid), w[2], w[3],
-                                     node ? *node : 0, format::AllocKind(w[4])});
+                                     node ? *node : 0, format::AllocKind(w[4] & 0xFF),
+                                     w[4] & kSampledBit ? g_sample_bytes : 0});
     } else if (type == kFreeEvent) {
       writer.add(format::FreeRecord{TicksToNs(w[1]), uint64_t(ring->tid), w[2],
                                     format::FreeKind(w[3]), w[4]});
@@ -358,13 +518,57 @@ inline bool Recording(const void* caller) {
 
 inline bool Ready() { return g_resolved.load(std::memory_order_acquire) == 2 || Resolve(); }
 
+// The sampled mode's test for a call of the program's (not one nested in another shim).
+inline bool SampledMode() {
+  return g_sample_bytes != 0 && g_heap_on.load(std::memory_order_relaxed) && t_busy == 0;
+}
+
+// Whether the allocation of `size` bytes just made, from `caller`, is sampled.
+__attribute__((always_inline)) inline bool TakeSample(size_t size, const void* caller) {
+  t_until_sample -= int64_t(std::min<size_t>(size, size_t(1) << 62));
+  if (t_until_sample > 0) return false;
+  return PointFellInside(size) && !InRuntimeNow() && !IsRuntimeCode(caller);
+}
+
+void RecordSampledAlloc(void* p, size_t size, format::AllocKind kind) {
+  Busy busy;
+  if (g_sampled.insert(uint64_t(p))) RecordAlloc(p, size, kind, true);
+}
+
+// Before a block is released: whether it was sampled (it is then forgotten).
+__attribute__((always_inline)) inline bool TakeSampledRelease(const void* p) {
+  return g_sampled.mayHold(uint64_t(p)) && g_sampled.take(uint64_t(p));
+}
+
+void RecordSampledRelease(void* p, format::FreeKind kind, uint64_t size) {
+  Busy busy;
+  RecordFree(p, kind, size, PreciseNow());
+}
+
+// The shape of every sampled allocation: the real call, then the decision.
+template <typename Call>
+inline void* SampledAllocation(Call call, size_t size, format::AllocKind kind, const void* caller) {
+  void* p;
+  {
+    Busy busy;
+    p = call();
+  }
+  if (p && TakeSample(size, caller)) RecordSampledAlloc(p, size, kind);
+  return p;
+}
+
 }  // namespace
 
 bool HeapOn() { return g_heap_on.load(); }
 
-void StartHeap(format::Writer& writer, uint64_t now) {
+void StartHeap(format::Writer& writer, uint64_t now, uint64_t sample_bytes, uint64_t seed) {
   Resolve();
-  CalibrateTicks();
+  StartTickCalibration();
+  if (sample_bytes) {
+    g_sample_bytes = sample_bytes;
+    g_sample_seed = seed;
+    writer.add(format::StatsRecord{now, writer.internString("heap_sample_bytes"), sample_bytes});
+  }
   // What the bootstrap arena served before the real allocator was found still counts.
   int boot = g_boot_count.load();
   for (int i = 0; i < boot && i < kMaxBootBlocks; ++i)
@@ -408,6 +612,7 @@ void ResetHeapAfterFork() {
   if (mine) mine->tid = GetTid();
   if (g_stacks) std::memset(g_stacks, 0, g_stacks_capacity * sizeof(StackSlot));
   g_stacks_count = 0;
+  g_sampled.forget();
 }
 
 }  // namespace hotline::rt
@@ -418,6 +623,9 @@ using hotline::format::FreeKind;
 
 HOTLINE_EXPORT void* malloc(size_t size) {
   if (!Ready()) return BootAlloc(size, 16);
+  if (SampledMode())
+    return SampledAllocation([&] { return g_real.malloc(size); }, size, AllocKind::kMalloc,
+                             __builtin_return_address(0));
   if (!Recording(__builtin_return_address(0))) return g_real.malloc(size);
   Busy busy;
   void* p = g_real.malloc(size);
@@ -428,6 +636,10 @@ HOTLINE_EXPORT void* malloc(size_t size) {
 HOTLINE_EXPORT void free(void* p) {
   if (!p || InBoot(p)) return;
   if (!Ready()) return;  // cannot happen: only boot blocks exist before resolution
+  if (SampledMode()) {
+    if (TakeSampledRelease(p)) RecordSampledRelease(p, FreeKind::kFree, 0);
+    return g_real.free(p);
+  }
   if (!Recording(__builtin_return_address(0))) return g_real.free(p);
   Busy busy;
   RecordFree(p, FreeKind::kFree, 0, PreciseNow());
@@ -441,6 +653,9 @@ HOTLINE_EXPORT void* calloc(size_t count, size_t size) {
     return nullptr;
   }
   if (!Ready()) return BootAlloc(bytes, 16);
+  if (SampledMode())
+    return SampledAllocation([&] { return g_real.calloc(count, size); }, bytes, AllocKind::kCalloc,
+                             __builtin_return_address(0));
   if (!Recording(__builtin_return_address(0))) return g_real.calloc(count, size);
   Busy busy;
   void* p = g_real.calloc(count, size);
@@ -456,6 +671,21 @@ HOTLINE_EXPORT void* realloc(void* old, size_t size) {
     return p;
   }
   if (!Ready()) return BootAlloc(size, 16);
+  if (SampledMode()) {
+    bool was_sampled = old && TakeSampledRelease(old);
+    uint64_t before = was_sampled ? PreciseNow() : 0;
+    void* p = SampledAllocation([&] { return g_real.realloc(old, size); }, size,
+                                AllocKind::kRealloc, __builtin_return_address(0));
+    if (was_sampled) {
+      Busy busy;
+      if (p || size == 0) {
+        RecordFree(old, FreeKind::kRealloc, 0, before);
+      } else {
+        g_sampled.insert(uint64_t(old));  // realloc failed: the old block lives on
+      }
+    }
+    return p;
+  }
   if (!Recording(__builtin_return_address(0))) return g_real.realloc(old, size);
   Busy busy;
   uint64_t before = PreciseNow();
@@ -470,6 +700,16 @@ HOTLINE_EXPORT int posix_memalign(void** out, size_t align, size_t size) {
     *out = BootAlloc(size, align);
     return *out ? 0 : ENOMEM;
   }
+  if (SampledMode()) {
+    int result = 0;
+    SampledAllocation(
+        [&]() -> void* {
+          result = g_real.posix_memalign(out, align, size);
+          return result == 0 ? *out : nullptr;
+        },
+        size, AllocKind::kAligned, __builtin_return_address(0));
+    return result;
+  }
   if (!Recording(__builtin_return_address(0))) return g_real.posix_memalign(out, align, size);
   Busy busy;
   int result = g_real.posix_memalign(out, align, size);
@@ -478,14 +718,17 @@ HOTLINE_EXPORT int posix_memalign(void** out, size_t align, size_t size) {
 }
 
 // aligned_alloc, memalign, valloc and pvalloc share one shape.
-#define HOTLINE_ALIGNED_SHIM(NAME, PARAMS, ARGS, SIZE, BOOT_ALIGN)        \
-  HOTLINE_EXPORT void* NAME PARAMS {                                      \
-    if (!Ready()) return BootAlloc(SIZE, BOOT_ALIGN);                     \
-    if (!Recording(__builtin_return_address(0))) return g_real.NAME ARGS; \
-    Busy busy;                                                            \
-    void* p = g_real.NAME ARGS;                                           \
-    if (p) RecordAlloc(p, SIZE, AllocKind::kAligned);                     \
-    return p;                                                             \
+#define HOTLINE_ALIGNED_SHIM(NAME, PARAMS, ARGS, SIZE, BOOT_ALIGN)                          \
+  HOTLINE_EXPORT void* NAME PARAMS {                                                        \
+    if (!Ready()) return BootAlloc(SIZE, BOOT_ALIGN);                                       \
+    if (SampledMode())                                                                      \
+      return SampledAllocation([&] { return g_real.NAME ARGS; }, SIZE, AllocKind::kAligned, \
+                               __builtin_return_address(0));                                \
+    if (!Recording(__builtin_return_address(0))) return g_real.NAME ARGS;                   \
+    Busy busy;                                                                              \
+    void* p = g_real.NAME ARGS;                                                             \
+    if (p) RecordAlloc(p, SIZE, AllocKind::kAligned);                                       \
+    return p;                                                                               \
   }
 HOTLINE_ALIGNED_SHIM(aligned_alloc, (size_t align, size_t size), (align, size), size, align)
 HOTLINE_ALIGNED_SHIM(memalign, (size_t align, size_t size), (align, size), size, align)
@@ -498,7 +741,18 @@ HOTLINE_EXPORT void* mmap(void* address, size_t length, int prot, int flags, int
     errno = ENOSYS;
     return MAP_FAILED;
   }
-  if (!(flags & MAP_ANONYMOUS) || !Recording(__builtin_return_address(0)))
+  if (!(flags & MAP_ANONYMOUS)) return g_real.mmap(address, length, prot, flags, fd, offset);
+  if (SampledMode()) {
+    void* p = MAP_FAILED;
+    SampledAllocation(
+        [&]() -> void* {
+          p = g_real.mmap(address, length, prot, flags, fd, offset);
+          return p == MAP_FAILED ? nullptr : p;
+        },
+        length, AllocKind::kMmap, __builtin_return_address(0));
+    return p;
+  }
+  if (!Recording(__builtin_return_address(0)))
     return g_real.mmap(address, length, prot, flags, fd, offset);
   Busy busy;
   void* p = g_real.mmap(address, length, prot, flags, fd, offset);
@@ -510,6 +764,10 @@ HOTLINE_EXPORT int munmap(void* address, size_t length) {
   if (!Ready() || !g_real.munmap) {
     errno = ENOSYS;
     return -1;
+  }
+  if (SampledMode()) {
+    if (TakeSampledRelease(address)) RecordSampledRelease(address, FreeKind::kMunmap, length);
+    return g_real.munmap(address, length);
   }
   if (!Recording(__builtin_return_address(0))) return g_real.munmap(address, length);
   Busy busy;
@@ -530,6 +788,8 @@ using Align = std::align_val_t;
 template <typename Fn, typename... Args>
 void* NewWith(Fn real, AllocKind kind, void* caller, size_t size, Args... args) {
   if (!real) return nullptr;
+  if (SampledMode())
+    return SampledAllocation([&] { return real(size, args...); }, size, kind, caller);
   if (!Recording(caller)) return real(size, args...);
   Busy busy;
   void* p = real(size, args...);
@@ -540,6 +800,10 @@ void* NewWith(Fn real, AllocKind kind, void* caller, size_t size, Args... args) 
 template <typename Fn, typename... Args>
 void DeleteWith(Fn real, FreeKind kind, void* caller, void* p, Args... args) {
   if (!real || !p) return;
+  if (SampledMode()) {
+    if (TakeSampledRelease(p)) RecordSampledRelease(p, kind, 0);
+    return real(p, args...);
+  }
   if (!Recording(caller)) return real(p, args...);
   Busy busy;
   RecordFree(p, kind, 0, PreciseNow());

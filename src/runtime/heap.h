@@ -1,4 +1,5 @@
-// The heap collector (`hotline record --heap`): malloc and friends, operator new/delete and
+// The heap collector (`hotline record --heap`, or --heap-sample for its sampled mode, below
+// in heap.cc): malloc and friends, operator new/delete and
 // anonymous mmap/munmap are interposed; every allocation is recorded with its size, address,
 // time and call stack, every release with its address. The allocating thread unwinds (libunwind)
 // and writes into its own ring; a stack it has sent before costs only its hash. The writer
@@ -13,8 +14,10 @@
 namespace hotline::rt {
 
 // Switches recording on (from StartSession, when the configuration asks for it) and records the
-// allocations the bootstrap arena served before the real allocator was found.
-void StartHeap(format::Writer& writer, uint64_t now);
+// allocations the bootstrap arena served before the real allocator was found. `sample_bytes` ≠ 0
+// selects the sampled mode (one allocation per that many bytes on average, each weighted by
+// the reader); `seed` ≠ 0 makes its choices repeatable.
+void StartHeap(format::Writer& writer, uint64_t now, uint64_t sample_bytes, uint64_t seed);
 bool HeapOn();
 // With the session lock held: turns every thread's events into records.
 void DrainHeapLocked(format::Writer& writer);

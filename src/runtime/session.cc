@@ -426,7 +426,7 @@ void StartSession() {
   WriteProcessLocked(s.config.later_image ? uint64_t(format::kExecImage) : 0);
   CheckModulesLocked();
   if (main_slot) ThreadStartLocked(self, false);
-  if (s.config.heap) StartHeap(W(), NowNs());
+  if (s.config.heap) StartHeap(W(), NowNs(), s.config.heap_sample_bytes, s.config.heap_seed);
   if (s.config.start_paused)
     W().add(format::StateRecord{NowNs(), uint64_t(self), 0, format::StateSource::kStartup});
   UnlockSession();

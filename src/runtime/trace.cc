@@ -505,15 +505,28 @@ __attribute__((noinline)) void EnterSlow(void* function, void* call_site, uint64
   tt->in_hook = 0;
 }
 
+// Timed mode's event from a hook's common case. in_hook keeps a traced signal handler that
+// interrupts the append from appending at the same place (it records nothing meanwhile, as in
+// the slow paths).
+__attribute__((always_inline)) inline void GuardedEvent(TraceThread* tt, uint32_t id,
+                                                        bool is_exit) {
+  tt->in_hook = 1;
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  Event(tt, id, is_exit);
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  tt->in_hook = 0;
+}
+
 }  // namespace
 
 // The common case stays small (few registers, no calls) so that counts mode costs little more
 // than the instrumentation itself: a known thread, a caller whose last callee is this function.
+// Timed mode takes the same path and adds its event: a clock read and two varints.
 HOTLINE_HOOK void __cyg_profile_func_enter(void* function, void* call_site) {
   uint64_t sp = uint64_t(__builtin_frame_address(0));
   uint64_t hook_return = uint64_t(__builtin_return_address(0));
   TraceThread* tt = t_trace;
-  if (__builtin_expect(tt != nullptr && !tt->in_hook && !tt->buffer, 1)) {
+  if (__builtin_expect(tt != nullptr && !tt->in_hook, 1)) {
     uint32_t d = tt->depth.load(std::memory_order_relaxed);
     if (d > 0 && d < kShadowCapacity) {
       ShadowFrame& caller = tt->frames[d - 1];
@@ -526,6 +539,7 @@ HOTLINE_HOOK void __cyg_profile_func_enter(void* function, void* call_site) {
             ShadowFrame{uint64_t(function), sp, uint64_t(call_site), hook_return, cache.callee_id};
         std::atomic_signal_fence(std::memory_order_release);
         if (d + 1 > tt->max_depth) tt->max_depth = d + 1;
+        if (tt->buffer) GuardedEvent(tt, cache.callee_id, false);
         tt->depth.store(d + 1, std::memory_order_relaxed);
         return;
       }
@@ -563,9 +577,10 @@ __attribute__((noinline)) void ExitSlow(void* function, uint64_t sp) {
 HOTLINE_HOOK void __cyg_profile_func_exit(void* function, void* call_site) {
   (void)call_site;
   TraceThread* tt = t_trace;
-  if (__builtin_expect(tt != nullptr && !tt->in_hook && !tt->buffer, 1)) {
+  if (__builtin_expect(tt != nullptr && !tt->in_hook, 1)) {
     uint32_t d = tt->depth.load(std::memory_order_relaxed);
     if (d > 0 && d <= kShadowCapacity && tt->frames[d - 1].function == uint64_t(function)) {
+      if (tt->buffer) GuardedEvent(tt, tt->frames[d - 1].id, true);
       tt->depth.store(d - 1, std::memory_order_relaxed);
       return;
     }

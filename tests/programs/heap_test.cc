@@ -3,10 +3,14 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <map>
 #include <sstream>
 #include <string>
+#include <tuple>
+#include <vector>
 
 #include "harness.h"
 
@@ -182,6 +186,184 @@ TEST(Heap, ForkWhileAnotherThreadAllocates) {
     int own = 0;
     for (const auto& a : child.allocs) own += a.size == 72;
     EXPECT_EQ(own, 10) << path;
+  }
+}
+
+// The collector takes the callers a stack shares with the thread's previous one from that stack
+// instead of unwinding them again: stacks that change in depth, in one caller, or in position
+// (through pad's large frame) between allocations must each still be counted exactly.
+TEST(Heap, StacksThatChangeBetweenAllocationsAreEachExact) {
+  RunResult run;
+  std::string profile = RecordHeap("heap_stacks", PROGRAM_heap_stacks, &run);
+  EXPECT_EQ(run.out, "heap_stacks done\n");
+  // (through pad, via_a, recursion depth) → blocks, as heap_stacks.c's loop makes them.
+  std::map<std::tuple<bool, bool, int>, uint64_t> expected;
+  for (int i = 0; i < 10000; ++i) ++expected[{(i / 3) % 2 == 1, i % 3 == 0, (i / 6) % 7}];
+  RunResult text = Hotline({"report", "-H", "-t", "100", profile}, ScratchDir("heap_stacks_text"));
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  std::istringstream rows(text.out.substr(text.out.find("\nLeaks\n")));
+  std::map<std::tuple<bool, bool, int>, uint64_t> seen;
+  std::string row;
+  uint64_t blocks = 0;
+  bool pad = false, via_a = false, counting = false;
+  int recursions = 0;
+  auto finish = [&] {
+    if (counting) seen[{pad, via_a, recursions - 1}] += blocks;
+    counting = false;
+  };
+  std::getline(rows, row);  // the blank line before the title
+  std::getline(rows, row);  // "Leaks"
+  std::getline(rows, row);  // the header
+  while (std::getline(rows, row) && !row.empty()) {
+    if (row.find(" leaf (") != std::string::npos) {  // a stack's first row: bytes, blocks, leaf
+      finish();
+      std::istringstream cells(row);
+      std::string bytes, unit;
+      cells >> bytes >> unit >> blocks;
+      pad = via_a = false;
+      recursions = 0;
+      counting = true;
+      continue;
+    }
+    pad |= row.find(" pad (") != std::string::npos;
+    via_a |= row.find(" via_a (") != std::string::npos;
+    recursions += row.find(" recurse (") != std::string::npos;
+  }
+  finish();
+  EXPECT_EQ(seen, expected);
+}
+
+// The sampled mode's standard error of a sum over allocations of `size` bytes, `calls` of them,
+// sampled at one per `n` bytes: each stands for 1/p with p = 1 - exp(-size/n) (docs/heap.md).
+struct Truth {
+  double bytes = 0, calls = 0, bytes_var = 0, calls_var = 0;
+  void add(double size, double count, double n) {
+    double p = -std::expm1(-size / n);
+    bytes += size * count;
+    calls += count;
+    bytes_var += count * size * size * (1 - p) / p;
+    calls_var += count * (1 - p) / p;
+  }
+};
+
+// docs/heap.md's stated error: an estimate lies within three standard errors of the truth.
+void ExpectWithin(uint64_t estimate, double truth, double variance, const char* what) {
+  double bound = 3 * std::sqrt(variance);
+  EXPECT_LE(std::fabs(double(estimate) - truth), bound)
+      << what << ": estimated " << estimate << ", truth " << truth << ", 3σ " << bound;
+}
+
+std::string RecordSampled(const std::string& name, const std::string& program,
+                          const std::vector<std::string>& options, RunResult* run) {
+  std::string dir = ScratchDir(name);
+  std::string profile = dir + "/" + name + ".hotline";
+  std::vector<std::string> args = {"record", "-q", "-o", profile};
+  args.insert(args.end(), options.begin(), options.end());
+  args.insert(args.end(), {"--", program});
+  *run = Hotline(args, dir);
+  EXPECT_EQ(run->exit_code, 0) << run->err;
+  return profile;
+}
+
+TEST(Heap, SampledEstimatesAreWithinTheirStatedError) {
+  constexpr double n = 65536;
+  Truth temporaries, kept, peak_blocks;
+  temporaries.add(100, 100000, n);
+  kept.add(2000, 4000, n);
+  peak_blocks.add(4 << 20, 10, n);
+  Truth all = temporaries;
+  all.add(2000, 4000, n);
+  all.add(4 << 20, 10, n);
+  for (const char* seed : {"1", "42"}) {
+    RunResult run;
+    std::string profile =
+        RecordSampled(std::string("heap_sampled_") + seed, PROGRAM_heap_sampled,
+                      {"-F", "0", "--heap-sample=65536", "--heap-seed", seed}, &run);
+    EXPECT_EQ(run.out, "heap_sampled done\n");
+    format::RawProfile raw = Load(profile);
+    // Far fewer records than allocations: about one per 64 KiB.
+    EXPECT_LT(raw.allocs.size(), 1000u);
+    EXPECT_GT(raw.allocs.size(), 100u);
+    for (const auto& a : raw.allocs) EXPECT_EQ(a.sample_bytes, 65536u);
+    auto h = HeapSummary(profile, ScratchDir(std::string("heap_sampled_report_") + seed));
+    EXPECT_EQ(h["sample_bytes"], 65536u);
+    EXPECT_EQ(h["sampled_calls"], raw.allocs.size());
+    ExpectWithin(h["total_bytes"], all.bytes, all.bytes_var, "total bytes");
+    ExpectWithin(h["alloc_calls"], all.calls, all.calls_var, "allocation calls");
+    Truth freed = temporaries;
+    freed.add(4 << 20, 10, n);
+    ExpectWithin(h["free_calls"], freed.calls, freed.calls_var, "free calls");
+    ExpectWithin(h["leaked_bytes"], kept.bytes, kept.bytes_var, "leaked bytes");
+    ExpectWithin(h["leaked_calls"], kept.calls, kept.calls_var, "leaked calls");
+    // At the peak the kept blocks and the ten 4 MiB blocks are live.
+    ExpectWithin(h["peak_bytes"], kept.bytes + peak_blocks.bytes,
+                 kept.bytes_var + peak_blocks.bytes_var, "peak bytes");
+    // The error the report states is the one the samples imply.
+    EXPECT_GT(double(h["total_bytes_error"]), 0.5 * std::sqrt(all.bytes_var));
+    EXPECT_LT(double(h["total_bytes_error"]), 2 * std::sqrt(all.bytes_var));
+    EXPECT_EQ(h["temporary_calls"], 0u);  // not known from samples
+
+    // Sites keep their stacks: the leaks are keep_blocks', the temporaries make_temporaries'.
+    RunResult text = Hotline({"report", "-H", profile}, ScratchDir("heap_sampled_text"));
+    ASSERT_EQ(text.exit_code, 0) << text.err;
+    EXPECT_NE(text.out.find("one per 64.00 KiB allocated on average"), std::string::npos)
+        << text.out;
+    size_t leaks = text.out.find("Leaks");
+    ASSERT_NE(leaks, std::string::npos) << text.out;
+    size_t first_leak = text.out.find("keep_blocks (", leaks);
+    EXPECT_NE(first_leak, std::string::npos) << text.out;
+    EXPECT_EQ(text.out.find("make_temporaries", leaks), std::string::npos) << text.out;
+    EXPECT_NE(text.out.find("~"), std::string::npos) << text.out;
+  }
+}
+
+// The same seed and program sample the same allocations.
+TEST(Heap, SampledWithASeedIsRepeatable) {
+  std::vector<uint64_t> sizes[2];
+  for (int run_index = 0; run_index < 2; ++run_index) {
+    RunResult run;
+    format::RawProfile raw =
+        Load(RecordSampled("heap_sampled_repeat" + std::to_string(run_index), PROGRAM_heap_sampled,
+                           {"-F", "0", "--heap-sample", "--heap-seed", "7"}, &run));
+    for (const auto& a : raw.allocs) sizes[run_index].push_back(a.size);
+  }
+  EXPECT_FALSE(sizes[0].empty());
+  EXPECT_EQ(sizes[0], sizes[1]);
+}
+
+// Threads allocate and free at once: each sampled block's release is matched, none is missed
+// or seen twice, and the estimate of the 40000 blocks of 24 bytes holds.
+TEST(Heap, SampledThreadsMatchTheirReleases) {
+  RunResult run;
+  format::RawProfile raw = Load(RecordSampled("heap_sampled_threads", PROGRAM_heap_threads,
+                                              {"-F", "0", "--heap-sample=4096"}, &run));
+  std::map<uint64_t, int> live;
+  for (const auto& a : raw.allocs) ++live[a.address];
+  for (const auto& f : raw.frees) EXPECT_EQ(live.count(f.address), 1u) << f.address;
+  double estimate = 0;
+  for (const auto& a : raw.allocs)
+    if (a.size == 24) estimate += 1 / -std::expm1(-24.0 / 4096);
+  Truth truth;
+  truth.add(24, 40000, 4096);
+  EXPECT_LE(std::fabs(estimate - truth.calls), 3 * std::sqrt(truth.calls_var)) << estimate;
+  // A fork while another thread allocates leaves every process running as before.
+  RunResult forked;
+  RecordSampled("heap_sampled_fork", PROGRAM_heap_fork, {"-F", "0", "--heap-sample=1024"}, &forked);
+  EXPECT_EQ(forked.out, "heap_fork done\n");
+}
+
+TEST(Heap, SampledModeOptionsAreChecked) {
+  std::string dir = ScratchDir("heap_sampled_options");
+  for (std::vector<std::string> bad : {std::vector<std::string>{"--heap", "--heap-sample"},
+                                       {"--heap-seed", "3"},
+                                       {"--heap-sample=0"},
+                                       {"--heap-sample=lots"}}) {
+    std::vector<std::string> args = {"record", "-q"};
+    args.insert(args.end(), bad.begin(), bad.end());
+    args.insert(args.end(), {"--", PROGRAM_heap_known});
+    RunResult r = Hotline(args, dir);
+    EXPECT_EQ(r.exit_code, 2) << bad[0] << ": " << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
   }
 }
 

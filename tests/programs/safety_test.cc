@@ -299,6 +299,31 @@ TEST(Safety, GarbageFramePointerNeverFaults) {
   }
 }
 
+// The same hammered harder: hand-written assembler holding hostile values in rbp (unreadable and
+// kernel addresses, misaligned, below the stack pointer, a frame that is its own caller, a chain
+// into the heap) and -fomit-frame-pointer code, in the main thread, a pthread and a pthread on a
+// stack of its own, sampled 20000 times a second, for many runs; and under the kernel sampler,
+// whose unwinder reads only the copy of the stack the kernel gave it.
+TEST(Safety, HostileFramePointersNeverFault) {
+  std::vector<std::pair<std::string, std::vector<std::string>>> ways;
+  for (int run = 0; run < 8; ++run)
+    ways.push_back({"signal-fp", {"--sampler", "signal", "--unwind", "fp", "-F", "20000"}});
+  ways.push_back({"signal-dwarf", {"--sampler", "signal", "--unwind", "dwarf", "-F", "20000"}});
+  ways.push_back({"kernel", {"--sampler", "kernel", "-F", "20000"}});
+  int run = 0;
+  for (const auto& [name, options] : ways) {
+    Recorded r = RecordAndCompare("hostile-rbp-" + name, {PROGRAM_garbage_rbp}, options);
+    EXPECT_EQ(r.profiled.exit_code, 0) << name << " run " << run;
+    ASSERT_EQ(r.plain.out.rfind("garbage_rbp ", 0), 0u) << r.plain.out;
+    format::RawProfile p = Load(r.profile);
+    uint64_t samples = 0;
+    for (const auto& [tid, n] : p.samplesPerThread()) samples += n;
+    // About 0.5 s of CPU in all, sampled 20000 times a second: far more than this many.
+    EXPECT_GT(samples, 1000u) << name << " run " << run;
+    ++run;
+  }
+}
+
 TEST(Safety, ToggleSignalMustBeOneThatCanToggle) {
   std::string dir = ScratchDir("toggle");
   for (const char* sig : {"SEGV", "SIGBUS", "ILL", "FPE", "KILL", "STOP", "0", "11", "INT", "IO"}) {

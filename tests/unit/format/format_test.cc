@@ -380,6 +380,32 @@ TEST(FormatWriter, AStackSeenBeforeCostsNoNewNodes) {
   EXPECT_EQ(p->stack_nodes.size(), 3u);
 }
 
+// ALLOC's optional sample_bytes: absent (0) for the exact mode, read back where the sampled mode
+// wrote it.
+TEST(FormatWriter, AnAllocationsSampleBytesRoundTrip) {
+  std::string path = TempPath("sampled.hotline");
+  int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  format::Writer w;
+  ASSERT_TRUE(w.begin(fd, 4));
+  w.add(format::AllocRecord{1000, 7, 0x5000, 48, 0, format::AllocKind::kMalloc});
+  w.add(format::AllocRecord{2000, 7, 0x6000, 100, 0, format::AllocKind::kNew, 524288});
+  w.add(format::FreeRecord{3000, 7, 0x6000, format::FreeKind::kDelete, 0});
+  ASSERT_TRUE(w.flush());
+  close(fd);
+  format::ReadStats stats;
+  Expected<format::RawProfile> p = format::LoadRawProfile(path, &stats);
+  unlink(path.c_str());
+  ASSERT_TRUE(p.ok());
+  ASSERT_EQ(p->allocs.size(), 2u);
+  EXPECT_EQ(p->allocs[0].sample_bytes, 0u);
+  EXPECT_EQ(p->allocs[0].size, 48u);
+  EXPECT_EQ(p->allocs[1].sample_bytes, 524288u);
+  EXPECT_EQ(p->allocs[1].size, 100u);
+  EXPECT_EQ(p->allocs[1].kind, format::AllocKind::kNew);
+  ASSERT_EQ(p->frees.size(), 1u);
+  EXPECT_EQ(p->frees[0].time, 3000u);
+}
+
 TEST(FormatNewer, AProcessRecordWithoutItsTrailingFieldsStillReads) {
   // The PROCESS body as the first version-1 writers made it: no trace fields at the end.
   format::ByteBuffer body;
