@@ -191,6 +191,13 @@ void RawProfile::onSource(const SourceRecord& r) {
   sources[std::string(r.file)] = std::string(r.text);
 }
 
+void RawProfile::onTexCommands(const TexCommandsRecord& r) {
+  tex_commands.clear();
+  for (uint64_t i = 0; i < r.count; ++i)
+    tex_commands.push_back(RawTexCommand{r.rows[3 * i], std::string(r.names[i]), r.rows[3 * i + 1],
+                                         r.rows[3 * i + 2]});
+}
+
 Expected<RawProfile> LoadRawProfile(const std::string& path, ReadStats* stats) {
   RawProfile profile;
   Status status = ReadProfileFile(path, profile, stats);

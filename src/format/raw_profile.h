@@ -87,6 +87,13 @@ struct RawFrame {
   uint64_t flags = 0;
 };
 
+// One row of a TeX front-end's command summary (TEX_COMMANDS).
+struct RawTexCommand {
+  uint64_t code = 0;
+  std::string name;
+  uint64_t slots = 0, cost = 0;
+};
+
 // Records in file order, strings resolved at the time they were read.
 class RawProfile : public RecordVisitor {
  public:
@@ -110,6 +117,7 @@ class RawProfile : public RecordVisitor {
   std::vector<RawFunctionCount> function_counts;
   std::unordered_map<uint64_t, RawFrame> frames;  // named frames by id
   std::map<std::string, std::string> sources;     // texts of sources in no file, by name
+  std::vector<RawTexCommand> tex_commands;         // the last TEX_COMMANDS (running totals)
   std::unordered_map<uint64_t, std::string> strings;
   uint64_t dangling_references = 0;  // ids used but never defined
 
@@ -145,6 +153,7 @@ class RawProfile : public RecordVisitor {
   void onNote(const NoteRecord& r) override;
   void onFrame(const FrameRecord& r) override;
   void onSource(const SourceRecord& r) override;
+  void onTexCommands(const TexCommandsRecord& r) override;
 
  private:
   std::string str(uint64_t id);

@@ -69,6 +69,7 @@ class RecordVisitor {
   virtual void onNote(const NoteRecord&) {}
   virtual void onFrame(const FrameRecord&) {}
   virtual void onSource(const SourceRecord&) {}
+  virtual void onTexCommands(const TexCommandsRecord&) {}
 };
 
 // Reads the file at `path`: the run that begins at byte `offset` (the first, by default; the

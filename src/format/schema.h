@@ -50,6 +50,7 @@ enum class RecordKind : uint32_t {
   kNote = 22,
   kFrame = 23,
   kSource = 24,
+  kTexCommands = 28,
 };
 
 enum class ClockMode : uint32_t { kCpu = 0, kWall = 1 };
@@ -267,6 +268,16 @@ struct FrameRecord {
 // frames give it, so that annotate shows it.
 struct SourceRecord {
   std::string_view file, text;
+};
+
+// The command summary of a TeX front-end (frontends/tex, docs/tex.md): per TeX command code,
+// the slots main_control ran for it and their cost (ns, or tokens with --cost tokens). Running
+// totals: the last record counts.
+struct TexCommandsRecord {
+  uint64_t time = 0;
+  uint64_t count = 0;
+  const std::string_view* names = nullptr;  // count names; valid only during the call
+  const uint64_t* rows = nullptr;           // count × (code, slots, cost)
 };
 
 struct EndRecord {

@@ -54,6 +54,7 @@ class Writer {
   void add(const NoteRecord& r);
   void add(const FrameRecord& r);
   void add(const SourceRecord& r);
+  void add(const TexCommandsRecord& r);
 
   // Bytes of records waiting for the next flush.
   size_t pendingBytes() const { return chunk_.size(); }
