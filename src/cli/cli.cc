@@ -81,6 +81,7 @@ int RunCli(int argc, char** argv) {
   RegisterExportCommand(app, &exit_code);
   RegisterHistoryCommand(app, &exit_code);
   RegisterCheckCommand(app, &exit_code);
+  RegisterTexCommand(app, &exit_code);
   // What CLI11 would answer with "A subcommand is required": the usage, a version, help on one
   // command, or a suggestion.
   std::string first = argc > 1 ? argv[1] : "";
@@ -120,7 +121,8 @@ int RunCli(int argc, char** argv) {
         break;
       }
   try {
-    app.parse(TakeRecordProgram(app, argc, argv), argv);
+    app.parse(first == "tex" ? TakeTexCommand(argc, argv) : TakeRecordProgram(app, argc, argv),
+              argv);
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {

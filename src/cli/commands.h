@@ -17,6 +17,7 @@ void RegisterHtmlCommand(CLI::App& app, int* exit_code);
 void RegisterExportCommand(CLI::App& app, int* exit_code);
 void RegisterHistoryCommand(CLI::App& app, int* exit_code);
 void RegisterCheckCommand(CLI::App& app, int* exit_code);
+void RegisterTexCommand(CLI::App& app, int* exit_code);
 
 // A number above 0, said so in words when it is not (CLI's PositiveNumber prints DBL_MAX).
 CLI::Validator Positive();
@@ -24,5 +25,7 @@ CLI::Validator Positive();
 // `hotline record` hands everything from the program's name on (or after `--`) to the program
 // untouched, so it is split off before CLI11 parses. Returns how many of argv CLI11 should see.
 int TakeRecordProgram(CLI::App& app, int argc, char** argv);
+// `hotline tex` takes the TeX command line after `--` the same way.
+int TakeTexCommand(int argc, char** argv);
 
 }  // namespace hotline::cli
