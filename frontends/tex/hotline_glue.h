@@ -9,20 +9,20 @@
 #include "hotline_tex.h"
 
 #define hlcounttoken() (++hltex_tokens)
-#define hltick() \
-  do {                                \
-    if (hltex_active) hltex_tick();   \
+#define hltick()                    \
+  do {                              \
+    if (hltex_active) hltex_tick(); \
   } while (0)
-#define hlphasebegin(n) \
-  do {                                    \
+#define hlphasebegin(n)                     \
+  do {                                      \
     if (hltex_active) hltex_phase_begin(n); \
   } while (0)
-#define hlphaseend(n) \
-  do {                                  \
+#define hlphaseend(n)                     \
+  do {                                    \
     if (hltex_active) hltex_phase_end(n); \
   } while (0)
-#define hlprofile(on) \
-  do {                                \
+#define hlprofile(on)                    \
+  do {                                   \
     if (hltex_active) hltex_profile(on); \
   } while (0)
 

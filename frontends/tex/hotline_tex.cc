@@ -49,38 +49,115 @@ uint64_t ClockNs(clockid_t id) {
 // pdfTeX's command codes (pdftex.web §207–§210) as texprofile names them in its command table.
 // Codes that share a number are named by the one main_control can see after get_x_token.
 const char* const kCommandNames[] = {
-    "relax",          "left_brace",       "right_brace",     "math_shift",
-    "tab_mark",       "car_ret",          "mac_param",       "sup_mark",
-    "sub_mark",       "endv",             "spacer",          "letter",
-    "other_char",     "par_end",          "stop",            "delim_num",
-    "char_num",       "math_char_num",    "mark",            "xray",
-    "make_box",       "hmove",            "vmove",           "un_hbox",
-    "un_vbox",        "remove_item",      "hskip",           "vskip",
-    "mskip",          "kern",             "mkern",           "leader_ship",
-    "halign",         "valign",           "no_align",        "vrule",
-    "hrule",          "insert",           "vadjust",         "ignore_spaces",
-    "after_assignment", "after_group",    "break_penalty",   "start_par",
-    "ital_corr",      "accent",           "math_accent",     "discretionary",
-    "eq_no",          "left_right",       "math_comp",       "limit_switch",
-    "above",          "math_style",       "math_choice",     "non_script",
-    "vcenter",        "case_shift",       "message",         "extension",
-    "in_stream",      "begin_group",      "end_group",       "omit",
-    "ex_space",       "no_boundary",      "radical",         "end_cs_name",
-    "char_given",     "math_given",       "last_item",       "toks_register",
-    "assign_toks",    "assign_int",       "assign_dimen",    "assign_glue",
-    "assign_mu_glue", "assign_font_dimen", "assign_font_int", "set_aux",
-    "set_prev_graf",  "set_page_dimen",   "set_page_int",    "set_box_dimen",
-    "set_shape",      "def_code",         "def_family",      "set_font",
-    "def_font",       "register",         "advance",         "multiply",
-    "divide",         "prefix",           "let",             "shorthand_def",
-    "read_to_cs",     "def",              "set_box",         "hyph_data",
-    "set_interaction", "letterspace_font", "pdf_copy_font",
+    "relax",
+    "left_brace",
+    "right_brace",
+    "math_shift",
+    "tab_mark",
+    "car_ret",
+    "mac_param",
+    "sup_mark",
+    "sub_mark",
+    "endv",
+    "spacer",
+    "letter",
+    "other_char",
+    "par_end",
+    "stop",
+    "delim_num",
+    "char_num",
+    "math_char_num",
+    "mark",
+    "xray",
+    "make_box",
+    "hmove",
+    "vmove",
+    "un_hbox",
+    "un_vbox",
+    "remove_item",
+    "hskip",
+    "vskip",
+    "mskip",
+    "kern",
+    "mkern",
+    "leader_ship",
+    "halign",
+    "valign",
+    "no_align",
+    "vrule",
+    "hrule",
+    "insert",
+    "vadjust",
+    "ignore_spaces",
+    "after_assignment",
+    "after_group",
+    "break_penalty",
+    "start_par",
+    "ital_corr",
+    "accent",
+    "math_accent",
+    "discretionary",
+    "eq_no",
+    "left_right",
+    "math_comp",
+    "limit_switch",
+    "above",
+    "math_style",
+    "math_choice",
+    "non_script",
+    "vcenter",
+    "case_shift",
+    "message",
+    "extension",
+    "in_stream",
+    "begin_group",
+    "end_group",
+    "omit",
+    "ex_space",
+    "no_boundary",
+    "radical",
+    "end_cs_name",
+    "char_given",
+    "math_given",
+    "last_item",
+    "toks_register",
+    "assign_toks",
+    "assign_int",
+    "assign_dimen",
+    "assign_glue",
+    "assign_mu_glue",
+    "assign_font_dimen",
+    "assign_font_int",
+    "set_aux",
+    "set_prev_graf",
+    "set_page_dimen",
+    "set_page_int",
+    "set_box_dimen",
+    "set_shape",
+    "def_code",
+    "def_family",
+    "set_font",
+    "def_font",
+    "register",
+    "advance",
+    "multiply",
+    "divide",
+    "prefix",
+    "let",
+    "shorthand_def",
+    "read_to_cs",
+    "def",
+    "set_box",
+    "hyph_data",
+    "set_interaction",
+    "letterspace_font",
+    "pdf_copy_font",
 };
 constexpr int kCommandCount = int(sizeof kCommandNames / sizeof kCommandNames[0]);
 // Slots that are not commands of main_control: TeX's own phases.
 constexpr int kCommandPhase = kCommandCount;
 
-const char* const kPhaseNames[] = {"",          "ship_out",  "line_break",
+const char* const kPhaseNames[] = {"",           "ship_out",  "line_break",
                                    "build_page", "init_trie", "close_files_and_terminate"};
 
 struct PairHash {
@@ -130,6 +207,7 @@ struct Entry {
   uint32_t base = 0;  // node of the callers
   uint32_t node = 0;  // node at the definition (lists, phases); files: at the line last seen
   int32_t index = 0;  // files: TeX's input level (in_open)
+  uint64_t* def_count = nullptr;  // the slot count of its definition line, once labelled there
 };
 
 struct Profiler {
@@ -153,12 +231,17 @@ struct Profiler {
   std::vector<Func> funcs;  // func id - 1
   std::unordered_map<std::string, uint32_t> func_by_key;
   std::vector<Frame> frames;
-  std::unordered_map<std::string, uint32_t> frame_by_key;  // func, file, line
+  PairMap frame_by_key;  // (func << 32 | file, line)
   std::vector<Node> nodes;
-  PairMap node_by_key;  // (parent, frame)
+  PairMap node_by_key;                    // (parent, frame)
   std::unordered_map<int32_t, Def> defs;  // token list (its reference count node) → site
-  PairMap macro_func;  // (cs, ref) → func; the def's generation sits in macro_gen
-  std::unordered_map<uint64_t, uint32_t> macro_gen;
+  // (cs, ref) → the macro's func, valid while its Def's generation is the one seen.
+  struct MacroSlot {
+    uint32_t func = 0;
+    uint32_t gen = 0;
+    const Def* def = nullptr;
+  };
+  std::unordered_map<std::pair<uint64_t, uint64_t>, MacroSlot, PairHash> macros;
   Def pending_def;
   bool def_pending = false;
 
@@ -216,10 +299,8 @@ uint32_t FuncId(const std::string& name, uint32_t def_file, uint64_t def_line) {
 }
 
 uint32_t FrameId(uint32_t func, uint32_t file, uint64_t line) {
-  char key[64];
-  int n = std::snprintf(key, sizeof key, "%u:%u:%llu", func, file, (unsigned long long)line);
-  auto [it, added] =
-      g->frame_by_key.try_emplace(std::string(key, size_t(n)), uint32_t(g->frames.size() + 1));
+  auto [it, added] = g->frame_by_key.try_emplace({(uint64_t(func) << 32) | file, line},
+                                                 uint32_t(g->frames.size() + 1));
   if (added) g->frames.push_back(Frame{func, file, line, false});
   return it->second;
 }
@@ -479,8 +560,8 @@ void hltex_start(int argc, char** argv) {
   g->flush_interval = ns1 > ns0 ? (t1 - t0) * 1000000000ull / (ns1 - ns0) : 3000000000ull;
   g->flush_deadline = __rdtsc() + g->flush_interval;
 
-  if (!g->writer.begin(g->fd, fmt::kFeatureSamples | fmt::kFeatureTrace |
-                                  fmt::kFeatureLineCounts)) {
+  if (!g->writer.begin(g->fd,
+                       fmt::kFeatureSamples | fmt::kFeatureTrace | fmt::kFeatureLineCounts)) {
     std::fprintf(stderr, "hotline tex: cannot write %s: %s\n", output, g->writer.error());
     close(g->fd);
     return;
@@ -516,7 +597,9 @@ void hltex_start(int argc, char** argv) {
   g->unknown_file = FileId("(unknown)");
   g->root_func = FuncId("(tex)", g->terminal_file, 0);
   g->root_node = NodeId(0, DefFrame(g->root_func));
-  g->current = g->root_node;
+  // Until the first command: TeX's start (the format, kpathsea's file database), TeX's own.
+  g->current = NodeId(g->root_node, DefFrame(FuncId("initialize", g->system_file, 0)));
+  g->current_cmd = kCommandPhase;
   g->last = Now();
   hltex_active = 1;
   std::atexit(FinishAtExit);
@@ -541,6 +624,18 @@ void Label(int cmd, uint32_t file, uint64_t line) {
     g->current = g->cache_node;
     ++*g->cache_count;
     return;
+  }
+  // Most slots come from the innermost macro's own body: its node is known since its call.
+  if (!g->stack.empty()) {
+    Entry& top = g->stack.back();
+    const Func& f = g->funcs[top.func - 1];
+    if (top.kind == Kind::kList && f.def_file == file && f.def_line == line) {
+      if (!top.def_count) top.def_count = &g->line_counts[file - 1][line];
+      g->current = top.node;
+      ++*top.def_count;
+      g->lines_changed[file - 1] = true;
+      return;
+    }
   }
   uint32_t func = TopFunc();
   uint32_t base = g->stack.empty() ? 0 : g->stack.back().base;
@@ -568,7 +663,7 @@ uint32_t LevelFile(int32_t index, int32_t name_kind) {
 void hltex_label_list(int cmd, int32_t ref) {
   if (!hltex_active) return;
   auto it = g->defs.find(ref);
-  if (it == g->defs.end())
+  if (it == g->defs.end() || !it->second.gen)
     Label(cmd, g->unknown_file, 0);
   else
     Label(cmd, it->second.file, it->second.line);
@@ -579,36 +674,33 @@ void hltex_label_file(int cmd, int32_t index, int32_t name_kind, int64_t line) {
   Label(cmd, LevelFile(index, name_kind), uint64_t(line < 0 ? 0 : line));
 }
 
-int hltex_known_list(int32_t ref) { return hltex_active && g->defs.count(ref) ? 1 : 0; }
+int hltex_known_list(int32_t ref) {
+  if (!hltex_active) return 0;
+  auto it = g->defs.find(ref);
+  return it != g->defs.end() && it->second.gen ? 1 : 0;
+}
 
 void hltex_macro(int32_t cs, int32_t ref) {
   if (!hltex_active) return;
-  std::pair<uint64_t, uint64_t> key{uint64_t(uint32_t(cs)), uint64_t(uint32_t(ref))};
-  auto def = g->defs.find(ref);
-  uint32_t gen = def == g->defs.end() ? 0 : def->second.gen;
-  uint64_t gen_key = (uint64_t(uint32_t(cs)) << 32) | uint32_t(ref);
-  auto found = g->macro_func.find(key);
-  uint32_t func;
-  if (found != g->macro_func.end() && g->macro_gen[gen_key] == gen) {
-    func = found->second;
-  } else {
+  Profiler::MacroSlot& slot = g->macros[{uint64_t(uint32_t(cs)), uint64_t(uint32_t(ref))}];
+  if (!slot.def) slot.def = &g->defs[ref];  // unordered_map elements stay where they are
+  if (!slot.func || slot.gen != slot.def->gen) {
     char name[512];
     hltex_glue_cs_name(cs, name, sizeof name);
-    uint32_t file = def == g->defs.end() ? g->unknown_file : def->second.file;
-    uint64_t line = def == g->defs.end() ? 0 : def->second.line;
-    func = FuncId(name, file, line);
-    g->macro_func[key] = func;
-    g->macro_gen[gen_key] = gen;
+    const Def& def = *slot.def;
+    slot.func = def.gen ? FuncId(name, def.file, def.line) : FuncId(name, g->unknown_file, 0);
+    slot.gen = def.gen;
   }
-  EnterList(func, -1, 0);
+  EnterList(slot.func, -1, 0);
 }
 
 void hltex_hook_list(int32_t type, int32_t ref, const char* name) {
   (void)type;
   if (!hltex_active) return;
   auto def = g->defs.find(ref);
-  uint32_t file = def == g->defs.end() ? g->unknown_file : def->second.file;
-  uint64_t line = def == g->defs.end() ? 0 : def->second.line;
+  bool known = def != g->defs.end() && def->second.gen;
+  uint32_t file = known ? def->second.file : g->unknown_file;
+  uint64_t line = known ? def->second.line : 0;
   EnterList(FuncId(name, file, line), -1, 0);
 }
 
@@ -710,7 +802,9 @@ void hltex_format_dumped(const char* fmt_path) {
     return;
   }
   for (auto& [ref, def] : g->defs)
-    std::fprintf(f, "%d %llu %s\n", ref, (unsigned long long)def.line, FileName(def.file).c_str());
+    if (def.gen)
+      std::fprintf(f, "%d %llu %s\n", ref, (unsigned long long)def.line,
+                   FileName(def.file).c_str());
   std::fclose(f);
 }
 

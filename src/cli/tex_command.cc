@@ -112,9 +112,8 @@ int RunTex(TexOptions& o) {
   int rc = 0;
   for (uint32_t i = 0; i < o.repeat; ++i) {
     std::string run = o.repeat == 1 ? absolute : fmt::format("{}.run{}", absolute, i + 1);
-    std::map<std::string, std::string> env = {{"HOTLINE_TEX_OUTPUT", run},
-                                              {"HOTLINE_TEX_COST", o.cost},
-                                              {"HOTLINE_TEX_START", o.start}};
+    std::map<std::string, std::string> env = {
+        {"HOTLINE_TEX_OUTPUT", run}, {"HOTLINE_TEX_COST", o.cost}, {"HOTLINE_TEX_START", o.start}};
     int status = RunTexEngine(*engine, *spec, *format, args, env);
     if (i == 0 || status != 0) rc = status;
     if (fs::exists(run, ec)) runs.push_back(run);

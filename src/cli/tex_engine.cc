@@ -24,9 +24,13 @@ namespace {
 namespace fs = std::filesystem;
 
 const TexFormatSpec kFormats[] = {
-    {"pdflatex", "pdflatex.ini", "texlive-latex-base",
+    {"pdflatex",
+     "pdflatex.ini",
+     "texlive-latex-base",
      {"-ini", "-etex", "-jobname=pdflatex", "-progname=pdflatex", "*pdflatex.ini"}},
-    {"pdftex", "pdfetex.ini", "texlive-base",
+    {"pdftex",
+     "pdfetex.ini",
+     "texlive-base",
      {"-ini", "-etex", "-jobname=pdftex", "-progname=pdftex", "*pdfetex.ini"}},
     {"tex", "plain.tex", "texlive-base", {"-ini", "-jobname=tex", "-progname=tex", "plain \\dump"}},
 };
@@ -155,7 +159,7 @@ Expected<std::string> EnsureTexFormat(const TexEngine& engine, const TexFormatSp
   if (fs::exists(fmt_path, ec) && ReadAll(key_path) == engine.key) return fmt_path;
 
   std::string found;
-  if (base::Capture({"kpsewhich", "-progname=" + spec.name, spec.ini_file}, "", &found) != 0 ||
+  if (base::Capture({"kpsewhich", "-progname=" + spec.name, spec.ini_file}, ".", &found) != 0 ||
       found.empty())
     return Status::Error("cannot make the " + spec.name + " format: " + spec.ini_file +
                          " is not installed (install " + spec.package + ")");
@@ -166,9 +170,9 @@ Expected<std::string> EnsureTexFormat(const TexEngine& engine, const TexFormatSp
   std::string log = engine.formats_dir + "/" + spec.name + ".build.log";
   // Profiled, so that the macros' definition sites are written beside the format (and the
   // format build's own profile is there to look at).
-  int rc = Run(argv, engine.formats_dir, log,
-               {{"HOTLINE_TEX_OUTPUT", engine.formats_dir + "/" + spec.name + "-ini.hotline"}},
-               true);
+  int rc =
+      Run(argv, engine.formats_dir, log,
+          {{"HOTLINE_TEX_OUTPUT", engine.formats_dir + "/" + spec.name + "-ini.hotline"}}, true);
   if (rc != 0 || !fs::exists(fmt_path, ec))
     return Status::Error("making the " + spec.name + " format failed (" + log +
                          "): " + LastLine(log));

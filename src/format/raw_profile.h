@@ -117,7 +117,7 @@ class RawProfile : public RecordVisitor {
   std::vector<RawFunctionCount> function_counts;
   std::unordered_map<uint64_t, RawFrame> frames;  // named frames by id
   std::map<std::string, std::string> sources;     // texts of sources in no file, by name
-  std::vector<RawTexCommand> tex_commands;         // the last TEX_COMMANDS (running totals)
+  std::vector<RawTexCommand> tex_commands;        // the last TEX_COMMANDS (running totals)
   std::unordered_map<uint64_t, std::string> strings;
   uint64_t dangling_references = 0;  // ids used but never defined
 
