@@ -3,12 +3,11 @@
    globals. Compiled by build-pdftex.sh inside pdfTeX's build tree. Constants tangle inlines
    (token_type codes, new_string) are repeated here with their pdftex.web names. */
 #define EXTERN extern
-#include "pdftexd.h"
-
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "hotline_glue.h"
+#include "pdftexd.h"
 
 extern char** argv;
 extern int argc;
@@ -43,12 +42,10 @@ void hltex_glue_cs_name(int32_t cs, char* out, int size) {
     return;
   }
   selector = kNewString;
-  printcs(cs);
+  hlprintcs(cs);
   selector = saved_selector;
   int n = 0;
   for (poolpointer j = saved_pool; j < poolptr && n + 1 < size; ++j) out[n++] = (char)strpool[j];
-  /* print_cs appends a space after a control word. */
-  if (n > 0 && out[n - 1] == ' ') --n;
   out[n] = 0;
   poolptr = saved_pool;
 }
@@ -102,9 +99,9 @@ void hlmacro(int32_t cs, int32_t ref) {
 
 void hlhooklist(int type, int32_t ref) {
   if (!hltex_active) return;
-  static const char* const kNames[] = {"\\output",   "\\everypar",  "\\everymath",
+  static const char* const kNames[] = {"\\output",       "\\everypar",  "\\everymath",
                                        "\\everydisplay", "\\everyhbox", "\\everyvbox",
-                                       "\\everyjob", "\\everycr",   "\\mark"};
+                                       "\\everyjob",     "\\everycr",   "\\mark"};
   const char* name = "\\toks";
   if (type >= kOutputText && type <= kMarkText)
     name = kNames[type - kOutputText];
@@ -152,4 +149,3 @@ void hlformatdumped(void) {
 void hlformatloaded(void) {
   if (hltex_active) hltex_format_loaded((const char*)nameoffile + 1);
 }
-

@@ -27,6 +27,23 @@ program TEX; {all file names are defined dynamically}
 program TEX; {all file names are defined dynamically}
 @z
 
+@x [18.263] the name of a macro as the profile shows it: always with \, whatever \escapechar.
+else print_esc(text(p));
+end;
+
+@ We need to put \TeX's ``primitive'' control sequences into the hash
+@y
+else print_esc(text(p));
+end;
+@#
+procedure hl_print_cs(@!p:pointer); {|sprint_cs| with \.{\\} as the escape character}
+var @!hl_escape:integer; {the user's \.{\\escapechar}}
+begin hl_escape:=escape_char; escape_char:="\"; sprint_cs(p); escape_char:=hl_escape;
+end;
+
+@ We need to put \TeX's ``primitive'' control sequences into the hash
+@z
+
 @x [22.346] begin_token_list: a token-list hook (\everypar, \output, ...) is entered.
   if t=macro then param_start:=param_ptr
   else  begin loc:=link(p);
