@@ -170,11 +170,15 @@ using PairMap = std::unordered_map<std::pair<uint64_t, uint64_t>, uint32_t, Pair
 // A macro as TeX users know it (control sequence + definition site), a hook (\everypar), an
 // \input file, a phase of TeX, or the top level: a function of the profile.
 struct Func {
-  std::string name;
+  uint32_t name = 0;  // into Profiler::names
   uint32_t def_file = 0;
   uint64_t def_line = 0;
   uint32_t def_frame = 0;  // the frame at the definition, for TRACE_FUNCTION
   bool trace_written = false;
+  // The last call's caller and what it resolved to: a loop calls from the same place.
+  uint32_t last_base = 0, last_node = 0;
+  uint32_t last_caller = UINT32_MAX;
+  uint64_t* last_calls = nullptr;
 };
 
 struct Frame {
@@ -228,20 +232,25 @@ struct Profiler {
   std::vector<uint32_t> file_at_index;  // TeX's in_open level → file id
   uint32_t terminal_file = 0, pseudo_file = 0, system_file = 0, unknown_file = 0;
 
+  std::vector<std::string> names;  // name id - 1
+  std::unordered_map<std::string, uint32_t> name_by_text;
   std::vector<Func> funcs;  // func id - 1
-  std::unordered_map<std::string, uint32_t> func_by_key;
+  PairMap func_by_key;      // (name << 32 | def_file, def_line)
   std::vector<Frame> frames;
   PairMap frame_by_key;  // (func << 32 | file, line)
   std::vector<Node> nodes;
   PairMap node_by_key;                    // (parent, frame)
   std::unordered_map<int32_t, Def> defs;  // token list (its reference count node) → site
-  // (cs, ref) → the macro's func, valid while its Def's generation is the one seen.
+  // A control sequence: its name, and the macro it was last called as (its body `ref`, valid
+  // while that Def's generation is the one seen).
   struct MacroSlot {
-    uint32_t func = 0;
+    uint32_t name = 0;
+    int32_t ref = 0;
     uint32_t gen = 0;
+    uint32_t func = 0;
     const Def* def = nullptr;
   };
-  std::unordered_map<std::pair<uint64_t, uint64_t>, MacroSlot, PairHash> macros;
+  std::unordered_map<int32_t, MacroSlot> macros;
   Def pending_def;
   bool def_pending = false;
 
@@ -287,15 +296,27 @@ uint32_t FileId(const std::string& name) {
   return it->second;
 }
 
-uint32_t FuncId(const std::string& name, uint32_t def_file, uint64_t def_line) {
-  std::string key = name;
-  key += '\0';
-  key += std::to_string(def_file);
-  key += ':';
-  key += std::to_string(def_line);
-  auto [it, added] = g->func_by_key.try_emplace(key, uint32_t(g->funcs.size() + 1));
-  if (added) g->funcs.push_back(Func{name, def_file, def_line, 0, false});
+uint32_t NameId(const std::string& text) {
+  auto [it, added] = g->name_by_text.try_emplace(text, uint32_t(g->names.size() + 1));
+  if (added) g->names.push_back(text);
   return it->second;
+}
+
+uint32_t FuncId(uint32_t name, uint32_t def_file, uint64_t def_line) {
+  auto [it, added] = g->func_by_key.try_emplace({(uint64_t(name) << 32) | def_file, def_line},
+                                                uint32_t(g->funcs.size() + 1));
+  if (added) {
+    Func f;
+    f.name = name;
+    f.def_file = def_file;
+    f.def_line = def_line;
+    g->funcs.push_back(f);
+  }
+  return it->second;
+}
+
+uint32_t FuncId(const std::string& name, uint32_t def_file, uint64_t def_line) {
+  return FuncId(NameId(name), def_file, def_line);
 }
 
 uint32_t FrameId(uint32_t func, uint32_t file, uint64_t line) {
@@ -361,7 +382,7 @@ void WriteFrame(uint32_t id) {
   const Func& func = g->funcs[f.func - 1];
   fmt::FrameRecord r;
   r.id = id;
-  r.name = func.name;
+  r.name = g->names[func.name - 1];
   r.file = FileName(f.file);
   r.line = f.line;
   r.def_file = FileName(func.def_file);
@@ -494,7 +515,14 @@ void Push(Kind kind, uint32_t func, uint32_t base, int32_t index) {
   e.func = func;
   e.base = base;
   e.index = index;
-  if (kind != Kind::kFile) e.node = NodeId(base, DefFrame(func));
+  if (kind != Kind::kFile) {
+    Func& f = g->funcs[func - 1];
+    if (f.last_base != base || !f.last_node) {
+      f.last_base = base;
+      f.last_node = NodeId(base, DefFrame(func));
+    }
+    e.node = f.last_node;
+  }
   g->stack.push_back(e);
   ++g->stack_version;
   if (g->stack.size() > g->max_depth) g->max_depth = g->stack.size();
@@ -504,9 +532,13 @@ void Push(Kind kind, uint32_t func, uint32_t base, int32_t index) {
 // already in the tail chain returns to it.
 void EnterList(uint32_t func, int32_t index, int64_t line) {
   uint32_t caller = TopFunc();
+  Func& f = g->funcs[func - 1];
   if (g->on) {
-    uint64_t& calls = g->calls[{caller == g->root_func ? 0 : caller, func}];
-    ++calls;
+    if (f.last_caller != caller) {
+      f.last_caller = caller;
+      f.last_calls = &g->calls[{caller == g->root_func ? 0 : caller, func}];
+    }
+    ++*f.last_calls;
     g->calls_changed = true;
   }
   for (size_t i = g->stack.size(); i > 0 && g->stack[i - 1].tail; --i)
@@ -682,13 +714,20 @@ int hltex_known_list(int32_t ref) {
 
 void hltex_macro(int32_t cs, int32_t ref) {
   if (!hltex_active) return;
-  Profiler::MacroSlot& slot = g->macros[{uint64_t(uint32_t(cs)), uint64_t(uint32_t(ref))}];
-  if (!slot.def) slot.def = &g->defs[ref];  // unordered_map elements stay where they are
-  if (!slot.func || slot.gen != slot.def->gen) {
+  Profiler::MacroSlot& slot = g->macros[cs];
+  if (!slot.name) {
     char name[512];
     hltex_glue_cs_name(cs, name, sizeof name);
+    slot.name = NameId(name);
+  }
+  if (!slot.func || slot.ref != ref || slot.gen != slot.def->gen) {
+    if (slot.ref != ref || !slot.def) {
+      slot.ref = ref;
+      slot.def = &g->defs[ref];  // unordered_map elements stay where they are
+    }
     const Def& def = *slot.def;
-    slot.func = def.gen ? FuncId(name, def.file, def.line) : FuncId(name, g->unknown_file, 0);
+    slot.func =
+        def.gen ? FuncId(slot.name, def.file, def.line) : FuncId(slot.name, g->unknown_file, 0);
     slot.gen = def.gen;
   }
   EnterList(slot.func, -1, 0);
