@@ -28,7 +28,7 @@ hooked=$engine_dir/bin/pdftex
 # The 100-page article.
 {
   printf '\\documentclass{article}\n\\usepackage{amsmath}\n\\begin{document}\n'
-  for s in $(seq 1 90); do
+  for s in $(seq 1 120); do
     printf '\\section{Section %d}\n' "$s"
     for p in 1 2 3; do
       printf 'Paragraph %d of section %d. ' "$p" "$s"

@@ -167,6 +167,27 @@ struct PairHash {
 };
 using PairMap = std::unordered_map<std::pair<uint64_t, uint64_t>, uint32_t, PairHash>;
 
+// A direct-mapped cache in front of a PairMap: the label path asks for the same few frames and
+// nodes again and again, and a hash map's lookup costs more than the slot it labels.
+class PairCache {
+ public:
+  uint32_t* find(uint64_t a, uint64_t b) {
+    Slot& s = slots_[Index(a, b)];
+    return s.value && s.a == a && s.b == b ? &s.value : nullptr;
+  }
+  void put(uint64_t a, uint64_t b, uint32_t value) { slots_[Index(a, b)] = Slot{a, b, value}; }
+
+ private:
+  struct Slot {
+    uint64_t a = 0, b = 0;
+    uint32_t value = 0;
+  };
+  static size_t Index(uint64_t a, uint64_t b) {
+    return size_t(((a * 0x9E3779B97F4A7C15ull) ^ (b * 0xC2B2AE3D27D4EB4Full)) >> 52);
+  }
+  Slot slots_[4096];
+};
+
 // A macro as TeX users know it (control sequence + definition site), a hook (\everypar), an
 // \input file, a phase of TeX, or the top level: a function of the profile.
 struct Func {
@@ -238,6 +259,7 @@ struct Profiler {
   PairMap func_by_key;      // (name << 32 | def_file, def_line)
   std::vector<Frame> frames;
   PairMap frame_by_key;  // (func << 32 | file, line)
+  PairCache frame_cache, node_cache;
   std::vector<Node> nodes;
   PairMap node_by_key;                    // (parent, frame)
   std::unordered_map<int32_t, Def> defs;  // token list (its reference count node) → site
@@ -320,15 +342,20 @@ uint32_t FuncId(const std::string& name, uint32_t def_file, uint64_t def_line) {
 }
 
 uint32_t FrameId(uint32_t func, uint32_t file, uint64_t line) {
+  uint64_t a = (uint64_t(func) << 32) | file;
+  if (uint32_t* hit = g->frame_cache.find(a, line)) return *hit;
   auto [it, added] = g->frame_by_key.try_emplace({(uint64_t(func) << 32) | file, line},
                                                  uint32_t(g->frames.size() + 1));
   if (added) g->frames.push_back(Frame{func, file, line, false});
+  g->frame_cache.put(a, line, it->second);
   return it->second;
 }
 
 uint32_t NodeId(uint32_t parent, uint32_t frame) {
+  if (uint32_t* hit = g->node_cache.find(parent, frame)) return *hit;
   auto [it, added] = g->node_by_key.try_emplace({parent, frame}, uint32_t(g->nodes.size() + 1));
   if (added) g->nodes.push_back(Node{parent, frame, 0, 0});
+  g->node_cache.put(parent, frame, it->second);
   return it->second;
 }
 
