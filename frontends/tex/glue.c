@@ -94,7 +94,7 @@ void hllabel(int cmd) {
 }
 
 void hlmacro(int32_t cs, int32_t ref) {
-  if (hltex_active) hltex_macro(cs, ref);
+  if (hltex_active) hltex_macro(cs, ref, inopen, line);
 }
 
 void hlhooklist(int type, int32_t ref) {
@@ -109,7 +109,7 @@ void hlhooklist(int type, int32_t ref) {
     name = "\\everyeof";
   else if (type == kWriteText)
     name = "\\write";
-  hltex_hook_list(type, ref, name);
+  hltex_hook_list(type, ref, name, inopen, line);
 }
 
 void hlendlist(void) {
@@ -120,7 +120,8 @@ void hlfilebegin(void) {
   if (!hltex_active) return;
   char name[4096];
   StringText(fullsourcefilenamestack[inopen], name, sizeof name);
-  hltex_file_begin(inopen, name);
+  /* `line` is still the line of the file that said \input: the new file's begins below. */
+  hltex_file_begin(inopen, name, line);
 }
 
 void hlfileend(void) {

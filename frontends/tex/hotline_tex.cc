@@ -739,7 +739,7 @@ int hltex_known_list(int32_t ref) {
   return it != g->defs.end() && it->second.gen ? 1 : 0;
 }
 
-void hltex_macro(int32_t cs, int32_t ref) {
+void hltex_macro(int32_t cs, int32_t ref, int32_t index, int64_t line) {
   if (!hltex_active) return;
   Profiler::MacroSlot& slot = g->macros[cs];
   if (!slot.name) {
@@ -757,17 +757,17 @@ void hltex_macro(int32_t cs, int32_t ref) {
         def.gen ? FuncId(slot.name, def.file, def.line) : FuncId(slot.name, g->unknown_file, 0);
     slot.gen = def.gen;
   }
-  EnterList(slot.func, -1, 0);
+  EnterList(slot.func, index, line);
 }
 
-void hltex_hook_list(int32_t type, int32_t ref, const char* name) {
+void hltex_hook_list(int32_t type, int32_t ref, const char* name, int32_t index, int64_t line) {
   (void)type;
   if (!hltex_active) return;
   auto def = g->defs.find(ref);
   bool known = def != g->defs.end() && def->second.gen;
   uint32_t file = known ? def->second.file : g->unknown_file;
-  uint64_t line = known ? def->second.line : 0;
-  EnterList(FuncId(name, file, line), -1, 0);
+  uint64_t def_line = known ? def->second.line : 0;
+  EnterList(FuncId(name, file, def_line), index, line);
 }
 
 void hltex_end_list(int tail) {
@@ -785,7 +785,7 @@ void hltex_end_list(int tail) {
   LeaveList();
 }
 
-void hltex_file_begin(int32_t index, const char* name) {
+void hltex_file_begin(int32_t index, const char* name, int64_t caller_line) {
   if (!hltex_active || index < 0) return;
   uint32_t file = FileId(name);
   if (g->file_at_index.size() <= size_t(index)) g->file_at_index.resize(size_t(index) + 1);
@@ -796,7 +796,7 @@ void hltex_file_begin(int32_t index, const char* name) {
     ++g->calls[{caller == g->root_func ? 0 : caller, func}];
     g->calls_changed = true;
   }
-  Push(Kind::kFile, func, CallerNode(index - 1, -1), index);
+  Push(Kind::kFile, func, CallerNode(index - 1, caller_line), index);
   g->stack.back().node = NodeId(g->stack.back().base, FrameId(func, file, 1));
 }
 

@@ -28,15 +28,17 @@ void hltex_label_file(int cmd, int32_t index, int32_t name_kind, int64_t line);
    was seen for it, in this run or in the format). */
 int hltex_known_list(int32_t ref);
 
-/* A macro (control sequence `cs`, body `ref`) is entered; `name` is asked for only when the pair
-   is new. `tail`: macro_call popped exhausted lists just before (TeX's tail call). */
-void hltex_macro(int32_t cs, int32_t ref);
-void hltex_hook_list(int32_t type, int32_t ref, const char* name);
+/* A macro (control sequence `cs`, body `ref`) is entered, while the innermost file (input level
+   `index`) is at `line`: a file calling it is shown at that line. Its name is asked for
+   (hltex_glue_cs_name) once per control sequence. */
+void hltex_macro(int32_t cs, int32_t ref, int32_t index, int64_t line);
+void hltex_hook_list(int32_t type, int32_t ref, const char* name, int32_t index, int64_t line);
 /* A token list of type macro or hook ends; `tail` when popped by macro_call's clean-up. */
 void hltex_end_list(int tail);
 
-/* Files: \input (a real file at input level `index`), and its end. */
-void hltex_file_begin(int32_t index, const char* name);
+/* Files: \input (a real file at input level `index`, read from a file at `caller_line`), and
+   its end. */
+void hltex_file_begin(int32_t index, const char* name, int64_t caller_line);
 void hltex_file_end(int32_t index);
 
 /* Definition sites: the innermost file level when a \def or token-list assignment begins, and

@@ -127,6 +127,21 @@ TEST(Tex, PlainLoopCountsAndDefinitionSites) {
       for (auto [line, n] : lc.lines)
         if (line == 3) line3 = n;
   EXPECT_EQ(line3, 1000u + 2u);
+  // A file calling a macro is shown at the line of the call: \heavy is called at loop.tex:14.
+  bool heavy_seen = false;
+  for (const format::SampleRecord& s : p.samples) {
+    std::vector<uint64_t> frames = p.stack(s.node);  // innermost first
+    for (size_t i = 0; i + 1 < frames.size(); ++i) {
+      const format::RawFrame* f = FrameOf(p, frames[i]);
+      if (!f || f->name != "\\heavy") continue;
+      const format::RawFrame* caller = FrameOf(p, frames[i + 1]);
+      ASSERT_NE(caller, nullptr);
+      EXPECT_EQ(caller->name, "./loop.tex");
+      EXPECT_EQ(caller->line, 14u);
+      heavy_seen = true;
+    }
+  }
+  EXPECT_TRUE(heavy_seen);
   // The command summary: \advance ran once per \foo, \countdown step and \heavy iteration.
   uint64_t advance = 0;
   for (const format::RawTexCommand& c : p.tex_commands)
@@ -273,6 +288,10 @@ TEST(Tex, RepeatKeepsEveryRun) {
   ASSERT_EQ(rep.exit_code, 0) << rep.err;
   // Three runs read as their sum: \foo's calls are 3000.
   EXPECT_NE(rep.out.find("3000"), std::string::npos) << rep.out;
+  // The command table adds up too: \advance ran 1000 + 300 + 30000 times a run.
+  RunResult commands = Hotline({"report", "-C", "-m", "loop.hotline"}, dir);
+  ASSERT_EQ(commands.exit_code, 0) << commands.err;
+  EXPECT_NE(commands.out.find("\t93900\t"), std::string::npos) << commands.out;
 }
 
 TEST(Tex, BadInput) {
