@@ -168,7 +168,9 @@ TEST(Tex, TailRecursionKeepsTheChainShallow) {
         countdown = countdown || f->name == "\\countdown";
         document = document || fs::path(f->name).filename() == "loop.tex";
       }
-    if (countdown) EXPECT_TRUE(document);
+    if (countdown) {
+      EXPECT_TRUE(document);
+    }
   }
 }
 
