@@ -233,6 +233,7 @@ struct Entry {
   uint32_t node = 0;  // node at the definition (lists, phases); files: at the line last seen
   int32_t index = 0;  // files: TeX's input level (in_open)
   uint64_t* def_count = nullptr;  // the slot count of its definition line, once labelled there
+  int32_t ref = 0;                // lists: TeX's token list (its reference count node)
 };
 
 struct Profiler {
@@ -272,7 +273,7 @@ struct Profiler {
     uint32_t func = 0;
     const Def* def = nullptr;
   };
-  std::unordered_map<int32_t, MacroSlot> macros;
+  std::vector<MacroSlot> macros;  // by control sequence (an eqtb index)
   Def pending_def;
   bool def_pending = false;
 
@@ -557,7 +558,7 @@ void Push(Kind kind, uint32_t func, uint32_t base, int32_t index) {
 
 // A list (macro or hook) is entered with `base` as its callers' node. A tail call to something
 // already in the tail chain returns to it.
-void EnterList(uint32_t func, int32_t index, int64_t line) {
+void EnterList(uint32_t func, int32_t ref, int32_t index, int64_t line) {
   uint32_t caller = TopFunc();
   Func& f = g->funcs[func - 1];
   if (g->on) {
@@ -573,11 +574,13 @@ void EnterList(uint32_t func, int32_t index, int64_t line) {
       Entry again = g->stack[i - 1];
       g->stack.resize(i - 1);
       again.tail = false;
+      again.ref = ref;
       g->stack.push_back(again);
       ++g->stack_version;
       return;
     }
   Push(Kind::kList, func, CallerNode(index, line), 0);
+  g->stack.back().ref = ref;
 }
 
 // Drops the innermost list entry and the tail chain waiting for it.
@@ -721,6 +724,12 @@ uint32_t LevelFile(int32_t index, int32_t name_kind) {
 
 void hltex_label_list(int cmd, int32_t ref) {
   if (!hltex_active) return;
+  // Mostly the innermost macro's own body: its definition is its func's.
+  if (!g->stack.empty() && g->stack.back().kind == Kind::kList && g->stack.back().ref == ref) {
+    const Func& f = g->funcs[g->stack.back().func - 1];
+    Label(cmd, f.def_file, f.def_line);
+    return;
+  }
   auto it = g->defs.find(ref);
   if (it == g->defs.end() || !it->second.gen)
     Label(cmd, g->unknown_file, 0);
@@ -741,7 +750,9 @@ int hltex_known_list(int32_t ref) {
 
 void hltex_macro(int32_t cs, int32_t ref, int32_t index, int64_t line) {
   if (!hltex_active) return;
-  Profiler::MacroSlot& slot = g->macros[cs];
+  if (cs < 0) return;
+  if (size_t(cs) >= g->macros.size()) g->macros.resize(size_t(cs) + 4096);
+  Profiler::MacroSlot& slot = g->macros[size_t(cs)];
   if (!slot.name) {
     char name[512];
     hltex_glue_cs_name(cs, name, sizeof name);
@@ -757,7 +768,7 @@ void hltex_macro(int32_t cs, int32_t ref, int32_t index, int64_t line) {
         def.gen ? FuncId(slot.name, def.file, def.line) : FuncId(slot.name, g->unknown_file, 0);
     slot.gen = def.gen;
   }
-  EnterList(slot.func, index, line);
+  EnterList(slot.func, ref, index, line);
 }
 
 void hltex_hook_list(int32_t type, int32_t ref, const char* name, int32_t index, int64_t line) {
@@ -767,7 +778,7 @@ void hltex_hook_list(int32_t type, int32_t ref, const char* name, int32_t index,
   bool known = def != g->defs.end() && def->second.gen;
   uint32_t file = known ? def->second.file : g->unknown_file;
   uint64_t def_line = known ? def->second.line : 0;
-  EnterList(FuncId(name, file, def_line), index, line);
+  EnterList(FuncId(name, file, def_line), ref, index, line);
 }
 
 void hltex_end_list(int tail) {
