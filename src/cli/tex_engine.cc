@@ -32,7 +32,10 @@ const TexFormatSpec kFormats[] = {
      "pdfetex.ini",
      "texlive-base",
      {"-ini", "-etex", "-jobname=pdftex", "-progname=pdftex", "*pdfetex.ini"}},
-    {"tex", "plain.tex", "texlive-base", {"-ini", "-jobname=tex", "-progname=tex", "plain \\dump"}},
+    {"tex",
+     "plain.tex",
+     "texlive-base",
+     {"-ini", "-jobname=tex", "-progname=tex", "plain", "\\dump"}},
 };
 
 std::string ReadAll(const std::string& path) {

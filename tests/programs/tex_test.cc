@@ -296,6 +296,18 @@ TEST(Tex, RepeatKeepsEveryRun) {
   EXPECT_NE(commands.out.find("\t93900\t"), std::string::npos) << commands.out;
 }
 
+TEST(Tex, KnuthsPlainFormat) {
+  std::string dir = DocDir("tex_knuth", {"loop.tex", "twice.tex"});
+  RunResult r = Tex({"--", "tex", "-interaction=nonstopmode", "loop.tex"}, dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  EXPECT_NE(r.out.find("(preloaded format="), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("/tex.fmt"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("n=1000"), std::string::npos) << r.out;
+  format::RawProfile p = Load(dir + "/loop.hotline");
+  EXPECT_EQ(CallsOf(p, "\\foo"), 1000u);
+  EXPECT_EQ(CallsOf(p, "\\countdown"), 301u);
+}
+
 TEST(Tex, BadInput) {
   std::string dir = ScratchDir("tex_bad");
   RunResult missing = Tex({"--", "pdflatex", "nosuch.tex"}, dir);
