@@ -167,25 +167,51 @@ struct PairHash {
 };
 using PairMap = std::unordered_map<std::pair<uint64_t, uint64_t>, uint32_t, PairHash>;
 
-// A direct-mapped cache in front of a PairMap: the label path asks for the same few frames and
-// nodes again and again, and a hash map's lookup costs more than the slot it labels.
-class PairCache {
+// Open addressing from a pair of integers to an id (0 = none): the stack nodes and frames the
+// label path asks for on every slot, without an allocation per entry.
+class PairIndex {
  public:
-  uint32_t* find(uint64_t a, uint64_t b) {
-    Slot& s = slots_[Index(a, b)];
-    return s.value && s.a == a && s.b == b ? &s.value : nullptr;
+  PairIndex() { slots_.resize(1 << 12); }
+  // The id of (a, b), or `fresh` after storing it (*added set).
+  uint32_t findOrAdd(uint64_t a, uint64_t b, uint32_t fresh, bool* added) {
+    size_t mask = slots_.size() - 1;
+    for (size_t i = Hash(a, b) & mask;; i = (i + 1) & mask) {
+      Slot& s = slots_[i];
+      if (s.value && s.a == a && s.b == b) {
+        *added = false;
+        return s.value;
+      }
+      if (!s.value) {
+        s = Slot{a, b, fresh};
+        *added = true;
+        if (++used_ * 2 > slots_.size()) Grow();
+        return fresh;
+      }
+    }
   }
-  void put(uint64_t a, uint64_t b, uint32_t value) { slots_[Index(a, b)] = Slot{a, b, value}; }
 
  private:
   struct Slot {
     uint64_t a = 0, b = 0;
     uint32_t value = 0;
   };
-  static size_t Index(uint64_t a, uint64_t b) {
-    return size_t(((a * 0x9E3779B97F4A7C15ull) ^ (b * 0xC2B2AE3D27D4EB4Full)) >> 52);
+  static size_t Hash(uint64_t a, uint64_t b) {
+    uint64_t h = (a * 0x9E3779B97F4A7C15ull) ^ (b * 0xC2B2AE3D27D4EB4Full);
+    return size_t(h ^ (h >> 29));
   }
-  Slot slots_[4096];
+  void Grow() {
+    std::vector<Slot> old(slots_.size() * 2);
+    old.swap(slots_);
+    size_t mask = slots_.size() - 1;
+    for (const Slot& s : old) {
+      if (!s.value) continue;
+      size_t i = Hash(s.a, s.b) & mask;
+      while (slots_[i].value) i = (i + 1) & mask;
+      slots_[i] = s;
+    }
+  }
+  std::vector<Slot> slots_;
+  size_t used_ = 0;
 };
 
 // A macro as TeX users know it (control sequence + definition site), a hook (\everypar), an
@@ -259,10 +285,9 @@ struct Profiler {
   std::vector<Func> funcs;  // func id - 1
   PairMap func_by_key;      // (name << 32 | def_file, def_line)
   std::vector<Frame> frames;
-  PairMap frame_by_key;  // (func << 32 | file, line)
-  PairCache frame_cache, node_cache;
+  PairIndex frame_by_key;  // (func << 32 | file, line)
   std::vector<Node> nodes;
-  PairMap node_by_key;                    // (parent, frame)
+  PairIndex node_by_key;                  // (parent, frame)
   std::unordered_map<int32_t, Def> defs;  // token list (its reference count node) → site
   // A control sequence: its name, and the macro it was last called as (its body `ref`, valid
   // while that Def's generation is the one seen).
@@ -343,21 +368,18 @@ uint32_t FuncId(const std::string& name, uint32_t def_file, uint64_t def_line) {
 }
 
 uint32_t FrameId(uint32_t func, uint32_t file, uint64_t line) {
-  uint64_t a = (uint64_t(func) << 32) | file;
-  if (uint32_t* hit = g->frame_cache.find(a, line)) return *hit;
-  auto [it, added] = g->frame_by_key.try_emplace({(uint64_t(func) << 32) | file, line},
-                                                 uint32_t(g->frames.size() + 1));
+  bool added = false;
+  uint32_t id = g->frame_by_key.findOrAdd((uint64_t(func) << 32) | file, line,
+                                          uint32_t(g->frames.size() + 1), &added);
   if (added) g->frames.push_back(Frame{func, file, line, false});
-  g->frame_cache.put(a, line, it->second);
-  return it->second;
+  return id;
 }
 
 uint32_t NodeId(uint32_t parent, uint32_t frame) {
-  if (uint32_t* hit = g->node_cache.find(parent, frame)) return *hit;
-  auto [it, added] = g->node_by_key.try_emplace({parent, frame}, uint32_t(g->nodes.size() + 1));
+  bool added = false;
+  uint32_t id = g->node_by_key.findOrAdd(parent, frame, uint32_t(g->nodes.size() + 1), &added);
   if (added) g->nodes.push_back(Node{parent, frame, 0, 0});
-  g->node_cache.put(parent, frame, it->second);
-  return it->second;
+  return id;
 }
 
 uint32_t DefFrame(uint32_t func) {
