@@ -4,7 +4,9 @@
 set -euo pipefail
 build=${1:-build}
 here=$(cd "$(dirname "$0")" && pwd)
-for script in record_overhead.sh kernel_sampler.sh costs_scale.sh fork_exit.sh trace_overhead.sh heap_overhead.sh heap_depth.sh html_scale.sh analyser_scale.sh report_vs_perf.sh; do
+for script in record_overhead.sh kernel_sampler.sh costs_scale.sh fork_exit.sh trace_overhead.sh \
+    heap_overhead.sh heap_depth.sh html_scale.sh analyser_scale.sh report_vs_perf.sh \
+    perl_overhead.sh watch_overhead.sh tex_overhead.sh; do
   echo "== bench/$script"
   bash "$here/$script" "$build"
   echo

@@ -2,7 +2,7 @@
 # so they never drift from it), profiles for the commands that read them, programs for record.
 _hotline() {
   local cur=${COMP_WORDS[COMP_CWORD]} command=${COMP_WORDS[1]:-}
-  local commands="record report annotate html export merge diff history check sweep complexity dump help version"
+  local commands="record tex report annotate html export merge diff history check sweep complexity dump help version"
   if [ "$COMP_CWORD" -eq 1 ]; then
     mapfile -t COMPREPLY < <(compgen -W "$commands" -- "$cur")
     return
@@ -29,7 +29,15 @@ _hotline() {
         mapfile -t COMPREPLY < <(compgen -f -X '!*.hotline' -- "$cur"; compgen -d -- "$cur")
       ;;
     record | sweep) mapfile -t COMPREPLY < <(compgen -c -- "$cur"; compgen -f -- "$cur") ;;
-    help) mapfile -t COMPREPLY < <(compgen -W "record report annotate html export merge diff history check sweep complexity dump" -- "$cur") ;;
+    tex)
+      # After --: the TeX command, then its documents.
+      if [ "${COMP_WORDS[COMP_CWORD - 1]}" = -- ]; then
+        mapfile -t COMPREPLY < <(compgen -W "pdflatex pdftex tex" -- "$cur")
+      else
+        mapfile -t COMPREPLY < <(compgen -f -X '!*.tex' -- "$cur"; compgen -d -- "$cur")
+      fi
+      ;;
+    help) mapfile -t COMPREPLY < <(compgen -W "record tex report annotate html export merge diff history check sweep complexity dump" -- "$cur") ;;
   esac
 }
 complete -F _hotline hotline

@@ -11,6 +11,7 @@ build=(
   build-essential cmake ninja-build pkg-config zlib1g-dev
   libdw-dev libelf-dev libunwind-dev libzstd-dev libfmt-dev libcli11-dev nlohmann-json3-dev
   libcapstone-dev help2man libsqlite3-dev libpq-dev libperl-dev
+  dpkg-dev libkpathsea-dev libpng-dev
 )
 test=(
   libgtest-dev libgmock-dev
@@ -18,6 +19,7 @@ test=(
   binutils libc6-dbg python3 heaptrack
   valgrind golang-go python3-jsonschema nodejs npm chromium postgresql git
   libdevel-nytprof-perl
+  texlive-latex-base texlive-binaries poppler-utils
 )
 bench=(linux-perf uftrace)
 

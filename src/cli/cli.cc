@@ -82,6 +82,7 @@ int RunCli(int argc, char** argv) {
   RegisterHistoryCommand(app, &exit_code);
   RegisterCheckCommand(app, &exit_code);
   RegisterSweepCommand(app, &exit_code);
+  RegisterTexCommand(app, &exit_code);
   // What CLI11 would answer with "A subcommand is required": the usage, a version, help on one
   // command, or a suggestion.
   std::string first = argc > 1 ? argv[1] : "";
@@ -121,7 +122,9 @@ int RunCli(int argc, char** argv) {
         break;
       }
   try {
-    app.parse(first == "sweep" ? TakeSweepProgram(argc, argv) : TakeRecordProgram(app, argc, argv),
+    app.parse(first == "sweep" ? TakeSweepProgram(argc, argv)
+              : first == "tex" ? TakeTexCommand(argc, argv)
+                               : TakeRecordProgram(app, argc, argv),
               argv);
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);

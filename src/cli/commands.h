@@ -18,6 +18,7 @@ void RegisterExportCommand(CLI::App& app, int* exit_code);
 void RegisterHistoryCommand(CLI::App& app, int* exit_code);
 void RegisterCheckCommand(CLI::App& app, int* exit_code);
 void RegisterSweepCommand(CLI::App& app, int* exit_code);
+void RegisterTexCommand(CLI::App& app, int* exit_code);
 
 // A number above 0, said so in words when it is not (CLI's PositiveNumber prints DBL_MAX).
 CLI::Validator Positive();
@@ -27,5 +28,7 @@ CLI::Validator Positive();
 int TakeRecordProgram(CLI::App& app, int argc, char** argv);
 // The same for `hotline sweep`, whose program comes after `--`.
 int TakeSweepProgram(int argc, char** argv);
+// `hotline tex` takes the TeX command line after `--` the same way.
+int TakeTexCommand(int argc, char** argv);
 
 }  // namespace hotline::cli

@@ -216,6 +216,13 @@ void RawProfile::onWatchHits(const WatchHitsRecord& r) {
 
 void RawProfile::onSize(const SizeRecord& r) { sizes.push_back(r); }
 
+void RawProfile::onTexCommands(const TexCommandsRecord& r) {
+  tex_commands.clear();
+  for (uint64_t i = 0; i < r.count; ++i)
+    tex_commands.push_back(RawTexCommand{r.rows[3 * i], std::string(r.names[i]), r.rows[3 * i + 1],
+                                         r.rows[3 * i + 2]});
+}
+
 Expected<RawProfile> LoadRawProfile(const std::string& path, ReadStats* stats) {
   RawProfile profile;
   Status status = ReadProfileFile(path, profile, stats);

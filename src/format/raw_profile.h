@@ -102,6 +102,13 @@ struct RawWatchHits {
   std::vector<WatchTotal> totals;
 };
 
+// One row of a TeX front-end's command summary (TEX_COMMANDS).
+struct RawTexCommand {
+  uint64_t code = 0;
+  std::string name;
+  uint64_t slots = 0, cost = 0;
+};
+
 // Records in file order, strings resolved at the time they were read.
 class RawProfile : public RecordVisitor {
  public:
@@ -127,6 +134,7 @@ class RawProfile : public RecordVisitor {
   std::map<std::string, std::string> sources;     // texts of sources in no file, by name
   std::vector<RawWatch> watches;  // WATCH records in file order (an id again: its end)
   std::vector<RawWatchHits> watch_hits;
+  std::vector<RawTexCommand> tex_commands;  // the last TEX_COMMANDS (running totals)
   std::unordered_map<uint64_t, std::string> strings;
   std::vector<SizeRecord> sizes;     // in file order
   uint64_t dangling_references = 0;  // ids used but never defined
@@ -166,6 +174,7 @@ class RawProfile : public RecordVisitor {
   void onWatch(const WatchRecord& r) override;
   void onWatchHits(const WatchHitsRecord& r) override;
   void onSize(const SizeRecord& r) override;
+  void onTexCommands(const TexCommandsRecord& r) override;
 
  private:
   std::string str(uint64_t id);

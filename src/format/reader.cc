@@ -354,6 +354,21 @@ class PayloadDecoder {
         visitor_.onSize(r);
         return 1;
       }
+      case RecordKind::kTexCommands: {
+        TexCommandsRecord r;
+        if (!t(in, &r.time) || !in.varint(&r.count)) return -1;
+        if (r.count > in.remaining() / 4) return -1;  // each row takes at least 4 bytes
+        numbers_.resize(r.count * 3);
+        names_.resize(r.count);
+        for (uint64_t i = 0; i < r.count; ++i)
+          if (!in.varint(&numbers_[3 * i]) || !text(in, &names_[i]) ||
+              !in.varint(&numbers_[3 * i + 1]) || !in.varint(&numbers_[3 * i + 2]))
+            return -1;
+        r.names = names_.data();
+        r.rows = numbers_.data();
+        visitor_.onTexCommands(r);
+        return 1;
+      }
     }
     return 0;
   }
@@ -367,6 +382,8 @@ class PayloadDecoder {
   std::vector<WatchEnumerator> enumerators_;
   std::vector<WatchHit> hits_;
   std::vector<WatchTotal> totals_;
+  return 1;
+} std::vector<std::string_view> names_;
 };
 
 }  // namespace

@@ -72,6 +72,7 @@ class RecordVisitor {
   virtual void onWatch(const WatchRecord&) {}
   virtual void onWatchHits(const WatchHitsRecord&) {}
   virtual void onSize(const SizeRecord&) {}
+  virtual void onTexCommands(const TexCommandsRecord&) {}
 };
 
 // Reads the file at `path`: the run that begins at byte `offset` (the first, by default; the

@@ -53,6 +53,7 @@ enum class RecordKind : uint32_t {
   kSize = 25,
   kWatch = 26,
   kWatchHits = 27,
+  kTexCommands = 28,
 };
 
 enum class ClockMode : uint32_t { kCpu = 0, kWall = 1 };
@@ -328,6 +329,16 @@ struct WatchHitsRecord {
 // tid and entry_tick are 0). When one call is tagged twice, the last record counts.
 struct SizeRecord {
   uint64_t time = 0, tid = 0, function = 0, entry_tick = 0, n = 0;
+};
+
+// The command summary of a TeX front-end (frontends/tex, docs/tex.md): per TeX command code,
+// the slots main_control ran for it and their cost (ns, or tokens with --cost tokens). Running
+// totals: the last record counts.
+struct TexCommandsRecord {
+  uint64_t time = 0;
+  uint64_t count = 0;
+  const std::string_view* names = nullptr;  // count names; valid only during the call
+  const uint64_t* rows = nullptr;           // count × (code, slots, cost)
 };
 
 struct EndRecord {

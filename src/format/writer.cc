@@ -480,6 +480,19 @@ void Writer::add(const SizeRecord& r) {
   record_.varint(r.function);
   record_.varint(r.entry_tick);
   record_.varint(r.n);
+}
+
+void Writer::add(const TexCommandsRecord& r) {
+  beginRecord(RecordKind::kTexCommands);
+  time(r.time);
+  record_.varint(r.count);
+  for (uint64_t i = 0; i < r.count; ++i) {
+    record_.varint(r.rows[3 * i]);
+    record_.varint(r.names[i].size());
+    record_.append(r.names[i].data(), r.names[i].size());
+    record_.varint(r.rows[3 * i + 1]);
+    record_.varint(r.rows[3 * i + 2]);
+  }
   endRecord();
 }
 

@@ -75,6 +75,7 @@ class Writer {
   void add(const WatchRecord& r);
   void add(const WatchHitsRecord& r);
   void add(const SizeRecord& r);
+  void add(const TexCommandsRecord& r);
 
   // Bytes of records waiting for the next flush.
   size_t pendingBytes() const { return chunk_.size(); }

@@ -668,6 +668,9 @@ Expected<Profile> ProfileBuilder::finish(const format::RawProfile& raw) {
   p.disabled_reasons = raw.disabled_reasons;
   p.notes = raw.notes;
   p.sources = raw.sources;
+  for (const format::RawTexCommand& c : raw.tex_commands)
+    p.tex_commands.push_back(TexCommand{c.code, c.name, c.slots, c.cost});
+  SortTexCommands(p.tex_commands);
   for (std::string& w : resolver_.warnings()) p.warnings.push_back(std::move(w));
   if (raw.dangling_references)
     p.warnings.push_back(std::to_string(raw.dangling_references) +

@@ -64,6 +64,17 @@ class Merger {
         if (std::find(into.begin(), into.end(), text) == into.end()) into.push_back(text);
     }
     p_.sources.insert(run.sources.begin(), run.sources.end());
+    for (const TexCommand& c : run.tex_commands) {
+      auto it = std::find_if(p_.tex_commands.begin(), p_.tex_commands.end(),
+                             [&](const TexCommand& t) { return t.name == c.name; });
+      if (it == p_.tex_commands.end()) {
+        p_.tex_commands.push_back(c);
+      } else {
+        it->slots += c.slots;
+        it->ns += c.ns;
+      }
+    }
+    SortTexCommands(p_.tex_commands);
     addSummary(run);
     ++runs_;
     return Status();

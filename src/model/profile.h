@@ -19,6 +19,7 @@
 // edges between them are exact instead (Function::calls_exact).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -232,6 +233,18 @@ struct Summary {
   std::optional<uint64_t> run_size;
 };
 
+struct TexCommand {
+  uint64_t code = 0;
+  std::string name;
+  uint64_t slots = 0, ns = 0;
+};
+// By decreasing time, then name: the order every view shows.
+inline void SortTexCommands(std::vector<TexCommand>& commands) {
+  std::sort(commands.begin(), commands.end(), [](const TexCommand& a, const TexCommand& b) {
+    return a.ns != b.ns ? a.ns > b.ns : a.name < b.name;
+  });
+}
+
 class Profile {
  public:
   Summary summary;
@@ -257,6 +270,9 @@ class Profile {
   // The texts of sources that exist in no file (`perl -e`, string evals), by the file name
   // their lines carry (SOURCE records).
   std::map<std::string, std::string> sources;
+  // A TeX front-end's command summary (TEX_COMMANDS): per TeX command, the slots main_control
+  // ran for it and their time (ns; tokens in --cost tokens profiles), by decreasing time.
+  std::vector<TexCommand> tex_commands;
   // Problems met while building (missing process record, dangling ids, symbolizer warnings):
   // one line each, for the CLI to print as warnings.
   std::vector<std::string> warnings;

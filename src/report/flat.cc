@@ -9,7 +9,26 @@
 
 namespace hotline::report {
 
+namespace {
+
+// A TeX profile's -C: texprofile's command summary, TeX's command codes by time.
+void PrintTexCommands(const model::Profile& p, const ReportOptions& options, std::string& out) {
+  TableWriter w(p, options, out);
+  w.title("flat", "TeX commands by time (" + SampledClock(p) + ")");
+  w.header({"percent", "time", "slots", "time/slot", "code", "command"});
+  for (const model::TexCommand& c : p.tex_commands) {
+    if (p.percentOfTotal(c.ns) < options.otherCutoff()) continue;
+    w.row({FormatPercent(p.percentOfTotal(c.ns)), FormatTime(c.ns, w.machine()),
+           FormatCount(c.slots, true, w.machine()),
+           FormatAverage(c.slots ? c.ns / c.slots : 0, true, w.machine()), std::to_string(c.code),
+           c.name});
+  }
+}
+
+}  // namespace
+
 void PrintFlat(const model::Profile& p, const ReportOptions& options, std::string& out) {
+  if (!p.tex_commands.empty()) return PrintTexCommands(p, options, out);
   std::vector<uint32_t> order;
   for (uint32_t i = 0; i < p.functions.size(); ++i) {
     const model::Function& f = p.functions[i];

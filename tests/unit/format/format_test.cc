@@ -406,6 +406,37 @@ TEST(FormatWriter, AnAllocationsSampleBytesRoundTrip) {
   EXPECT_EQ(p->frees[0].time, 3000u);
 }
 
+TEST(FormatWriter, TexCommandsRoundTripAndTheLastOneCounts) {
+  std::string path = TempPath("tex-commands.hotline");
+  int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  format::Writer w;
+  ASSERT_TRUE(w.begin(fd, 1));
+  std::string_view first_names[] = {"advance"};
+  uint64_t first_rows[] = {90, 5, 700};
+  w.add(format::TexCommandsRecord{10, 1, first_names, first_rows});
+  ASSERT_TRUE(w.flush());
+  // Running totals: a later record replaces the earlier one.
+  std::string_view names[] = {"advance", "letter", "[phase]"};
+  uint64_t rows[] = {90, 7, 1000, 11, 300, 123456789, 103, 2, 50};
+  w.add(format::TexCommandsRecord{20, 3, names, rows});
+  ASSERT_TRUE(w.flush());
+  close(fd);
+  format::ReadStats stats;
+  Expected<format::RawProfile> p = format::LoadRawProfile(path, &stats);
+  unlink(path.c_str());
+  ASSERT_TRUE(p.ok());
+  ASSERT_EQ(p->tex_commands.size(), 3u);
+  EXPECT_EQ(p->tex_commands[0].name, "advance");
+  EXPECT_EQ(p->tex_commands[0].code, 90u);
+  EXPECT_EQ(p->tex_commands[0].slots, 7u);
+  EXPECT_EQ(p->tex_commands[0].cost, 1000u);
+  EXPECT_EQ(p->tex_commands[1].name, "letter");
+  EXPECT_EQ(p->tex_commands[1].slots, 300u);
+  EXPECT_EQ(p->tex_commands[1].cost, 123456789u);
+  EXPECT_EQ(p->tex_commands[2].name, "[phase]");
+  EXPECT_EQ(p->tex_commands[2].code, 103u);
+}
+
 TEST(FormatNewer, AProcessRecordWithoutItsTrailingFieldsStillReads) {
   // The PROCESS body as the first version-1 writers made it: no trace fields at the end.
   format::ByteBuffer body;

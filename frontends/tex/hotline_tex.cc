@@ -1,0 +1,934 @@
+// The hook library of hotline's profiling pdfTeX (docs/tex.md), with texprof's semantics.
+//
+// TeX's main_control runs one command per "slot": get_x_token (expanding macros as it goes)
+// then the command. One rdtsc per slot, at big_switch, charges the time since the previous
+// read to the slot labelled last: its command, the file and line its token came from (a macro
+// body's tokens: the macro's definition line) and the stack of macros, \everypar-style hooks and
+// \input files that produced it. TeX pops a macro before its last token's callee runs (the tail
+// call of macro_call); the stack here keeps such a macro until the callee ends, as texprof's
+// logical depth does, and a macro tail-calling a macro already in its tail chain (\loop's
+// \iterate/\next) returns to that entry, so the stack stays as deep as the distinct macros.
+//
+// Written with hotline's streaming writer: FRAME records (a macro at its definition, a file at
+// a line, a phase of TeX in the pseudo file `system`), STACK_NODEs, one SAMPLE per node and
+// flush carrying its nanoseconds (or tokens, --cost tokens), LINE_COUNTS of slots per line,
+// CALL_COUNTS of macro calls per edge, and TEX_COMMANDS (slots and cost per command code).
+#include "hotline_tex.h"
+
+#include <fcntl.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+#include <x86intrin.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "format/schema.h"
+#include "format/writer.h"
+
+int hltex_active = 0;
+uint64_t hltex_tokens = 0;
+
+namespace {
+
+namespace fmt = hotline::format;
+
+uint64_t ClockNs(clockid_t id) {
+  timespec ts;
+  clock_gettime(id, &ts);
+  return uint64_t(ts.tv_sec) * 1000000000u + uint64_t(ts.tv_nsec);
+}
+
+// pdfTeX's command codes (pdftex.web §207–§210) as texprofile names them in its command table.
+// Codes that share a number are named by the one main_control can see after get_x_token.
+const char* const kCommandNames[] = {
+    "relax",
+    "left_brace",
+    "right_brace",
+    "math_shift",
+    "tab_mark",
+    "car_ret",
+    "mac_param",
+    "sup_mark",
+    "sub_mark",
+    "endv",
+    "spacer",
+    "letter",
+    "other_char",
+    "par_end",
+    "stop",
+    "delim_num",
+    "char_num",
+    "math_char_num",
+    "mark",
+    "xray",
+    "make_box",
+    "hmove",
+    "vmove",
+    "un_hbox",
+    "un_vbox",
+    "remove_item",
+    "hskip",
+    "vskip",
+    "mskip",
+    "kern",
+    "mkern",
+    "leader_ship",
+    "halign",
+    "valign",
+    "no_align",
+    "vrule",
+    "hrule",
+    "insert",
+    "vadjust",
+    "ignore_spaces",
+    "after_assignment",
+    "after_group",
+    "break_penalty",
+    "start_par",
+    "ital_corr",
+    "accent",
+    "math_accent",
+    "discretionary",
+    "eq_no",
+    "left_right",
+    "math_comp",
+    "limit_switch",
+    "above",
+    "math_style",
+    "math_choice",
+    "non_script",
+    "vcenter",
+    "case_shift",
+    "message",
+    "extension",
+    "in_stream",
+    "begin_group",
+    "end_group",
+    "omit",
+    "ex_space",
+    "no_boundary",
+    "radical",
+    "end_cs_name",
+    "char_given",
+    "math_given",
+    "last_item",
+    "toks_register",
+    "assign_toks",
+    "assign_int",
+    "assign_dimen",
+    "assign_glue",
+    "assign_mu_glue",
+    "assign_font_dimen",
+    "assign_font_int",
+    "set_aux",
+    "set_prev_graf",
+    "set_page_dimen",
+    "set_page_int",
+    "set_box_dimen",
+    "set_shape",
+    "def_code",
+    "def_family",
+    "set_font",
+    "def_font",
+    "register",
+    "advance",
+    "multiply",
+    "divide",
+    "prefix",
+    "let",
+    "shorthand_def",
+    "read_to_cs",
+    "def",
+    "set_box",
+    "hyph_data",
+    "set_interaction",
+    "letterspace_font",
+    "pdf_copy_font",
+};
+constexpr int kCommandCount = int(sizeof kCommandNames / sizeof kCommandNames[0]);
+// Slots that are not commands of main_control: TeX's own phases.
+constexpr int kCommandPhase = kCommandCount;
+
+const char* const kPhaseNames[] = {"",           "ship_out",  "line_break",
+                                   "build_page", "init_trie", "close_files_and_terminate"};
+
+struct PairHash {
+  size_t operator()(const std::pair<uint64_t, uint64_t>& p) const {
+    return size_t(p.first * 0x9E3779B97F4A7C15ull ^ (p.second + 0x632BE59BD9B4E019ull));
+  }
+};
+using PairMap = std::unordered_map<std::pair<uint64_t, uint64_t>, uint32_t, PairHash>;
+
+// Open addressing from a pair of integers to an id (0 = none): the stack nodes and frames the
+// label path asks for on every slot, without an allocation per entry.
+class PairIndex {
+ public:
+  PairIndex() { slots_.resize(1 << 12); }
+  // The id of (a, b), or `fresh` after storing it (*added set).
+  uint32_t findOrAdd(uint64_t a, uint64_t b, uint32_t fresh, bool* added) {
+    size_t mask = slots_.size() - 1;
+    for (size_t i = Hash(a, b) & mask;; i = (i + 1) & mask) {
+      Slot& s = slots_[i];
+      if (s.value && s.a == a && s.b == b) {
+        *added = false;
+        return s.value;
+      }
+      if (!s.value) {
+        s = Slot{a, b, fresh};
+        *added = true;
+        if (++used_ * 2 > slots_.size()) Grow();
+        return fresh;
+      }
+    }
+  }
+
+ private:
+  struct Slot {
+    uint64_t a = 0, b = 0;
+    uint32_t value = 0;
+  };
+  static size_t Hash(uint64_t a, uint64_t b) {
+    uint64_t h = (a * 0x9E3779B97F4A7C15ull) ^ (b * 0xC2B2AE3D27D4EB4Full);
+    return size_t(h ^ (h >> 29));
+  }
+  void Grow() {
+    std::vector<Slot> old(slots_.size() * 2);
+    old.swap(slots_);
+    size_t mask = slots_.size() - 1;
+    for (const Slot& s : old) {
+      if (!s.value) continue;
+      size_t i = Hash(s.a, s.b) & mask;
+      while (slots_[i].value) i = (i + 1) & mask;
+      slots_[i] = s;
+    }
+  }
+  std::vector<Slot> slots_;
+  size_t used_ = 0;
+};
+
+// A macro as TeX users know it (control sequence + definition site), a hook (\everypar), an
+// \input file, a phase of TeX, or the top level: a function of the profile.
+struct Func {
+  uint32_t name = 0;  // into Profiler::names
+  uint32_t def_file = 0;
+  uint64_t def_line = 0;
+  uint32_t def_frame = 0;  // the frame at the definition, for TRACE_FUNCTION
+  bool trace_written = false;
+  // The last call's caller and what it resolved to: a loop calls from the same place.
+  uint32_t last_base = 0, last_node = 0;
+  uint32_t last_caller = UINT32_MAX;
+  uint64_t* last_calls = nullptr;
+};
+
+struct Frame {
+  uint32_t func = 0;
+  uint32_t file = 0;
+  uint64_t line = 0;
+  bool written = false;
+};
+
+struct Node {
+  uint32_t parent = 0;  // 1-based, 0 = outermost
+  uint32_t frame = 0;   // 1-based
+  uint64_t writer_id = 0;
+  uint64_t cost = 0;  // ticks (or tokens) since the last flush
+};
+
+struct Def {
+  uint32_t file = 0;
+  uint64_t line = 0;
+  uint32_t gen = 0;  // bumped at every definition that makes this token list
+};
+
+enum class Kind : uint8_t { kList, kFile, kPhase };
+
+// One entry of the logical stack.
+struct Entry {
+  Kind kind = Kind::kList;
+  bool tail = false;  // its TeX input level is gone (tail call): it ends with the entry above
+  uint32_t func = 0;
+  uint32_t base = 0;  // node of the callers
+  uint32_t node = 0;  // node at the definition (lists, phases); files: at the line last seen
+  int32_t index = 0;  // files: TeX's input level (in_open)
+  uint64_t* def_count = nullptr;  // the slot count of its definition line, once labelled there
+  int32_t ref = 0;                // lists: TeX's token list (its reference count node)
+};
+
+struct Profiler {
+  std::string output;
+  int fd = -1;
+  fmt::Writer writer;
+  bool on = true;
+  bool tokens_cost = false;
+  bool finished = false;
+
+  uint64_t start_ticks = 0, start_ns = 0;
+  uint64_t last = 0;  // clock (or token count) at the last charge
+  uint64_t flush_deadline = 0, flush_interval = 0;
+  bool fresh = false;  // a clock read since the last label: the next label needs none
+
+  std::vector<std::string> files;  // file id - 1
+  std::unordered_map<std::string, uint32_t> file_by_name;
+  std::vector<uint32_t> file_at_index;  // TeX's in_open level → file id
+  uint32_t terminal_file = 0, pseudo_file = 0, system_file = 0, unknown_file = 0;
+
+  std::vector<std::string> names;  // name id - 1
+  std::unordered_map<std::string, uint32_t> name_by_text;
+  std::vector<Func> funcs;  // func id - 1
+  PairMap func_by_key;      // (name << 32 | def_file, def_line)
+  std::vector<Frame> frames;
+  PairIndex frame_by_key;  // (func << 32 | file, line)
+  std::vector<Node> nodes;
+  PairIndex node_by_key;                  // (parent, frame)
+  std::unordered_map<int32_t, Def> defs;  // token list (its reference count node) → site
+  // A control sequence: its name, and the macro it was last called as (its body `ref`, valid
+  // while that Def's generation is the one seen).
+  struct MacroSlot {
+    uint32_t name = 0;
+    int32_t ref = 0;
+    uint32_t gen = 0;
+    uint32_t func = 0;
+    const Def* def = nullptr;
+  };
+  std::vector<MacroSlot> macros;  // by control sequence (an eqtb index)
+  Def pending_def;
+  bool def_pending = false;
+
+  std::vector<Entry> stack;
+  uint32_t root_func = 0, root_node = 0;
+  uint64_t stack_version = 0;  // bumped at every push and pop: the label cache's key
+
+  // The slot being charged.
+  uint32_t current = 0;  // node
+  int current_cmd = 0;
+  uint32_t phase_depth = 0;
+  std::vector<std::pair<uint32_t, int>> phase_saved;  // label before each phase
+
+  // The label cache: the last location and what it resolved to.
+  uint64_t cache_version = ~uint64_t(0);
+  uint32_t cache_file = 0;
+  uint64_t cache_line = 0;
+  uint32_t cache_node = 0;
+  uint64_t* cache_count = nullptr;
+
+  // Running totals.
+  std::vector<std::unordered_map<uint64_t, uint64_t>> line_counts;  // by file id - 1
+  std::vector<bool> lines_changed;
+  std::unordered_map<std::pair<uint64_t, uint64_t>, uint64_t, PairHash> calls;
+  bool calls_changed = false;
+  uint64_t max_depth = 0;
+  uint64_t command_slots[kCommandCount + 1] = {};
+  uint64_t command_cost[kCommandCount + 1] = {};  // ticks, converted when written
+  uint64_t command_written = 0;
+};
+
+Profiler* g = nullptr;
+
+uint64_t Now() { return g->tokens_cost ? hltex_tokens : __rdtsc(); }
+
+uint32_t FileId(const std::string& name) {
+  auto [it, added] = g->file_by_name.try_emplace(name, uint32_t(g->files.size() + 1));
+  if (added) {
+    g->files.push_back(name);
+    g->line_counts.emplace_back();
+    g->lines_changed.push_back(false);
+  }
+  return it->second;
+}
+
+uint32_t NameId(const std::string& text) {
+  auto [it, added] = g->name_by_text.try_emplace(text, uint32_t(g->names.size() + 1));
+  if (added) g->names.push_back(text);
+  return it->second;
+}
+
+uint32_t FuncId(uint32_t name, uint32_t def_file, uint64_t def_line) {
+  auto [it, added] = g->func_by_key.try_emplace({(uint64_t(name) << 32) | def_file, def_line},
+                                                uint32_t(g->funcs.size() + 1));
+  if (added) {
+    Func f;
+    f.name = name;
+    f.def_file = def_file;
+    f.def_line = def_line;
+    g->funcs.push_back(f);
+  }
+  return it->second;
+}
+
+uint32_t FuncId(const std::string& name, uint32_t def_file, uint64_t def_line) {
+  return FuncId(NameId(name), def_file, def_line);
+}
+
+uint32_t FrameId(uint32_t func, uint32_t file, uint64_t line) {
+  bool added = false;
+  uint32_t id = g->frame_by_key.findOrAdd((uint64_t(func) << 32) | file, line,
+                                          uint32_t(g->frames.size() + 1), &added);
+  if (added) g->frames.push_back(Frame{func, file, line, false});
+  return id;
+}
+
+uint32_t NodeId(uint32_t parent, uint32_t frame) {
+  bool added = false;
+  uint32_t id = g->node_by_key.findOrAdd(parent, frame, uint32_t(g->nodes.size() + 1), &added);
+  if (added) g->nodes.push_back(Node{parent, frame, 0, 0});
+  return id;
+}
+
+uint32_t DefFrame(uint32_t func) {
+  Func& f = g->funcs[func - 1];
+  if (!f.def_frame) f.def_frame = FrameId(func, f.def_file, f.def_line);
+  return f.def_frame;
+}
+
+// The node standing for the top of the stack as a caller, `line` being the line the innermost
+// file is at (TeX's `line`, for level `index`).
+uint32_t CallerNode(int32_t index, int64_t line) {
+  if (g->stack.empty()) return g->root_node;
+  Entry& top = g->stack.back();
+  if (top.kind == Kind::kFile && top.index == index && line > 0)
+    top.node = NodeId(top.base, FrameId(top.func, g->funcs[top.func - 1].def_file, uint64_t(line)));
+  return top.node;
+}
+
+uint32_t TopFunc() { return g->stack.empty() ? g->root_func : g->stack.back().func; }
+
+void Charge(uint64_t now) {
+  uint64_t spent = now - g->last;
+  g->last = now;
+  if (!g->on || !g->current) return;
+  g->nodes[g->current - 1].cost += spent;
+  g->command_cost[g->current_cmd] += spent;
+}
+
+void FlushIfDue();
+
+// ---- Writing ---------------------------------------------------------------------------------
+
+uint64_t CostToNs(uint64_t cost, uint64_t now_ticks, uint64_t now_ns) {
+  if (g->tokens_cost) return cost;
+  uint64_t span_ticks = now_ticks - g->start_ticks;
+  uint64_t span_ns = now_ns - g->start_ns;
+  if (span_ticks == 0) return 0;
+  return uint64_t((unsigned __int128)cost * span_ns / span_ticks);
+}
+
+const std::string& FileName(uint32_t id) {
+  static const std::string none;
+  return id ? g->files[id - 1] : none;
+}
+
+void WriteFrame(uint32_t id) {
+  Frame& f = g->frames[id - 1];
+  if (f.written) return;
+  f.written = true;
+  const Func& func = g->funcs[f.func - 1];
+  fmt::FrameRecord r;
+  r.id = id;
+  r.name = g->names[func.name - 1];
+  r.file = FileName(f.file);
+  r.line = f.line;
+  r.def_file = FileName(func.def_file);
+  r.def_line = func.def_line;
+  r.module = "tex";
+  g->writer.add(r);
+}
+
+uint64_t WriteNode(uint32_t id) {
+  Node& n = g->nodes[id - 1];
+  if (n.writer_id) return n.writer_id;
+  uint64_t parent = n.parent ? WriteNode(n.parent) : 0;
+  WriteFrame(n.frame);
+  n.writer_id = g->writer.internStackNode(parent, fmt::kNamedFrameTag | n.frame);
+  return n.writer_id;
+}
+
+void WriteTraceFunction(uint32_t func) {
+  Func& f = g->funcs[func - 1];
+  if (f.trace_written) return;
+  f.trace_written = true;
+  uint32_t frame = DefFrame(func);
+  WriteFrame(frame);
+  g->writer.add(fmt::TraceFunctionRecord{func, fmt::kNamedFrameTag | frame});
+}
+
+uint64_t Tid() { return uint64_t(syscall(SYS_gettid)); }
+
+void WriteAccumulated(uint64_t now_ticks, uint64_t now_ns) {
+  uint64_t tid = Tid();
+  for (uint32_t i = 1; i <= g->nodes.size(); ++i) {
+    Node& n = g->nodes[i - 1];
+    if (!n.cost) continue;
+    uint64_t ns = CostToNs(n.cost, now_ticks, now_ns);
+    n.cost = 0;
+    if (!ns) continue;
+    fmt::SampleRecord s;
+    s.time = now_ns;
+    s.tid = tid;
+    s.node = WriteNode(i);
+    s.weight = ns;
+    g->writer.add(s);
+  }
+  std::vector<uint64_t> pairs;
+  for (size_t f = 0; f < g->files.size(); ++f) {
+    if (!g->lines_changed[f]) continue;
+    g->lines_changed[f] = false;
+    std::map<uint64_t, uint64_t> sorted(g->line_counts[f].begin(), g->line_counts[f].end());
+    pairs.clear();
+    for (auto [line, count] : sorted) pairs.insert(pairs.end(), {line, count});
+    g->writer.add(fmt::LineCountsRecord{g->files[f], "tex", pairs.size() / 2, pairs.data()});
+  }
+  if (g->calls_changed) {
+    g->calls_changed = false;
+    std::vector<uint64_t> triples;
+    for (auto& [edge, count] : g->calls) {
+      if (edge.first) WriteTraceFunction(uint32_t(edge.first));
+      WriteTraceFunction(uint32_t(edge.second));
+      triples.insert(triples.end(), {edge.first, edge.second, count});
+    }
+    fmt::CallCountsRecord r;
+    r.time = now_ns;
+    r.tid = tid;
+    r.max_depth = g->max_depth;
+    r.count = triples.size() / 3;
+    r.triples = triples.data();
+    g->writer.add(r);
+  }
+  // The command table: running totals, cost in ns (or tokens).
+  std::vector<uint64_t> rows;
+  std::vector<std::string_view> names;
+  uint64_t total_slots = 0;
+  for (int c = 0; c <= kCommandCount; ++c) total_slots += g->command_slots[c];
+  if (total_slots != g->command_written) {
+    g->command_written = total_slots;
+    for (int c = 0; c <= kCommandCount; ++c) {
+      if (!g->command_slots[c] && !g->command_cost[c]) continue;
+      names.push_back(c == kCommandPhase ? std::string_view("[phase]")
+                                         : std::string_view(kCommandNames[c]));
+      rows.insert(rows.end(), {uint64_t(c), g->command_slots[c],
+                               CostToNs(g->command_cost[c], now_ticks, now_ns)});
+    }
+    fmt::TexCommandsRecord r;
+    r.time = now_ns;
+    r.count = names.size();
+    r.names = names.data();
+    r.rows = rows.data();
+    g->writer.add(r);
+  }
+}
+
+void Flush() {
+  uint64_t now = __rdtsc();
+  if (g->tokens_cost) now = hltex_tokens;
+  Charge(now);
+  uint64_t ticks = __rdtsc();
+  WriteAccumulated(ticks, ClockNs(CLOCK_MONOTONIC));
+  g->writer.flush();
+  g->flush_deadline = ticks + g->flush_interval;
+}
+
+void FlushIfDue() {
+  if (__builtin_expect(__rdtsc() >= g->flush_deadline, 0)) Flush();
+}
+
+void Finish(uint64_t code) {
+  if (!g || g->finished) return;
+  g->finished = true;
+  Charge(Now());
+  uint64_t now_ns = ClockNs(CLOCK_MONOTONIC);
+  WriteAccumulated(__rdtsc(), now_ns);
+  g->writer.add(fmt::ThreadEndRecord{now_ns, Tid(), ClockNs(CLOCK_PROCESS_CPUTIME_ID)});
+  g->writer.add(fmt::EndRecord{now_ns, fmt::EndHow::kExit, code});
+  g->writer.flush();
+  if (g->writer.failed())
+    std::fprintf(stderr, "hotline tex: writing %s failed: %s\n", g->output.c_str(),
+                 g->writer.error());
+  close(g->fd);
+  g->fd = -1;
+  hltex_active = 0;
+}
+
+void FinishAtExit() { Finish(0); }
+
+// ---- The stack -------------------------------------------------------------------------------
+
+void Push(Kind kind, uint32_t func, uint32_t base, int32_t index) {
+  Entry e;
+  e.kind = kind;
+  e.func = func;
+  e.base = base;
+  e.index = index;
+  if (kind != Kind::kFile) {
+    Func& f = g->funcs[func - 1];
+    if (f.last_base != base || !f.last_node) {
+      f.last_base = base;
+      f.last_node = NodeId(base, DefFrame(func));
+    }
+    e.node = f.last_node;
+  }
+  g->stack.push_back(e);
+  ++g->stack_version;
+  if (g->stack.size() > g->max_depth) g->max_depth = g->stack.size();
+}
+
+// A list (macro or hook) is entered with `base` as its callers' node. A tail call to something
+// already in the tail chain returns to it.
+void EnterList(uint32_t func, int32_t ref, int32_t index, int64_t line) {
+  uint32_t caller = TopFunc();
+  Func& f = g->funcs[func - 1];
+  if (g->on) {
+    if (f.last_caller != caller) {
+      f.last_caller = caller;
+      f.last_calls = &g->calls[{caller == g->root_func ? 0 : caller, func}];
+    }
+    ++*f.last_calls;
+    g->calls_changed = true;
+  }
+  for (size_t i = g->stack.size(); i > 0 && g->stack[i - 1].tail; --i)
+    if (g->stack[i - 1].func == func) {
+      Entry again = g->stack[i - 1];
+      g->stack.resize(i - 1);
+      again.tail = false;
+      again.ref = ref;
+      g->stack.push_back(again);
+      ++g->stack_version;
+      return;
+    }
+  Push(Kind::kList, func, CallerNode(index, line), 0);
+  g->stack.back().ref = ref;
+}
+
+// Drops the innermost list entry and the tail chain waiting for it.
+void LeaveList() {
+  size_t n = g->stack.size();
+  while (n > 0 && g->stack[n - 1].kind != Kind::kList) --n;  // never: lists end in order
+  if (n == 0) return;
+  --n;
+  while (n > 0 && g->stack[n - 1].tail) --n;
+  g->stack.resize(n);
+  ++g->stack_version;
+}
+
+}  // namespace
+
+// ---- The interface ---------------------------------------------------------------------------
+
+extern "C" {
+
+void hltex_start(int argc, char** argv) {
+  const char* output = getenv("HOTLINE_TEX_OUTPUT");
+  if (!output || !*output || g) return;
+  g = new Profiler;
+  g->output = output;
+  const char* cost = getenv("HOTLINE_TEX_COST");
+  g->tokens_cost = cost && std::strcmp(cost, "tokens") == 0;
+  const char* start = getenv("HOTLINE_TEX_START");
+  g->on = !(start && std::strcmp(start, "no") == 0);
+  g->fd = open(output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (g->fd < 0) {
+    std::fprintf(stderr, "hotline tex: cannot write %s: %s\n", output, std::strerror(errno));
+    return;
+  }
+  g->start_ns = ClockNs(CLOCK_MONOTONIC);
+  g->start_ticks = __rdtsc();
+  uint64_t ns0 = ClockNs(CLOCK_MONOTONIC), t0 = __rdtsc();
+  usleep(2000);
+  uint64_t ns1 = ClockNs(CLOCK_MONOTONIC), t1 = __rdtsc();
+  g->flush_interval = ns1 > ns0 ? (t1 - t0) * 1000000000ull / (ns1 - ns0) : 3000000000ull;
+  g->flush_deadline = __rdtsc() + g->flush_interval;
+
+  if (!g->writer.begin(g->fd,
+                       fmt::kFeatureSamples | fmt::kFeatureTrace | fmt::kFeatureLineCounts)) {
+    std::fprintf(stderr, "hotline tex: cannot write %s: %s\n", output, g->writer.error());
+    close(g->fd);
+    return;
+  }
+  std::vector<uint64_t> args;
+  for (int i = 0; i < argc; ++i) args.push_back(g->writer.internString(argv[i]));
+  fmt::ProcessRecord p;
+  p.pid = uint64_t(getpid());
+  p.ppid = uint64_t(getppid());
+  timespec rt;
+  clock_gettime(CLOCK_REALTIME, &rt);
+  p.realtime_ns = uint64_t(rt.tv_sec) * 1000000000u + uint64_t(rt.tv_nsec);
+  p.time = g->start_ns;
+  p.exe = g->writer.internString(argc > 0 ? argv[0] : "pdftex");
+  p.argc = args.size();
+  p.argv = args.data();
+  p.clock = fmt::ClockMode::kCpu;
+  p.sampler = fmt::Sampler::kNone;
+  p.period_ns = 1;
+  p.flags = g->on ? 0 : uint64_t(fmt::kStartedPaused);
+  p.trace = fmt::TraceMode::kCounts;
+  g->writer.add(p);
+  g->writer.add(fmt::ThreadStartRecord{g->start_ns, Tid(), 0, 0});
+  if (g->tokens_cost)
+    g->writer.add(fmt::NoteRecord{g->start_ns,
+                                  "cost tokens: every nanosecond in this profile is one token "
+                                  "TeX read or one command it ran, not time"});
+  g->writer.flush();
+
+  g->terminal_file = FileId("(terminal)");
+  g->pseudo_file = FileId("(scantokens)");
+  g->system_file = FileId("system");
+  g->unknown_file = FileId("(unknown)");
+  g->root_func = FuncId("(tex)", g->terminal_file, 0);
+  g->root_node = NodeId(0, DefFrame(g->root_func));
+  // Until the first command: TeX's start (the format, kpathsea's file database), TeX's own.
+  g->current = NodeId(g->root_node, DefFrame(FuncId("initialize", g->system_file, 0)));
+  g->current_cmd = kCommandPhase;
+  g->last = Now();
+  hltex_active = 1;
+  std::atexit(FinishAtExit);
+}
+
+void hltex_tick(void) {
+  if (!hltex_active) return;
+  Charge(Now());
+  g->fresh = true;
+  FlushIfDue();
+}
+
+namespace {
+void Label(int cmd, uint32_t file, uint64_t line) {
+  if (!g->fresh) Charge(Now());  // a slot that began without big_switch (main_loop's runs)
+  g->fresh = false;
+  if (cmd < 0 || cmd >= kCommandCount) cmd = 0;
+  g->current_cmd = cmd;
+  if (!g->on) return;
+  ++g->command_slots[cmd];
+  if (g->cache_version == g->stack_version && g->cache_file == file && g->cache_line == line) {
+    g->current = g->cache_node;
+    ++*g->cache_count;
+    return;
+  }
+  // Most slots come from the innermost macro's own body: its node is known since its call.
+  if (!g->stack.empty()) {
+    Entry& top = g->stack.back();
+    const Func& f = g->funcs[top.func - 1];
+    if (top.kind == Kind::kList && f.def_file == file && f.def_line == line) {
+      if (!top.def_count) top.def_count = &g->line_counts[file - 1][line];
+      g->current = top.node;
+      ++*top.def_count;
+      g->lines_changed[file - 1] = true;
+      return;
+    }
+  }
+  uint32_t func = TopFunc();
+  uint32_t base = g->stack.empty() ? 0 : g->stack.back().base;
+  uint32_t node = NodeId(base, FrameId(func, file, line));
+  g->current = node;
+  g->lines_changed[file - 1] = true;
+  uint64_t* count = &g->line_counts[file - 1][line];
+  ++*count;
+  g->cache_version = g->stack_version;
+  g->cache_file = file;
+  g->cache_line = line;
+  g->cache_node = node;
+  g->cache_count = count;
+}
+
+uint32_t LevelFile(int32_t index, int32_t name_kind) {
+  if (name_kind == 0) return g->terminal_file;
+  if (name_kind == 2) return g->pseudo_file;
+  if (index >= 0 && size_t(index) < g->file_at_index.size() && g->file_at_index[index])
+    return g->file_at_index[index];
+  return g->unknown_file;
+}
+}  // namespace
+
+void hltex_label_list(int cmd, int32_t ref) {
+  if (!hltex_active) return;
+  // Mostly the innermost macro's own body: its definition is its func's.
+  if (!g->stack.empty() && g->stack.back().kind == Kind::kList && g->stack.back().ref == ref) {
+    const Func& f = g->funcs[g->stack.back().func - 1];
+    Label(cmd, f.def_file, f.def_line);
+    return;
+  }
+  auto it = g->defs.find(ref);
+  if (it == g->defs.end() || !it->second.gen)
+    Label(cmd, g->unknown_file, 0);
+  else
+    Label(cmd, it->second.file, it->second.line);
+}
+
+void hltex_label_file(int cmd, int32_t index, int32_t name_kind, int64_t line) {
+  if (!hltex_active) return;
+  Label(cmd, LevelFile(index, name_kind), uint64_t(line < 0 ? 0 : line));
+}
+
+int hltex_known_list(int32_t ref) {
+  if (!hltex_active) return 0;
+  auto it = g->defs.find(ref);
+  return it != g->defs.end() && it->second.gen ? 1 : 0;
+}
+
+void hltex_macro(int32_t cs, int32_t ref, int32_t index, int64_t line) {
+  if (!hltex_active) return;
+  if (cs < 0) return;
+  if (size_t(cs) >= g->macros.size()) g->macros.resize(size_t(cs) + 4096);
+  Profiler::MacroSlot& slot = g->macros[size_t(cs)];
+  if (!slot.name) {
+    char name[512];
+    hltex_glue_cs_name(cs, name, sizeof name);
+    slot.name = NameId(name);
+  }
+  if (!slot.func || slot.ref != ref || slot.gen != slot.def->gen) {
+    if (slot.ref != ref || !slot.def) {
+      slot.ref = ref;
+      slot.def = &g->defs[ref];  // unordered_map elements stay where they are
+    }
+    const Def& def = *slot.def;
+    slot.func =
+        def.gen ? FuncId(slot.name, def.file, def.line) : FuncId(slot.name, g->unknown_file, 0);
+    slot.gen = def.gen;
+  }
+  EnterList(slot.func, ref, index, line);
+}
+
+void hltex_hook_list(int32_t type, int32_t ref, const char* name, int32_t index, int64_t line) {
+  (void)type;
+  if (!hltex_active) return;
+  auto def = g->defs.find(ref);
+  bool known = def != g->defs.end() && def->second.gen;
+  uint32_t file = known ? def->second.file : g->unknown_file;
+  uint64_t def_line = known ? def->second.line : 0;
+  EnterList(FuncId(name, file, def_line), ref, index, line);
+}
+
+void hltex_end_list(int tail) {
+  if (!hltex_active) return;
+  if (tail) {
+    // The level is gone but what it called has not begun: it waits on the stack.
+    for (size_t i = g->stack.size(); i > 0; --i)
+      if (g->stack[i - 1].kind == Kind::kList && !g->stack[i - 1].tail) {
+        g->stack[i - 1].tail = true;
+        ++g->stack_version;
+        return;
+      }
+    return;
+  }
+  LeaveList();
+}
+
+void hltex_file_begin(int32_t index, const char* name, int64_t caller_line) {
+  if (!hltex_active || index < 0) return;
+  uint32_t file = FileId(name);
+  if (g->file_at_index.size() <= size_t(index)) g->file_at_index.resize(size_t(index) + 1);
+  g->file_at_index[size_t(index)] = file;
+  uint32_t func = FuncId(name, file, 0);
+  uint32_t caller = TopFunc();
+  if (g->on) {
+    ++g->calls[{caller == g->root_func ? 0 : caller, func}];
+    g->calls_changed = true;
+  }
+  Push(Kind::kFile, func, CallerNode(index - 1, caller_line), index);
+  g->stack.back().node = NodeId(g->stack.back().base, FrameId(func, file, 1));
+}
+
+void hltex_file_end(int32_t index) {
+  if (!hltex_active) return;
+  for (size_t i = g->stack.size(); i > 0; --i)
+    if (g->stack[i - 1].kind == Kind::kFile && g->stack[i - 1].index == index) {
+      g->stack.resize(i - 1);
+      ++g->stack_version;
+      break;
+    }
+  if (index >= 0 && size_t(index) < g->file_at_index.size()) g->file_at_index[size_t(index)] = 0;
+}
+
+void hltex_def_begin(int32_t index, int32_t name_kind, int64_t line) {
+  if (!hltex_active) return;
+  g->pending_def.file = LevelFile(index, name_kind);
+  g->pending_def.line = uint64_t(line < 0 ? 0 : line);
+  g->def_pending = true;
+}
+
+void hltex_def_end(int32_t ref) {
+  if (!hltex_active || !g->def_pending) return;
+  g->def_pending = false;
+  Def& d = g->defs[ref];
+  uint32_t gen = d.gen + 1;
+  d = g->pending_def;
+  d.gen = gen;
+}
+
+void hltex_phase_begin(int phase) {
+  if (!hltex_active || phase < 1 || phase > 5) return;
+  Charge(Now());
+  g->phase_saved.emplace_back(g->current, g->current_cmd);
+  uint32_t func = FuncId(kPhaseNames[phase], g->system_file, uint64_t(phase));
+  g->current = NodeId(g->current, DefFrame(func));
+  g->current_cmd = kCommandPhase;
+  if (g->on) {
+    ++g->command_slots[kCommandPhase];
+    ++g->line_counts[g->system_file - 1][uint64_t(phase)];
+    g->lines_changed[g->system_file - 1] = true;
+  }
+}
+
+void hltex_phase_end(int phase) {
+  if (!hltex_active || phase < 1 || phase > 5 || g->phase_saved.empty()) return;
+  Charge(Now());
+  g->current = g->phase_saved.back().first;
+  g->current_cmd = g->phase_saved.back().second;
+  g->phase_saved.pop_back();
+}
+
+void hltex_profile(int on) {
+  if (!hltex_active) return;
+  Charge(Now());
+  if (bool(on) == g->on) return;
+  g->on = on != 0;
+  uint64_t now_ns = ClockNs(CLOCK_MONOTONIC);
+  g->writer.add(fmt::StateRecord{now_ns, Tid(), uint64_t(g->on), fmt::StateSource::kApi});
+  g->cache_version = ~uint64_t(0);
+}
+
+void hltex_format_dumped(const char* fmt_path) {
+  if (!hltex_active) return;
+  std::string path = std::string(fmt_path) + ".hotline-defs";
+  FILE* f = std::fopen(path.c_str(), "w");
+  if (!f) {
+    std::fprintf(stderr, "hotline tex: cannot write %s: %s\n", path.c_str(), std::strerror(errno));
+    return;
+  }
+  for (auto& [ref, def] : g->defs)
+    if (def.gen)
+      std::fprintf(f, "%d %llu %s\n", ref, (unsigned long long)def.line,
+                   FileName(def.file).c_str());
+  std::fclose(f);
+}
+
+void hltex_format_loaded(const char* fmt_path) {
+  if (!hltex_active) return;
+  std::string path = std::string(fmt_path) + ".hotline-defs";
+  FILE* f = std::fopen(path.c_str(), "r");
+  if (!f) return;  // a format not made by this engine: its macros' sites are unknown
+  char line[4096];
+  while (std::fgets(line, sizeof line, f)) {
+    char* end = nullptr;
+    long ref = std::strtol(line, &end, 10);
+    if (!end || *end != ' ') continue;
+    unsigned long long at = std::strtoull(end + 1, &end, 10);
+    if (!end || *end != ' ') continue;
+    std::string name = end + 1;
+    if (!name.empty() && name.back() == '\n') name.pop_back();
+    g->defs[int32_t(ref)] = Def{FileId(name), at, 1};
+  }
+  std::fclose(f);
+}
+
+void hltex_finish(int exit_code) {
+  if (!hltex_active) return;
+  Finish(uint64_t(exit_code));
+}
+
+}  // extern "C"

@@ -1,0 +1,327 @@
+// `hotline tex` on real TeX documents (tests/tex): exact macro call counts, definition sites,
+// TeX's tail calls, \profileon/\profileoff, the deterministic token cost, a LaTeX article with
+// amsmath whose PDF is the stock engine's, and a document with an error. The first test to run
+// builds the profiling pdfTeX (frontends/tex/build-pdftex.sh) and its formats, once per build
+// folder.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "format/raw_profile.h"
+#include "format/schema.h"
+#include "harness.h"
+
+namespace hotline::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::string kDocs = std::string(HOTLINE_SOURCE_DIR) + "/tests/tex/";
+
+// A scratch directory holding the given test documents.
+std::string DocDir(const std::string& name, const std::vector<std::string>& docs) {
+  std::string dir = ScratchDir(name);
+  for (const std::string& d : docs) fs::copy_file(kDocs + d, dir + "/" + d);
+  return dir;
+}
+
+RunResult Tex(const std::vector<std::string>& args, const std::string& dir) {
+  std::vector<std::string> all = {"tex"};
+  all.insert(all.end(), args.begin(), args.end());
+  return Hotline(all, dir);
+}
+
+struct Macro {
+  std::string name, def_file;
+  uint64_t def_line = 0;
+  bool operator<(const Macro& o) const {
+    return std::tie(name, def_file, def_line) < std::tie(o.name, o.def_file, o.def_line);
+  }
+};
+
+const format::RawFrame* FrameOf(const format::RawProfile& p, uint64_t address) {
+  if (!format::IsNamedFrame(address)) return nullptr;
+  auto it = p.frames.find(format::NamedFrameId(address));
+  return it == p.frames.end() ? nullptr : &it->second;
+}
+
+// Calls per macro (name, definition file's name, definition line) from the last CALL_COUNTS.
+std::map<Macro, uint64_t> Calls(const format::RawProfile& p) {
+  std::map<Macro, uint64_t> calls;
+  if (p.call_counts.empty()) return calls;
+  for (const format::RawCallEdge& e : p.call_counts.back().edges) {
+    auto fn = p.trace_functions.find(e.callee);
+    if (fn == p.trace_functions.end()) continue;
+    const format::RawFrame* f = FrameOf(p, fn->second);
+    if (!f) continue;
+    calls[{f->name, fs::path(f->def_file).filename(), f->def_line}] += e.calls;
+  }
+  return calls;
+}
+
+uint64_t CallsOf(const format::RawProfile& p, const std::string& name) {
+  uint64_t n = 0;
+  for (const auto& [m, c] : Calls(p))
+    if (m.name == name) n += c;
+  return n;
+}
+
+// Σ sample weight whose stack holds a frame named `name` (anywhere), and the total.
+std::pair<uint64_t, uint64_t> WeightUnder(const format::RawProfile& p, const std::string& name) {
+  uint64_t under = 0, total = 0;
+  for (const format::SampleRecord& s : p.samples) {
+    total += s.weight;
+    for (uint64_t a : p.stack(s.node)) {
+      const format::RawFrame* f = FrameOf(p, a);
+      if (f && f->name == name) {
+        under += s.weight;
+        break;
+      }
+    }
+  }
+  return {under, total};
+}
+
+// Σ sample weight per file of the innermost frame.
+std::map<std::string, uint64_t> WeightPerFile(const format::RawProfile& p) {
+  std::map<std::string, uint64_t> per;
+  for (const format::SampleRecord& s : p.samples) {
+    std::vector<uint64_t> frames = p.stack(s.node);
+    if (frames.empty()) continue;
+    if (const format::RawFrame* f = FrameOf(p, frames[0])) per[f->file] += s.weight;
+  }
+  return per;
+}
+
+TEST(Tex, PlainLoopCountsAndDefinitionSites) {
+  std::string dir = DocDir("tex_loop", {"loop.tex", "twice.tex"});
+  RunResult r = Tex({"--", "pdftex", "-interaction=nonstopmode", "loop.tex"}, dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  EXPECT_NE(r.out.find("n=1000"), std::string::npos) << r.out;
+  format::RawProfile p = Load(dir + "/loop.hotline");
+  ASSERT_TRUE(p.end.has_value());
+  EXPECT_EQ(p.end->code, 0u);
+  std::map<Macro, uint64_t> calls = Calls(p);
+  EXPECT_EQ((calls[{"\\foo", "loop.tex", 3}]), 1000u);
+  // \twice defined in two files: two macros, one call each, at their own definitions.
+  EXPECT_EQ((calls[{"\\twice", "loop.tex", 4}]), 1u);
+  EXPECT_EQ((calls[{"\\twice", "twice.tex", 1}]), 1u);
+  EXPECT_EQ(CallsOf(p, "\\heavy"), 1u);
+  EXPECT_EQ(CallsOf(p, "\\light"), 1u);
+  // plain.tex's \loop: \iterate once per \loop, then \next (= \iterate) once per iteration.
+  EXPECT_EQ((calls[{"\\body", "loop.tex", 13}]), 1001u);
+  // The \input file is a frame, and plain.tex's macros are defined where plain.tex says.
+  EXPECT_EQ((calls[{"./twice.tex", "twice.tex", 0}]), 1u);
+  EXPECT_EQ(calls.count({"\\loop", "plain.tex", 527}), 1u);
+  // Exact slot counts per line: \foo's body (line 3) ran its one command 1000 times, and the
+  // file's line 3 gave two slots of its own (\def and the space at its end).
+  uint64_t line3 = 0;
+  for (const format::RawLineCounts& lc : p.line_counts)
+    if (fs::path(lc.file).filename() == "loop.tex" && lc.module == "tex")
+      for (auto [line, n] : lc.lines)
+        if (line == 3) line3 = n;
+  EXPECT_EQ(line3, 1000u + 2u);
+  // A file calling a macro is shown at the line of the call: \heavy is called at loop.tex:14.
+  bool heavy_seen = false;
+  for (const format::SampleRecord& s : p.samples) {
+    std::vector<uint64_t> frames = p.stack(s.node);  // innermost first
+    for (size_t i = 0; i + 1 < frames.size(); ++i) {
+      const format::RawFrame* f = FrameOf(p, frames[i]);
+      if (!f || f->name != "\\heavy") continue;
+      const format::RawFrame* caller = FrameOf(p, frames[i + 1]);
+      ASSERT_NE(caller, nullptr);
+      EXPECT_EQ(caller->name, "./loop.tex");
+      EXPECT_EQ(caller->line, 14u);
+      heavy_seen = true;
+    }
+  }
+  EXPECT_TRUE(heavy_seen);
+  // The command summary: \advance ran once per \foo, \countdown step and \heavy iteration.
+  uint64_t advance = 0;
+  for (const format::RawTexCommand& c : p.tex_commands)
+    if (c.name == "advance") advance = c.slots;
+  EXPECT_EQ(advance, 1000u + 300u + 30000u);
+}
+
+TEST(Tex, TailRecursionKeepsTheChainShallow) {
+  std::string dir = DocDir("tex_tail", {"loop.tex", "twice.tex"});
+  RunResult r = Tex({"--", "pdftex", "-interaction=nonstopmode", "loop.tex"}, dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  format::RawProfile p = Load(dir + "/loop.hotline");
+  // \countdown calls itself as its last token 300 times: 301 calls, and TeX's tail call (the
+  // caller popped before the callee) does not lose the chain nor grow it 300 deep.
+  EXPECT_EQ(CallsOf(p, "\\countdown"), 301u);
+  ASSERT_FALSE(p.call_counts.empty());
+  EXPECT_LT(p.call_counts.back().max_depth, 12u);
+  // Every \countdown stack has the document below it: the logical chain was kept.
+  for (const format::SampleRecord& s : p.samples) {
+    std::vector<uint64_t> frames = p.stack(s.node);
+    bool countdown = false, document = false;
+    for (uint64_t a : frames)
+      if (const format::RawFrame* f = FrameOf(p, a)) {
+        countdown = countdown || f->name == "\\countdown";
+        document = document || fs::path(f->name).filename() == "loop.tex";
+      }
+    if (countdown) {
+      EXPECT_TRUE(document);
+    }
+  }
+}
+
+TEST(Tex, HeavyMacroDominatesDeterministically) {
+  std::string dir = DocDir("tex_heavy", {"loop.tex", "twice.tex"});
+  RunResult r =
+      Tex({"--cost", "tokens", "--", "pdftex", "-interaction=nonstopmode", "loop.tex"}, dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  format::RawProfile a = Load(dir + "/loop.hotline");
+  auto [heavy, total] = WeightUnder(a, "\\heavy");
+  auto [light, total2] = WeightUnder(a, "\\light");
+  // \heavy's 30000 iterations against \foo's 1000 and \countdown's 300.
+  EXPECT_GT(heavy * 10, total * 8) << heavy << " of " << total;
+  EXPECT_GT(light, 0u);
+  EXPECT_LT(light * 1000, total);
+  // Tokens are the same from run to run.
+  RunResult again = Tex({"--cost", "tokens", "-o", "again.hotline", "--", "pdftex",
+                         "-interaction=nonstopmode", "loop.tex"},
+                        dir);
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  format::RawProfile b = Load(dir + "/again.hotline");
+  EXPECT_EQ(WeightUnder(b, "\\heavy"), WeightUnder(a, "\\heavy"));
+  EXPECT_EQ(WeightPerFile(b), WeightPerFile(a));
+}
+
+TEST(Tex, ProfileOnAndOff) {
+  std::string dir = DocDir("tex_onoff", {"onoff.tex"});
+  RunResult r =
+      Tex({"--start", "no", "--", "pdftex", "-interaction=nonstopmode", "onoff.tex"}, dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  format::RawProfile p = Load(dir + "/onoff.hotline");
+  EXPECT_EQ(CallsOf(p, "\\inside"), 25u);
+  EXPECT_EQ(CallsOf(p, "\\before"), 0u);
+  EXPECT_EQ(CallsOf(p, "\\after"), 0u);
+  EXPECT_EQ(WeightUnder(p, "\\before").first, 0u);
+  EXPECT_GT(WeightUnder(p, "\\inside").first, 0u);
+}
+
+TEST(Tex, LatexArticleMatchesTheStockEngine) {
+  std::string dir = DocDir("tex_article", {"article.tex"});
+  RunResult r =
+      Tex({"--cost", "tokens", "--", "pdflatex", "-interaction=nonstopmode", "article.tex"}, dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  format::RawProfile p = Load(dir + "/article.hotline");
+  // The hottest file is one of LaTeX's: its kernel, expl3 or amsmath, not the document.
+  std::map<std::string, uint64_t> per = WeightPerFile(p);
+  std::string hottest;
+  uint64_t most = 0;
+  for (const auto& [file, w] : per)
+    if (file != "system" && w > most) most = w, hottest = file;
+  std::set<std::string> expected = {"latex.ltx", "expl3-code.tex", "amsmath.sty"};
+  EXPECT_TRUE(expected.count(fs::path(hottest).filename())) << hottest;
+  bool amsmath = false;
+  for (const auto& [file, w] : per)
+    amsmath = amsmath || (fs::path(file).filename() == "amsmath.sty" && w > 0);
+  EXPECT_TRUE(amsmath);
+  EXPECT_EQ(CallsOf(p, "\\sq"), 2u);
+  EXPECT_GE(CallsOf(p, "\\align"), 1u);
+  std::map<Macro, uint64_t> calls = Calls(p);
+  EXPECT_EQ((calls[{"\\sq", "article.tex", 3}]), 2u);
+
+  // The same document on Debian's own pdflatex: same pages, same text.
+  std::string stock = DocDir("tex_article_stock", {"article.tex"});
+  RunResult s = Execute({"/usr/bin/pdflatex", "-interaction=nonstopmode", "article.tex"}, stock);
+  ASSERT_EQ(s.exit_code, 0) << s.out;
+  auto info = [](const std::string& d) {
+    RunResult i = Execute({"/usr/bin/pdfinfo", "article.pdf"}, d);
+    std::istringstream in(i.out);
+    std::string line;
+    while (std::getline(in, line))
+      if (line.rfind("Pages:", 0) == 0) return line;
+    return std::string("no page count: ") + i.err;
+  };
+  EXPECT_EQ(info(dir), info(stock));
+  RunResult t1 = Execute({"/usr/bin/pdftotext", "article.pdf", "-"}, dir);
+  RunResult t2 = Execute({"/usr/bin/pdftotext", "article.pdf", "-"}, stock);
+  EXPECT_EQ(t1.exit_code, 0);
+  EXPECT_FALSE(t1.out.empty());
+  EXPECT_EQ(t1.out, t2.out);
+
+  // Every view reads it: the command table, annotate of a package, html.
+  RunResult c = Hotline({"report", "-C", "-N", "article.hotline"}, dir);
+  EXPECT_EQ(c.exit_code, 0) << c.err;
+  EXPECT_NE(c.out.find("TeX commands"), std::string::npos) << c.out;
+  EXPECT_NE(c.out.find("assign_toks"), std::string::npos) << c.out;
+  RunResult an = Hotline({"annotate", "article.hotline", "amsmath.sty"}, dir);
+  EXPECT_EQ(an.exit_code, 0) << an.err;
+  EXPECT_NE(an.out.find("/amsmath.sty\n  line"), std::string::npos) << an.out;
+  RunResult h = Hotline({"html", "article.hotline", "-o", "html"}, dir);
+  EXPECT_EQ(h.exit_code, 0) << h.err;
+  EXPECT_TRUE(fs::exists(dir + "/html/index.html"));
+}
+
+TEST(Tex, ErrorRunsAsTheStockEngine) {
+  std::string dir = DocDir("tex_error", {"error.tex"});
+  RunResult r = Tex({"--", "pdftex", "-interaction=nonstopmode", "error.tex"}, dir);
+  std::string stock = DocDir("tex_error_stock", {"error.tex"});
+  RunResult s = Execute({"/usr/bin/pdftex", "-interaction=nonstopmode", "error.tex"}, stock);
+  EXPECT_EQ(s.exit_code, 1);
+  EXPECT_EQ(r.exit_code, s.exit_code) << r.err;
+  EXPECT_NE(r.out.find("! Undefined control sequence."), std::string::npos) << r.out;
+  format::RawProfile p = Load(dir + "/error.hotline");
+  ASSERT_TRUE(p.end.has_value());
+  EXPECT_EQ(p.end->code, 1u);
+  EXPECT_EQ(CallsOf(p, "\\a"), 1u);
+  RunResult rep = Hotline({"report", "-M", "error.hotline"}, dir);
+  EXPECT_EQ(rep.exit_code, 0) << rep.err;
+}
+
+TEST(Tex, RepeatKeepsEveryRun) {
+  std::string dir = DocDir("tex_repeat", {"loop.tex", "twice.tex"});
+  RunResult r = Tex(
+      {"--repeat", "3", "--cost", "tokens", "--", "pdftex", "-interaction=nonstopmode", "loop.tex"},
+      dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  RunResult rep = Hotline({"report", "-M", "-m", "loop.hotline"}, dir);
+  ASSERT_EQ(rep.exit_code, 0) << rep.err;
+  // Three runs read as their sum: \foo's calls are 3000.
+  EXPECT_NE(rep.out.find("3000"), std::string::npos) << rep.out;
+  // The command table adds up too: \advance ran 1000 + 300 + 30000 times a run.
+  RunResult commands = Hotline({"report", "-C", "-m", "loop.hotline"}, dir);
+  ASSERT_EQ(commands.exit_code, 0) << commands.err;
+  EXPECT_NE(commands.out.find("\t93900\t"), std::string::npos) << commands.out;
+}
+
+TEST(Tex, KnuthsPlainFormat) {
+  std::string dir = DocDir("tex_knuth", {"loop.tex", "twice.tex"});
+  RunResult r = Tex({"--", "tex", "-interaction=nonstopmode", "loop.tex"}, dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  EXPECT_NE(r.out.find("(preloaded format="), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("/tex.fmt"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("n=1000"), std::string::npos) << r.out;
+  format::RawProfile p = Load(dir + "/loop.hotline");
+  EXPECT_EQ(CallsOf(p, "\\foo"), 1000u);
+  EXPECT_EQ(CallsOf(p, "\\countdown"), 301u);
+}
+
+TEST(Tex, BadInput) {
+  std::string dir = ScratchDir("tex_bad");
+  RunResult missing = Tex({"--", "pdflatex", "nosuch.tex"}, dir);
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_EQ(missing.err, "hotline tex: nosuch.tex: no such document\n");
+  RunResult unknown = Tex({"--", "lualatex", "x.tex"}, dir);
+  EXPECT_EQ(unknown.exit_code, 2);
+  EXPECT_NE(unknown.err.find("unknown TeX command 'lualatex'"), std::string::npos);
+  RunResult none = Tex({}, dir);
+  EXPECT_EQ(none.exit_code, 2);
+  EXPECT_NE(none.err.find("after --"), std::string::npos);
+  RunResult cost = Tex({"--cost", "lines", "--", "pdftex", "x.tex"}, dir);
+  EXPECT_NE(cost.exit_code, 0);
+}
+
+}  // namespace
+}  // namespace hotline::testing
