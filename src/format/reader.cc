@@ -382,8 +382,7 @@ class PayloadDecoder {
   std::vector<WatchEnumerator> enumerators_;
   std::vector<WatchHit> hits_;
   std::vector<WatchTotal> totals_;
-  return 1;
-} std::vector<std::string_view> names_;
+  std::vector<std::string_view> names_;
 };
 
 }  // namespace

@@ -492,7 +492,7 @@ __attribute__((noinline)) void EnterSlow(void* function, void* call_site, uint64
     tt->callee_cache[caller] = CalleeCache{uint64_t(function), calls, id};
   }
   if (__builtin_expect(d < kShadowCapacity, 1)) {
-    tt->frames[d] = ShadowFrame{uint64_t(function), sp, uint64_t(call_site), hook_return, id};
+    tt->frames[d] = ShadowFrame{uint64_t(function), sp, uint64_t(call_site), hook_return, id, 0};
     std::atomic_signal_fence(std::memory_order_release);
     ++d;
     if (d > tt->max_depth) tt->max_depth = d;
@@ -535,11 +535,14 @@ HOTLINE_HOOK void __cyg_profile_func_enter(void* function, void* call_site) {
                                       caller.hook_return != hook_return);
       if (alive && cache.callee == uint64_t(function)) {
         ++*cache.calls;
-        tt->frames[d] =
-            ShadowFrame{uint64_t(function), sp, uint64_t(call_site), hook_return, cache.callee_id};
+        tt->frames[d] = ShadowFrame{uint64_t(function), sp, uint64_t(call_site), hook_return,
+                                    cache.callee_id,    0};
         std::atomic_signal_fence(std::memory_order_release);
         if (d + 1 > tt->max_depth) tt->max_depth = d + 1;
-        if (tt->buffer) GuardedEvent(tt, cache.callee_id, false);
+        if (tt->buffer) {
+          GuardedEvent(tt, cache.callee_id, false);
+          tt->frames[d].tick = tt->last_tick;  // what a SIZE record names
+        }
         tt->depth.store(d + 1, std::memory_order_relaxed);
         return;
       }
