@@ -89,8 +89,8 @@ TEST(Complexity, EachCallTaggedWithItsSize) {
 TEST(Complexity, SweepOneRunPerSize) {
   std::string dir = ScratchDir("complexity-sweep");
   RunResult poly =
-      Hotline({"sweep", "--sizes", "32,64,128,256,512,1024", "--repeat", "5", "--trace=timed", "-o",
-               "poly", "--", PROGRAM_complexity_prog, "poly", "{n}"},
+      Hotline({"sweep", "--sizes", "16,32,64,128,256,512,1024", "--repeat", "5", "--trace=timed",
+               "-o", "poly", "--", PROGRAM_complexity_prog, "poly", "{n}"},
               dir);
   ASSERT_EQ(poly.exit_code, 0) << poly.err;
   EXPECT_EQ(ProfilesIn(dir + "/poly").size(), 35u);
