@@ -319,8 +319,8 @@ TEST(Safety, RuntimeExportsOnlyItsInterfaceAndShims) {
   ASSERT_EQ(nm.exit_code, 0) << nm.err;
   const std::set<std::string> allowed = {
       // the C API and the tracing hooks
-      "hotline_rt_start", "hotline_rt_stop", "hotline_rt_mark", "__cyg_profile_func_enter",
-      "__cyg_profile_func_exit",
+      "hotline_rt_start", "hotline_rt_stop", "hotline_rt_mark", "hotline_rt_size",
+      "__cyg_profile_func_enter", "__cyg_profile_func_exit",
       // threads, signals, the life cycle
       "pthread_create", "pthread_setname_np", "pthread_sigmask", "sigprocmask", "sigaction",
       "signal", "sigaltstack", "exit", "_exit", "_Exit", "execve", "execv", "execvp", "execvpe",
