@@ -257,7 +257,7 @@ int main(int argc, char** argv) {
     run_search(n * 4);
     run_merge(n * 4);
     run_insertion(n * 2);
-    run_triple(n / 16);
+    run_triple(n / 8);
     run_hash(n * 64);
   } else if (argc == 3 && strcmp(argv[1], "subsets") == 0) {
     run_subsets(strtoull(argv[2], NULL, 10));

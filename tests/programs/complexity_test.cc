@@ -89,11 +89,11 @@ TEST(Complexity, EachCallTaggedWithItsSize) {
 TEST(Complexity, SweepOneRunPerSize) {
   std::string dir = ScratchDir("complexity-sweep");
   RunResult poly =
-      Hotline({"sweep", "--sizes", "16,32,64,128,256,512,1024", "--repeat", "5", "--trace=timed",
+      Hotline({"sweep", "--sizes", "16,32,64,128,256,512,1024", "--repeat", "7", "--trace=timed",
                "-o", "poly", "--", PROGRAM_complexity_prog, "poly", "{n}"},
               dir);
   ASSERT_EQ(poly.exit_code, 0) << poly.err;
-  EXPECT_EQ(ProfilesIn(dir + "/poly").size(), 35u);
+  EXPECT_EQ(ProfilesIn(dir + "/poly").size(), 49u);
   RunResult exp = Hotline({"sweep", "--sizes", "6,8,10,12,14,16", "--trace=timed", "-o", "subsets",
                            "--", PROGRAM_complexity_prog, "subsets", "{n}"},
                           dir);
