@@ -322,8 +322,9 @@ ComplexityResult FitComplexity(std::span<const SizePoint> points,
   auto by_error = [](const ModelFit& x, const ModelFit& y) { return x.cv_error < y.cv_error; };
   std::stable_sort(growth.begin(), growth.end(), by_error);
 
-  // The fixed models, and the power only when it predicts clearly better than all of them: it
-  // contains O(1), O(n), O(n²), O(n³) and mimics the others, so it may not win on a tie.
+  // The fixed models, and the power only when none of them predicts within 10% and it predicts
+  // clearly better than all of them: it contains O(1), O(n), O(n²), O(n³) and mimics the
+  // others (n^1.1 looks like n log n), so it may not win on a tie.
   double r = options.min_margin;
   // Errors are compared above the resolution: among models that all predict within 2%, the
   // differences say more about the noise than about the shape.
@@ -336,7 +337,8 @@ ComplexityResult FitComplexity(std::span<const SizePoint> points,
   // An exponent within 0.1 of 1, 2 or 3 is that polynomial, which the fixed models judge.
   bool integer_k = std::fabs(power.k - std::round(power.k)) < 0.1 && std::round(power.k) <= 3;
   bool power_wins = power.valid && !power.collapsed && !integer_k &&
-                    (!grower || better(power, *grower, options.power_margin)) &&
+                    (!grower || (better(power, *grower, options.power_margin) &&
+                                 grower->cv_error > options.named_error)) &&
                     better(power, constant, r);
 
   std::vector<ModelFit>& fits = result.fits;

@@ -59,12 +59,13 @@ enum class FitVerdict {
 };
 
 struct ComplexityOptions {
-  uint32_t min_sizes = 5;    // distinct values of n needed to fit at all
-  double min_margin = 1.5;   // runner-up's error / best's error needed to decide
-  double power_margin = 3;   // the power n^k must predict this much better than the fixed models
-  double resolution = 0.02;  // errors below this count as this: no timing repeats better
-  double max_error = 0.25;   // best model's error above this: too much noise to decide
-  double min_span = 10;      // max/min of n (of 2ⁿ for O(2ⁿ)) needed to decide
+  uint32_t min_sizes = 5;     // distinct values of n needed to fit at all
+  double min_margin = 1.5;    // runner-up's error / best's error needed to decide
+  double power_margin = 3;    // the power n^k must predict this much better than the fixed models
+  double named_error = 0.10;  // ... and no fixed model may predict within this
+  double resolution = 0.02;   // errors below this count as this: no timing repeats better
+  double max_error = 0.25;    // best model's error above this: too much noise to decide
+  double min_span = 10;       // max/min of n (of 2ⁿ for O(2ⁿ)) needed to decide
   double constant_error = 0.10;  // O(1) is decided only when it predicts within this
 };
 

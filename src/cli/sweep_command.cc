@@ -34,7 +34,7 @@ struct SweepOptions {
     cmd.add_option("--sizes", sizes, "the input sizes, comma-separated (at least 5 for a fit)")
         ->required()
         ->delimiter(',')
-        ->check(CLI::PositiveNumber);
+        ->check(Positive());
     cmd.add_option("--repeat", repeat, "runs per size (default 1); the fit takes their median")
         ->check(CLI::Range(1u, 1000u));
     cmd.add_option("-o,--output", output,

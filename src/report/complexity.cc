@@ -90,11 +90,12 @@ void PrintComplexity(const std::vector<FunctionComplexity>& functions, const Rep
     std::string runner_up = r.runner_up == r.best ? "" : ModelLabel(r.fits[r.runner_up]);
     std::string error = machine ? fmt::format("{:.6f}", best.cv_error)
                                 : fmt::format("{:.1f}%", 100 * best.cv_error);
-    w.row({decided ? "decided" : "undecided", decided ? ModelLabel(best) : Candidates(r),
-           decided ? Coefficient(best.a, calls, machine) : "",
-           decided ? Coefficient(best.b, calls, machine) : "", error, Margin(r.margin, machine),
-           runner_up, n_from, n_to, sizes, points, Measured(fc), decided ? "" : r.reason,
-           Name(fc, options)});
+    w.row(
+        {decided ? "decided" : "undecided", decided ? ModelLabel(best) : Candidates(r),
+         decided ? Coefficient(best.a, calls, machine) : "",
+         decided && best.model != GrowthModel::kConstant ? Coefficient(best.b, calls, machine) : "",
+         error, Margin(r.margin, machine), runner_up, n_from, n_to, sizes, points, Measured(fc),
+         decided ? "" : r.reason, Name(fc, options)});
   }
   if (!machine) {
     w.flush();

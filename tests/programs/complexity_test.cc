@@ -77,11 +77,11 @@ TEST(Complexity, EachCallTaggedWithItsSize) {
   EXPECT_EQ(noisy->second.verdict, "undecided") << noisy->second.model;
   EXPECT_FALSE(noisy->second.why.empty());
   // The sizes each function was called with, as the program chose them.
-  EXPECT_EQ((rows[{"linear_scan", "time/call"}].n_from), 4096u);
-  EXPECT_EQ((rows[{"linear_scan", "time/call"}].n_to), 262144u);
+  EXPECT_EQ((rows[{"linear_scan", "time/call"}].n_from), 1024u);
+  EXPECT_EQ((rows[{"linear_scan", "time/call"}].n_to), 65536u);
   EXPECT_EQ((rows[{"linear_scan", "time/call"}].sizes), 7u);
   EXPECT_EQ((rows[{"subset_sums", "time/call"}].sizes), 6u);
-  EXPECT_EQ((rows[{"subset_sums", "time/call"}].n_to), 18u);
+  EXPECT_EQ((rows[{"subset_sums", "time/call"}].n_to), 16u);
   // No run sizes: no per-run rows.
   for (const auto& [key, row] : rows) EXPECT_EQ(key.second, "time/call") << key.first;
 }
@@ -89,12 +89,12 @@ TEST(Complexity, EachCallTaggedWithItsSize) {
 TEST(Complexity, SweepOneRunPerSize) {
   std::string dir = ScratchDir("complexity-sweep");
   RunResult poly =
-      Hotline({"sweep", "--sizes", "32,64,128,256,512,1024", "--repeat", "5", "--trace=timed", "-o",
-               "poly", "--", PROGRAM_complexity_prog, "poly", "{n}"},
+      Hotline({"sweep", "--sizes", "16,32,64,128,256,512,1024", "--repeat", "7", "--trace=timed",
+               "-o", "poly", "--", PROGRAM_complexity_prog, "poly", "{n}"},
               dir);
   ASSERT_EQ(poly.exit_code, 0) << poly.err;
-  EXPECT_EQ(ProfilesIn(dir + "/poly").size(), 30u);
-  RunResult exp = Hotline({"sweep", "--sizes", "8,10,12,14,16,18", "--trace=timed", "-o", "subsets",
+  EXPECT_EQ(ProfilesIn(dir + "/poly").size(), 49u);
+  RunResult exp = Hotline({"sweep", "--sizes", "6,8,10,12,14,16", "--trace=timed", "-o", "subsets",
                            "--", PROGRAM_complexity_prog, "subsets", "{n}"},
                           dir);
   ASSERT_EQ(exp.exit_code, 0) << exp.err;
@@ -105,7 +105,7 @@ TEST(Complexity, SweepOneRunPerSize) {
   ExpectModel(rows, "insertion_sort", "time/run", "O(n^2)");
   ExpectModel(rows, "triple_loop", "time/run", "O(n^3)");
   ExpectModel(rows, "hash_lookups", "time/run", "O(1)");
-  EXPECT_EQ((rows[{"linear_scan", "time/run"}].n_from), 32u);
+  EXPECT_EQ((rows[{"linear_scan", "time/run"}].n_from), 16u);
   EXPECT_EQ((rows[{"linear_scan", "time/run"}].n_to), 1024u);
   // Each function runs once per run: calls do not change with n and get no row.
   EXPECT_EQ(rows.count({"linear_scan", "calls/run"}), 0u);
