@@ -102,8 +102,10 @@ fi
 (cd "$web2c" && rm -f pdftex-final.ch pdftex-tangle pdftex.p pdftex.pool pdftex-web2c \
   pdftexini.c pdftex0.c pdftexcoerce.h pdftexd.h pdftex-pool.c pdftex pdftex-*.o)
 if [ "$variant" != plain ]; then
-  # tangle and web2c must exist to make pdftexd.h, which the glue includes.
-  (cd "$web2c" && make -j"$jobs" pdftex_ch_srcs="$ch_srcs" CPPFLAGS="$cppflags" pdftexd.h) >>"$log" 2>&1 ||
+  # tangle and web2c must exist to make pdftexd.h, which the glue includes; makecpool is linked
+  # here too, without the glue in LIBS (it has none of pdfTeX's globals the glue reads).
+  (cd "$web2c" && make -j"$jobs" pdftex_ch_srcs="$ch_srcs" CPPFLAGS="$cppflags" pdftexd.h \
+    web2c/stamp-makecpool) >>"$log" 2>&1 ||
     die "generating pdfTeX's C with hotline.ch failed (see $log)"
   (cd "$web2c" && gcc -O2 -g -DHAVE_CONFIG_H -I. -I"$src/texk/web2c" -I"$src/texk/web2c/pdftexdir" \
     -I"$src/texk" -I.. $HOOK_CFLAGS -c "$here/glue.c" -o hotline_glue.o) >>"$log" 2>&1 ||

@@ -480,6 +480,7 @@ void Writer::add(const SizeRecord& r) {
   record_.varint(r.function);
   record_.varint(r.entry_tick);
   record_.varint(r.n);
+  endRecord();
 }
 
 void Writer::add(const TexCommandsRecord& r) {
