@@ -94,8 +94,10 @@ TEST(Complexity, SweepOneRunPerSize) {
               dir);
   ASSERT_EQ(poly.exit_code, 0) << poly.err;
   EXPECT_EQ(ProfilesIn(dir + "/poly").size(), 49u);
-  RunResult exp = Hotline({"sweep", "--sizes", "6,8,10,12,14,16", "--trace=timed", "-o", "subsets",
-                           "--", PROGRAM_complexity_prog, "subsets", "{n}"},
+  // Medians of 5 runs per size, up to 2^18 subsets: enough work that a busy machine's noise
+  // does not blur 2^n into n^3.
+  RunResult exp = Hotline({"sweep", "--sizes", "8,10,12,14,16,18", "--repeat", "5", "--trace=timed",
+                           "-o", "subsets", "--", PROGRAM_complexity_prog, "subsets", "{n}"},
                           dir);
   ASSERT_EQ(exp.exit_code, 0) << exp.err;
   auto rows = Complexity({"poly"}, dir);
