@@ -11,6 +11,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "cli/child_process.h"
 #include "cli/commands.h"
 #include "cli/profile_path.h"
 #include "export/export.h"
@@ -63,19 +64,6 @@ Expected<std::vector<std::string>> ProgramsOf(const std::string& path) {
     offset = stats.next_run;
     if (offset == 0) return programs;
   }
-}
-
-// The files one after another, written to OUT whole or not at all.
-Status WriteConcatenation(const std::vector<std::string>& files, const std::string& output) {
-  std::string bytes;
-  for (const std::string& file : files) {
-    std::ifstream in(file, std::ios::binary);
-    std::ostringstream content;
-    content << in.rdbuf();
-    if (!in) return Status::Error(file + ": cannot read it");
-    bytes += content.str();
-  }
-  return exporter::WriteFileAtomically(output, bytes);
 }
 
 int RunMerge(MergeCommandOptions& o) {

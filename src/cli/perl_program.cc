@@ -11,6 +11,8 @@
 #include <fstream>
 #include <regex>
 
+#include "cli/child_process.h"
+
 namespace hotline::cli {
 namespace {
 
@@ -83,19 +85,7 @@ int RecordPerlProgram(const std::string& path, const std::vector<std::string>& c
     fmt::print(stderr, "hotline: cannot run {}: {}\n", command[0], strerror(errno));
     _exit(127);
   }
-  // The terminal's Ctrl-C and Ctrl-\ are the program's to handle.
-  struct sigaction ignore {
-  }, old_int{}, old_quit{};
-  ignore.sa_handler = SIG_IGN;
-  sigaction(SIGINT, &ignore, &old_int);
-  sigaction(SIGQUIT, &ignore, &old_quit);
-  int status = 0;
-  while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
-  }
-  sigaction(SIGINT, &old_int, nullptr);
-  sigaction(SIGQUIT, &old_quit, nullptr);
-  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
-  return WEXITSTATUS(status);
+  return WaitForProgram(child);
 }
 
 }  // namespace hotline::cli

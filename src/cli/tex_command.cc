@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/child_process.h"
 #include "cli/commands.h"
 #include "cli/tex_engine.h"
 #include "export/export.h"
@@ -64,18 +65,6 @@ std::string DefaultOutput(const std::string& document) {
   return p.string() + ".hotline";
 }
 
-Status Concatenate(const std::vector<std::string>& files, const std::string& output) {
-  std::string bytes;
-  for (const std::string& file : files) {
-    std::ifstream in(file, std::ios::binary);
-    std::ostringstream content;
-    content << in.rdbuf();
-    if (!in) return Status::Error(file + ": cannot read it");
-    bytes += content.str();
-  }
-  return exporter::WriteFileAtomically(output, bytes);
-}
-
 int RunTex(TexOptions& o) {
   if (!o.saw_separator || o.command.empty()) {
     fmt::print(stderr,
@@ -119,7 +108,7 @@ int RunTex(TexOptions& o) {
     if (fs::exists(run, ec)) runs.push_back(run);
   }
   if (o.repeat > 1) {
-    Status s = Concatenate(runs, absolute);
+    Status s = WriteConcatenation(runs, absolute);
     for (const std::string& run : runs) fs::remove(run, ec);
     if (!s.ok()) {
       fmt::print(stderr, "hotline tex: {}\n", s.message());

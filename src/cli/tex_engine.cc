@@ -16,6 +16,7 @@
 #include <sstream>
 
 #include "base/subprocess.h"
+#include "cli/child_process.h"
 
 namespace hotline::cli {
 
@@ -80,19 +81,7 @@ int Run(const std::vector<std::string>& argv, const std::string& dir, const std:
     fmt::print(stderr, "hotline tex: cannot run {}: {}\n", argv[0], strerror(errno));
     _exit(127);
   }
-  // The terminal's Ctrl-C and Ctrl-\ are TeX's to handle.
-  struct sigaction ignore {
-  }, old_int{}, old_quit{};
-  ignore.sa_handler = SIG_IGN;
-  sigaction(SIGINT, &ignore, &old_int);
-  sigaction(SIGQUIT, &ignore, &old_quit);
-  int status = 0;
-  while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
-  }
-  sigaction(SIGINT, &old_int, nullptr);
-  sigaction(SIGQUIT, &old_quit, nullptr);
-  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
-  return WEXITSTATUS(status);
+  return WaitForProgram(child);
 }
 
 // One engine build or format build at a time (tests run in parallel).
