@@ -426,13 +426,71 @@ std::string Definition(const model::Profile& p, const model::Function& f) {
   return p.file(f.file).path + ":" + std::to_string(f.line);
 }
 
+// The executions of each function's own lines in one run: Σ of the exact counts of the lines
+// of its file between its definition and its last line (gcov's range), by function index.
+std::vector<uint64_t> OwnLineExecutions(const model::Profile& p) {
+  std::map<uint32_t, std::map<uint32_t, uint64_t>> by_file;  // file → line → executions
+  for (const model::Line& l : p.lines)
+    if (l.count_exact && l.file.valid()) by_file[l.file.index()][l.line] += l.count;
+  std::vector<uint64_t> out(p.functions.size(), 0);
+  for (size_t i = 0; i < p.functions.size(); ++i) {
+    const model::Function& f = p.functions[i];
+    if (!f.end_line || !f.file.valid()) continue;
+    auto file = by_file.find(f.file.index());
+    if (file == by_file.end()) continue;
+    for (auto it = file->second.lower_bound(f.line);
+         it != file->second.end() && it->first <= f.end_line; ++it)
+      out[i] += it->second;
+  }
+  return out;
+}
+
+// Per run, from the runs with exact line counts: the lines series of the functions whose own
+// lines reach `min_percent` of some run's executed lines (0 in a run that lacks them).
+template <typename SeriesOf>
+void AddLineSeries(const std::vector<const model::Profile*>& runs, double min_percent,
+                   std::map<std::string, Series>& lines, SeriesOf series) {
+  std::vector<std::vector<uint64_t>> executions;
+  std::map<std::string, bool> chosen;
+  for (const model::Profile* p : runs) {
+    executions.push_back(p->summary.exact_line_counts ? OwnLineExecutions(*p)
+                                                      : std::vector<uint64_t>{});
+    uint64_t total = 0;
+    for (const model::Line& l : p->lines)
+      if (l.count_exact) total += l.count;
+    for (size_t i = 0; i < executions.back().size(); ++i) {
+      uint64_t own = executions.back()[i];
+      if (own > 0 && 100.0 * double(own) / double(total) >= min_percent)
+        chosen[model::FunctionKey(*p, p->functions[i])] = true;
+    }
+  }
+  for (size_t r = 0; r < runs.size(); ++r) {
+    const model::Profile& p = *runs[r];
+    if (!p.summary.exact_line_counts) continue;  // no point: the series stays short of runs
+    std::map<std::string, bool> seen;
+    for (size_t i = 0; i < p.functions.size(); ++i) {
+      const model::Function& f = p.functions[i];
+      std::string key = model::FunctionKey(p, f);
+      if (!chosen.count(key) || seen[key] || !f.end_line) continue;
+      seen[key] = true;
+      Series& s = series(lines, key, p, f, FunctionComplexity::Source::kRuns,
+                         FunctionComplexity::Measure::kLines);
+      s.fc.points.push_back(SizePoint{*p.summary.run_size, double(executions[r][i])});
+      s.largest = std::max(s.largest, double(executions[r][i]));
+    }
+    for (const auto& [key, yes] : chosen)
+      if (!seen.count(key) && lines.count(key))
+        lines[key].fc.points.push_back(SizePoint{*p.summary.run_size, 0});
+  }
+}
+
 }  // namespace
 
 std::vector<FunctionComplexity> FitProfiles(const std::vector<const model::Profile*>& profiles,
                                             double min_percent, const ComplexityOptions& options) {
   using Source = FunctionComplexity::Source;
   using Measure = FunctionComplexity::Measure;
-  std::map<std::string, Series> calls, times, counts;  // by function key
+  std::map<std::string, Series> calls, times, counts, lines;  // by function key
   auto series = [](std::map<std::string, Series>& in, const std::string& key,
                    const model::Profile& p, const model::Function& f, Source source,
                    Measure measure) -> Series& {
@@ -490,6 +548,7 @@ std::vector<FunctionComplexity> FitProfiles(const std::vector<const model::Profi
       if (!seen.count(key) && times.count(key))
         times[key].fc.points.push_back(SizePoint{*p->summary.run_size, 0});
   }
+  AddLineSeries(runs, min_percent, lines, series);
 
   std::vector<Series*> order;
   for (auto* in : {&calls, &times})
@@ -497,21 +556,31 @@ std::vector<FunctionComplexity> FitProfiles(const std::vector<const model::Profi
   std::stable_sort(order.begin(), order.end(),
                    [](const Series* a, const Series* b) { return a->largest > b->largest; });
   std::vector<FunctionComplexity> out;
+  // A run series of counts, when it changes with n and every run gave it.
+  auto add_counted = [&](Series& c, size_t runs_seen) {
+    bool varies = false;
+    for (const SizePoint& pt : c.fc.points) varies |= pt.ns != c.fc.points.front().ns;
+    if (varies && c.fc.points.size() == runs_seen) {
+      c.fc.result = FitComplexity(c.fc.points, options);
+      out.push_back(std::move(c.fc));
+    }
+    c.fc.name.clear();
+  };
   for (Series* s : order) {
     s->fc.result = FitComplexity(s->fc.points, options);
     out.push_back(std::move(s->fc));
     if (out.back().source != Source::kRuns) continue;
-    for (auto& [k, c] : counts) {
-      if (c.fc.name != out.back().name || c.fc.definition != out.back().definition) continue;
-      // Calls only where they change with n, and only from runs that all counted them.
-      bool varies = false;
-      for (const SizePoint& pt : c.fc.points) varies |= pt.ns != c.fc.points.front().ns;
-      if (!varies || c.fc.points.size() != out.back().points.size()) continue;
-      c.fc.result = FitComplexity(c.fc.points, options);
-      out.push_back(std::move(c.fc));
-      c.fc.name.clear();
-    }
+    std::string name = out.back().name, definition = out.back().definition;
+    for (auto* in : {&counts, &lines})
+      for (auto& [k, c] : *in)
+        if (c.fc.name == name && c.fc.definition == definition) add_counted(c, runs.size());
   }
+  std::vector<Series*> rest;
+  for (auto& [k, c] : lines)
+    if (!c.fc.name.empty()) rest.push_back(&c);
+  std::stable_sort(rest.begin(), rest.end(),
+                   [](const Series* a, const Series* b) { return a->largest > b->largest; });
+  for (Series* c : rest) add_counted(*c, runs.size());
   return out;
 }
 

@@ -96,8 +96,11 @@ struct FunctionComplexity {
   // or each run of a sweep (the function's inclusive time in that run).
   enum class Source { kCalls, kRuns } source = Source::kCalls;
   // What was measured per point: time in ns (traced: exact elapsed; else sampled, per the
-  // profile's clock), or the exact calls of a traced function per run.
-  enum class Measure { kTracedTime, kSampledTime, kCalls } measure = Measure::kTracedTime;
+  // profile's clock), the exact calls of a traced function per run, or the executions of the
+  // function's own lines per run (gcov's counts, --coverage builds): counts no busy machine
+  // blurs.
+  enum class Measure { kTracedTime, kSampledTime, kCalls, kLines } measure = Measure::kTracedTime;
+  bool counted() const { return measure == Measure::kCalls || measure == Measure::kLines; }
   std::vector<SizePoint> points;
   ComplexityResult result;
 };
@@ -106,10 +109,14 @@ struct FunctionComplexity {
 //  - per call: the SizedCall of every profile (hotline_size), by function;
 //  - per run: each profile with a run size (Summary::run_size, `hotline sweep`) gives one point
 //    per function: its inclusive time in that run (0 when the function did not appear), and, when
-//    the function's calls are exact and differ between runs, its calls as a second series.
+//    the function's calls are exact and differ between runs, its calls as a second series;
+//  - per run, from runs with exact line counts: the executions of each function's own lines
+//    (those gcov places between its first and last line), for the functions whose lines reach
+//    `min_percent` of some run's executed lines and whose lines differ between runs.
 //    Runs list only real functions whose time reaches `min_percent` of some run's total.
 // Functions are matched across profiles by name and definition (model::FunctionKey). The result
-// is ordered by the largest time measured, calls right after their function's time.
+// is ordered by the largest time measured, calls and lines right after their function's time;
+// the lines of functions without a time row come last.
 std::vector<FunctionComplexity> FitProfiles(const std::vector<const model::Profile*>& profiles,
                                             double min_percent,
                                             const ComplexityOptions& options = {});

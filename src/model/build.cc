@@ -108,7 +108,7 @@ class ProfileBuilder {
   // The one line of a named frame without a file (an XSUB, a slow op timed as a sub): its
   // count is its function's calls, when those are exact.
   std::vector<std::pair<LineId, FunctionId>> fileless_lines_;
-  std::unordered_map<uint64_t, Frames> stacks_;                       // by node << 1 | broken
+  std::unordered_map<uint64_t, Frames> stacks_;  // by node << 1 | broken
   std::optional<Frames> profiler_stack_;
   Frames unsampled_stack_;
   std::unordered_map<uint64_t, ThreadCursor> threads_;
@@ -600,26 +600,27 @@ Expected<Profile> ProfileBuilder::finish(const format::RawProfile& raw) {
     l.count = called.calls;
     l.count_exact = true;
   }
-  if (!p.summary.traced) {
-    // Without tracing, gcov's function counts are exact calls too. A function no sample saw
-    // is added, so the listing can show it (with no time).
-    for (const format::RawFunctionCount& f : raw.function_counts) {
-      ModuleId mod;
-      for (const format::RawModule& m : raw.modules)
-        if (!mod.valid() && m.path == f.file) mod = module(m);
-      if (!mod.valid()) {
-        for (const format::RawLineCounts& counts : raw.line_counts)
-          for (const format::RawModule& m : raw.modules)
-            if (!mod.valid() && counts.file == f.file && m.path == counts.module) mod = module(m);
-      }
-      if (!mod.valid()) mod = pseudoModule(PseudoKind::kModule, "[coverage]");
-      FunctionId id = function(f.name, f.file, static_cast<uint32_t>(f.start_line), mod);
-      Function& fn = p.functions[id.index()];
-      fn.calls = f.executions;
-      fn.calls_exact = true;
+  // gcov's function counts are exact calls, and its ranges let a function's lines be summed
+  // (complexity's lines/run). A function no sample or trace saw is added, so the listing can
+  // show it (with no time); a traced function keeps the trace's calls, which are the same.
+  for (const format::RawFunctionCount& f : raw.function_counts) {
+    ModuleId mod;
+    for (const format::RawModule& m : raw.modules)
+      if (!mod.valid() && m.path == f.file) mod = module(m);
+    if (!mod.valid()) {
+      for (const format::RawLineCounts& counts : raw.line_counts)
+        for (const format::RawModule& m : raw.modules)
+          if (!mod.valid() && counts.file == f.file && m.path == counts.module) mod = module(m);
     }
-    p.callees.resize(p.functions.size());
+    if (!mod.valid()) mod = pseudoModule(PseudoKind::kModule, "[coverage]");
+    FunctionId id = function(f.name, f.file, static_cast<uint32_t>(f.start_line), mod);
+    Function& fn = p.functions[id.index()];
+    fn.end_line = static_cast<uint32_t>(f.end_line);
+    if (p.summary.traced && fn.calls_exact) continue;
+    fn.calls = f.executions;
+    fn.calls_exact = true;
   }
+  p.callees.resize(p.functions.size());
   addLineTimes();
   PutInOrder(p);
 

@@ -183,6 +183,7 @@ class Merger {
     into.calls += f.calls;
     into.samples += f.samples;
     into.calls_exact = into.calls_exact && f.calls_exact;
+    into.end_line = std::max(into.end_line, f.end_line);
     if (f.timed) {
       into.traced_min_ns =
           into.timed ? std::min(into.traced_min_ns, f.traced_min_ns) : f.traced_min_ns;

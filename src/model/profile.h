@@ -94,6 +94,7 @@ struct Function {
   uint64_t traced_self_ns = 0;
   uint64_t traced_min_ns = 0, traced_max_ns = 0;
   uint64_t traced_call_sum_ns = 0;  // Σ of every call's duration: the average's numerator
+  uint32_t end_line = 0;            // its last line, from gcov (--coverage builds); 0 when unknown
 };
 
 // One parent→child edge of the call graph, kept in its parent's section.

@@ -36,18 +36,20 @@ std::string Candidates(const analysis::ComplexityResult& r) {
 }
 
 std::string Measured(const FunctionComplexity& fc) {
-  const char* measure = fc.measure == FunctionComplexity::Measure::kCalls        ? "calls"
-                        : fc.measure == FunctionComplexity::Measure::kTracedTime ? "time"
-                                                                                 : "sampled";
+  using Measure = FunctionComplexity::Measure;
+  const char* measure = fc.measure == Measure::kCalls        ? "calls"
+                        : fc.measure == Measure::kLines      ? "lines"
+                        : fc.measure == Measure::kTracedTime ? "time"
+                                                             : "sampled";
   return fmt::format("{}/{}", measure,
                      fc.source == FunctionComplexity::Source::kCalls ? "call" : "run");
 }
 
 // A coefficient: a time for people (auto-scaled, or "~0" below a nanosecond), a count for
-// calls; -m gives the plain number.
-std::string Coefficient(double v, bool calls, bool machine) {
+// calls and lines; -m gives the plain number.
+std::string Coefficient(double v, bool counted, bool machine) {
   if (machine) return fmt::format("{:.6g}", v);
-  if (calls) return fmt::format("{:.4g}", v);
+  if (counted) return v >= 1000 ? fmt::format("{:.0f}", v) : fmt::format("{:.4g}", v);
   if (v >= 1000) return FormatTime(static_cast<uint64_t>(std::llround(v)), false);
   return fmt::format("{:.3g}ns", v);
 }
@@ -70,14 +72,15 @@ void PrintComplexity(const std::vector<FunctionComplexity>& functions, const Rep
                      std::string& out) {
   TableWriter w(options, out);
   w.title("complexity",
-          "Complexity: time (or calls) against input size n, per function; a model is decided "
+          "Complexity: time (or calls, or lines run) against input size n, per function; a model "
+          "is decided "
           "when it predicts every size left out clearly better than its rivals");
   w.header({"verdict", "model", "a", "b", "error", "margin", "runner-up", "n from", "n to", "sizes",
             "points", "measured", "why", "name"});
   bool machine = options.machine;
   for (const FunctionComplexity& fc : functions) {
     const analysis::ComplexityResult& r = fc.result;
-    bool calls = fc.measure == FunctionComplexity::Measure::kCalls;
+    bool counted = fc.counted();
     std::string n_from = fmt::format("{}", r.n_min), n_to = fmt::format("{}", r.n_max);
     std::string sizes = fmt::format("{}", r.sizes), points = fmt::format("{}", r.points);
     if (r.verdict == FitVerdict::kTooFewSizes) {
@@ -90,35 +93,36 @@ void PrintComplexity(const std::vector<FunctionComplexity>& functions, const Rep
     std::string runner_up = r.runner_up == r.best ? "" : ModelLabel(r.fits[r.runner_up]);
     std::string error = machine ? fmt::format("{:.6f}", best.cv_error)
                                 : fmt::format("{:.1f}%", 100 * best.cv_error);
-    w.row(
-        {decided ? "decided" : "undecided", decided ? ModelLabel(best) : Candidates(r),
-         decided ? Coefficient(best.a, calls, machine) : "",
-         decided && best.model != GrowthModel::kConstant ? Coefficient(best.b, calls, machine) : "",
-         error, Margin(r.margin, machine), runner_up, n_from, n_to, sizes, points, Measured(fc),
-         decided ? "" : r.reason, Name(fc, options)});
+    w.row({decided ? "decided" : "undecided", decided ? ModelLabel(best) : Candidates(r),
+           decided ? Coefficient(best.a, counted, machine) : "",
+           decided && best.model != GrowthModel::kConstant ? Coefficient(best.b, counted, machine)
+                                                           : "",
+           error, Margin(r.margin, machine), runner_up, n_from, n_to, sizes, points, Measured(fc),
+           decided ? "" : r.reason, Name(fc, options)});
   }
   if (!machine) {
     w.flush();
     out +=
-        "model: time(n) = a + b*g(n); error: the model's RMS error predicting each size from the "
-        "others, relative to the time predicted; margin: the runner-up's error / the model's\n";
+        "model: cost(n) = a + b*g(n); error: the model's RMS error predicting each size from the "
+        "others, relative to the cost predicted; margin: the runner-up's error / the model's\n";
   }
 }
 
 void PrintComplexityPoints(const std::vector<FunctionComplexity>& functions,
                            const ReportOptions& options, std::string& out) {
   TableWriter w(options, out);
-  w.title("complexity-points", "Complexity points: the median time (or calls) at each size");
+  w.title("complexity-points",
+          "Complexity points: the median time (or calls, or lines run) at each size");
   w.header({"n", "median", "points", "measured", "name"});
   for (const FunctionComplexity& fc : functions) {
     std::map<uint64_t, std::vector<double>> by_n;
     for (const analysis::SizePoint& p : fc.points) by_n[p.n].push_back(p.ns);
-    bool calls = fc.measure == FunctionComplexity::Measure::kCalls;
+    bool counted = fc.counted();
     for (auto& [n, values] : by_n) {
       std::sort(values.begin(), values.end());
       size_t m = values.size() / 2;
       double median = values.size() % 2 ? values[m] : (values[m - 1] + values[m]) / 2;
-      w.row({fmt::format("{}", n), Coefficient(median, calls, options.machine),
+      w.row({fmt::format("{}", n), Coefficient(median, counted, options.machine),
              fmt::format("{}", values.size()), Measured(fc), Name(fc, options)});
     }
   }

