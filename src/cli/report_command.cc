@@ -177,10 +177,13 @@ int RunComplexity(ReportCommandOptions& o) {
       analysis::FitProfiles(pointers, o.cutoff_option->count() > 0 ? o.cutoff : 1.0);
   if (fits.empty()) {
     fmt::print(stderr,
-               "hotline: report: -X: {} holds no sizes: calls tagged by hotline_size() (a "
+               "hotline: report: -X: {} no sizes: calls tagged by hotline_size() (a "
                "-finstrument-functions build recorded with --trace=timed) or the runs of "
                "hotline sweep\n",
-               o.files.size() == 1 ? o.files.front() : fmt::format("{}", fmt::join(o.files, ", ")));
+               o.files.size() == 1   ? o.files.front() + " holds"
+               : o.files.size() <= 3 ? fmt::format("{} hold", fmt::join(o.files, ", "))
+                                     : fmt::format("the {} profiles ({}, ...) hold", o.files.size(),
+                                                   o.files.front()));
     return 1;
   }
   std::string out;

@@ -14,6 +14,7 @@
 
 #include "base/clock.h"
 #include "cli/commands.h"
+#include "cli/program_check.h"
 #include "cli/record_command.h"
 #include "format/writer.h"
 
@@ -76,6 +77,12 @@ int RunSweep(const SweepOptions& o) {
                "hotline: sweep: no program given (hotline sweep --sizes N,N,... -- PROGRAM "
                "ARGS, {{n}} in ARGS standing for the size)\n");
     return 2;
+  }
+  // A program that cannot run is said once, before any directory is made.
+  int exit_code = 0;
+  if (auto program = InspectProgram(o.command[0], &exit_code, true); !program) {
+    fmt::print(stderr, "hotline: sweep: {}\n", program.status().message());
+    return exit_code;
   }
   std::string dir = o.output.empty()
                         ? std::filesystem::path(o.command[0]).filename().string() + ".sweep"

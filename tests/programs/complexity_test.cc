@@ -5,6 +5,7 @@
 // FitComplexity's judgement of noisy times has unit tests of its own.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <map>
 #include <sstream>
 #include <string>
@@ -159,6 +160,12 @@ TEST(Complexity, BadInputGetsOneLine) {
   EXPECT_NE(no_program.err.find("no program"), std::string::npos) << no_program.err;
   RunResult bad_size = Hotline({"sweep", "--sizes", "1,x", "--", "/bin/true"}, dir);
   EXPECT_EQ(bad_size.exit_code, 2);
+  // A program that does not exist: one line, the shell's 127, no directory left behind.
+  RunResult absent =
+      Hotline({"sweep", "--sizes", "1,2", "-o", "absent", "--", "./no-such-program"}, dir);
+  EXPECT_EQ(absent.exit_code, 127);
+  EXPECT_EQ(absent.err, "hotline: sweep: ./no-such-program: no such program\n");
+  EXPECT_FALSE(std::filesystem::exists(dir + "/absent"));
   // A profile without sizes.
   RunResult rec = Hotline({"record", "-q", "-o", "plain.hotline", "--", "/bin/true"}, dir);
   ASSERT_EQ(rec.exit_code, 0) << rec.err;
