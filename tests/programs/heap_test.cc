@@ -352,6 +352,41 @@ TEST(Heap, SampledThreadsMatchTheirReleases) {
   EXPECT_EQ(forked.out, "heap_fork done\n");
 }
 
+// Without signal sampling the runtime keeps no thread in the program (glibc's malloc then keeps
+// its single-threaded fast path); the allocating thread does the writer's rounds, and nothing
+// is lost. With signal sampling the writer thread is there.
+TEST(Heap, WithoutSignalSamplingTheRuntimeStartsNoThread) {
+  struct Mode {
+    std::vector<std::string> options;
+    const char* threads;
+  };
+  const Mode modes[] = {{{"-F", "0", "--heap"}, "threads 1 1\n"},
+                        {{"-F", "0", "--heap-sample=4096"}, "threads 1 1\n"},
+                        {{"--heap-sample=4096"}, "threads 1 1\n"},  // sampled by the kernel
+                        {{"--sampler", "signal", "--heap-sample=4096"}, "threads 2 2\n"}};
+  int index = 0;
+  for (const Mode& mode : modes) {
+    RunResult run;
+    std::string name = "heap_threadless" + std::to_string(index++);
+    format::RawProfile raw = Load(RecordSampled(name, PROGRAM_heap_threadless, mode.options, &run));
+    EXPECT_EQ(run.out, mode.threads) << mode.options.back();
+    ASSERT_TRUE(raw.end.has_value()) << mode.options.back();
+    uint64_t kept = 0, churned = 0;
+    for (const auto& a : raw.allocs) {
+      kept += a.size == 1000;
+      churned += a.size >= 64 && a.size < 64 + 512;
+    }
+    if (mode.options.back() == "--heap") {
+      EXPECT_EQ(kept, 100u);
+      EXPECT_GE(churned, 40000u);  // every one, including those before and after the sleep
+      EXPECT_GE(raw.frees.size(), 40000u);
+    } else {
+      EXPECT_GT(kept, 0u) << mode.options.back();  // ~22 of the 100 are sampled
+      EXPECT_GT(churned, 100u) << mode.options.back();
+    }
+  }
+}
+
 TEST(Heap, SampledModeOptionsAreChecked) {
   std::string dir = ScratchDir("heap_sampled_options");
   for (std::vector<std::string> bad : {std::vector<std::string>{"--heap", "--heap-sample"},
