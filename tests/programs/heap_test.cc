@@ -10,6 +10,7 @@
 #include <sstream>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "harness.h"
@@ -384,6 +385,28 @@ TEST(Heap, WithoutSignalSamplingTheRuntimeStartsNoThread) {
       EXPECT_GT(kept, 0u) << mode.options.back();  // ~22 of the 100 are sampled
       EXPECT_GT(churned, 100u) << mode.options.back();
     }
+  }
+}
+
+// Flips of the toggle signal are each recorded with their own time, even when they come
+// faster than the runtime's rounds (and without a writer thread, a round may be far away).
+TEST(Heap, EveryToggleSignalFlipIsRecorded) {
+  const std::pair<const char*, std::vector<std::string>> modes[] = {
+      {"toggler_threadless", {"-F", "0", "--heap-sample=4096"}},
+      {"toggler_writer_thread", {"--sampler", "signal", "--heap-sample=4096"}}};
+  for (const auto& [name, options] : modes) {
+    RunResult run;
+    format::RawProfile raw = Load(RecordSampled(name, PROGRAM_toggler, options, &run));
+    EXPECT_EQ(run.out, "toggler 1\n") << name;
+    std::vector<uint64_t> flips;
+    uint64_t last_time = 0;
+    for (const auto& s : raw.states) {
+      if (s.source != format::StateSource::kSignal) continue;
+      flips.push_back(s.on);
+      EXPECT_GE(s.time, last_time) << name;
+      last_time = s.time;
+    }
+    EXPECT_EQ(flips, (std::vector<uint64_t>{0, 1, 0})) << name;
   }
 }
 
