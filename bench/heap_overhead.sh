@@ -5,8 +5,10 @@
 # in one run. Prints CPU time (user+sys of the whole process tree, median of REPS interleaved
 # runs), the ratio to the plain run, hotline's bytes per heap event, and the sampled mode's
 # estimates beside the exact mode's counts. hotline-none is `hotline record -F 0` without the heap:
-# what the runtime's presence alone costs (its writer thread makes glibc's malloc take its
-# locks: the program is no longer single-threaded), which both heap modes include.
+# what the recorder and the runtime's presence alone cost (starting the recorder, preloading the
+# runtime, its shims passing every call through), which both heap modes include. None of these
+# runs has a thread of the runtime's in the program (docs/how-it-works.md, "No thread when none
+# is needed"): glibc's malloc keeps its single-threaded fast path.
 #   bench/heap_overhead.sh [BUILD_DIR] [REPS]
 set -euo pipefail
 build=$(cd "${1:-build}" && pwd)

@@ -11,3 +11,5 @@ for script in record_overhead.sh kernel_sampler.sh costs_scale.sh fork_exit.sh t
   bash "$here/$script" "$build"
   echo
 done
+echo "== bench/idle_thread.sh"
+bash "$here/idle_thread.sh"

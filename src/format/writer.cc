@@ -519,19 +519,22 @@ bool Writer::flush() {
     }
   }
 
-  ByteBuffer header;
-  header.append(kChunkSync, sizeof kChunkSync);
-  header.u16(static_cast<uint16_t>(ChunkType::kRecords));
-  header.u16(flags);
-  header.u32(static_cast<uint32_t>(stored));
-  header.u32(static_cast<uint32_t>(chunk_.size()));
-  header.u32(Crc32c(payload, stored));
-  if (header.failed()) {
-    fail("out of memory");
-    return false;
-  }
-  header.u32(Crc32c(header.data(), header.size()));
-  bool ok = writeAll(header.data(), header.size()) && writeAll(payload, stored);
+  // On the stack: the runtime flushes from the program's own threads, where a buffer made and
+  // freed by every flush would be a 4 KiB malloc and free in the program's heap each time.
+  static_assert(sizeof kChunkSync + 2 + 2 + 4 * 4 == kChunkHeaderSize);
+  uint8_t header[kChunkHeaderSize];
+  size_t at = 0;
+  auto put = [&](uint64_t value, size_t bytes) {
+    for (size_t i = 0; i < bytes; ++i) header[at++] = uint8_t(value >> (8 * i));
+  };
+  for (uint8_t c : kChunkSync) put(c, 1);
+  put(static_cast<uint16_t>(ChunkType::kRecords), 2);
+  put(flags, 2);
+  put(static_cast<uint32_t>(stored), 4);
+  put(static_cast<uint32_t>(chunk_.size()), 4);
+  put(Crc32c(payload, stored), 4);
+  put(Crc32c(header, at), 4);
+  bool ok = writeAll(header, sizeof header) && writeAll(payload, stored);
   chunk_.clear();
   return ok;
 }

@@ -188,8 +188,14 @@ uint64_t* Reserve(HeapRing* ring, size_t words) {
   }
 }
 
+// Every this many words (some 700 events of the exact mode) a thread offers to do the writer's
+// round: in a threadless session (session.h) the allocating threads are the only writers.
+constexpr uint64_t kRoundWords = 4096;
+
 void Publish(HeapRing* ring, size_t words) {
-  ring->head.store(ring->head.load(std::memory_order_relaxed) + words, std::memory_order_release);
+  uint64_t head = ring->head.load(std::memory_order_relaxed);
+  ring->head.store(head + words, std::memory_order_release);
+  if (head / kRoundWords != (head + words) / kRoundWords) WriteIfDue();
 }
 
 // Events are stamped with the time-stamp counter (half the cost of the vDSO clock here); the
@@ -348,7 +354,8 @@ class SampledBlocks {
  public:
   // One load: false means `address` is surely not a live sampled block.
   bool mayHold(uint64_t address) const {
-    return filter_[Slot(address)].load(std::memory_order_relaxed) != 0;
+    size_t slot = Slot(address);
+    return (occupied_[slot / 64].load(std::memory_order_relaxed) >> (slot % 64)) & 1;
   }
   // Records a newly sampled block; false when there is no room (its release would be missed,
   // so the block is then not reported as sampled).
@@ -364,6 +371,7 @@ class SampledBlocks {
     std::atomic<uint8_t>& f = filter_[Slot(address)];
     uint8_t v = f.load(std::memory_order_relaxed);
     if (v != kSticky) f.store(uint8_t(v + 1), std::memory_order_relaxed);
+    if (v == 0) setOccupied(Slot(address), true);
     return true;
   }
   // Removes `address` when it is a live sampled block: true when it was.
@@ -387,6 +395,7 @@ class SampledBlocks {
     std::atomic<uint8_t>& f = filter_[Slot(address)];
     uint8_t v = f.load(std::memory_order_relaxed);
     if (v != kSticky) f.store(uint8_t(v - 1), std::memory_order_relaxed);
+    if (v == 1) setOccupied(Slot(address), false);
     return true;
   }
   // In a forked child: the parent's blocks are not the child's, and the lock may have been
@@ -394,6 +403,7 @@ class SampledBlocks {
   void forget() {
     lock_.clear();
     for (auto& f : filter_) f.store(0, std::memory_order_relaxed);
+    for (auto& o : occupied_) o.store(0, std::memory_order_relaxed);
     if (keys_) std::memset(keys_, 0, capacity_ * sizeof(uint64_t));
     count_ = 0;
   }
@@ -432,7 +442,19 @@ class SampledBlocks {
     return true;
   }
 
+  // Under the lock: sets or clears the slot's bit in occupied_.
+  void setOccupied(size_t slot, bool on) {
+    std::atomic<uint64_t>& word = occupied_[slot / 64];
+    uint64_t bit = uint64_t(1) << (slot % 64);
+    uint64_t v = word.load(std::memory_order_relaxed);
+    word.store(on ? v | bit : v & ~bit, std::memory_order_relaxed);
+  }
+
+  // The counts (under the lock), and one bit per slot, set while its count is not 0: the bits
+  // are what every release reads, 8 KiB that stay in the L1 cache where the 64 KiB of counts
+  // would miss it on most releases.
   std::atomic<uint8_t> filter_[1 << 16] = {};
+  std::atomic<uint64_t> occupied_[(1 << 16) / 64] = {};
   std::atomic_flag lock_ = ATOMIC_FLAG_INIT;
   uint64_t* keys_ = nullptr;  // open addressing, 0 = empty
   size_t capacity_ = 0, count_ = 0;
@@ -530,9 +552,13 @@ __attribute__((always_inline)) inline bool TakeSample(size_t size, const void* c
   return PointFellInside(size) && !InRuntimeNow() && !IsRuntimeCode(caller);
 }
 
+// A sampled event is rare (one per g_sample_bytes allocated): each one offers the writer's
+// round, so that a threadless session drains and flushes as often as a writer thread would.
 void RecordSampledAlloc(void* p, size_t size, format::AllocKind kind) {
   Busy busy;
   if (g_sampled.insert(uint64_t(p))) RecordAlloc(p, size, kind, true);
+  InRuntime guard;
+  WriteIfDue();
 }
 
 // Before a block is released: whether it was sampled (it is then forgotten).
@@ -543,6 +569,8 @@ __attribute__((always_inline)) inline bool TakeSampledRelease(const void* p) {
 void RecordSampledRelease(void* p, format::FreeKind kind, uint64_t size) {
   Busy busy;
   RecordFree(p, kind, size, PreciseNow());
+  InRuntime guard;
+  WriteIfDue();
 }
 
 // The shape of every sampled allocation: the real call, then the decision.

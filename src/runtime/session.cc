@@ -37,7 +37,20 @@ alignas(format::Writer) unsigned char g_writer_storage[sizeof(format::Writer)];
 pthread_key_t g_thread_key;
 pid_t g_writer_tid = 0;
 uint64_t g_writer_cpu_ns = 0;  // the writer thread's CPU time, kept when it ends
-std::atomic<uint64_t> g_toggle_time{0};
+
+// The toggle signal's flips, each with its time and the state it left, written by the handler
+// (NoteToggle) and turned into STATE records by the next round. A round may be far away when
+// the session is threadless, so each flip is kept, not only the last: up to kFlips between two
+// rounds (older ones are overwritten; the newest, which decide the state, are written).
+constexpr uint64_t kFlips = 64;
+struct Flip {
+  std::atomic<uint64_t> serial{0};  // index + 1 once time and on are written
+  std::atomic<uint64_t> time{0};
+  std::atomic<uint32_t> on{0};
+};
+Flip g_flips[kFlips];
+std::atomic<uint64_t> g_flips_noted{0};
+uint64_t g_flips_written = 0;  // under the session lock
 
 format::Writer& W() { return *g_session.writer; }
 
@@ -129,11 +142,14 @@ void DrainLocked() {
     }
     if (state == int(SlotState::kExited)) s.state.store(int(SlotState::kFree));
   }
-  uint64_t toggles = g_session.toggles.load();
-  if (toggles != g_session.toggles_seen) {
-    g_session.toggles_seen = toggles;
-    W().add(format::StateRecord{g_toggle_time.load(), 0, g_session.enabled.load() ? 1u : 0u,
-                                format::StateSource::kSignal});
+  uint64_t noted = g_flips_noted.load(std::memory_order_acquire);
+  if (noted - g_flips_written > kFlips) g_flips_written = noted - kFlips;
+  for (; g_flips_written < noted; ++g_flips_written) {
+    const Flip& flip = g_flips[g_flips_written % kFlips];
+    // Still being written by a handler that interrupted this thread or runs on another: next
+    // round.
+    if (flip.serial.load(std::memory_order_acquire) != g_flips_written + 1) break;
+    W().add(format::StateRecord{flip.time.load(), 0, flip.on.load(), format::StateSource::kSignal});
   }
 }
 
@@ -241,6 +257,32 @@ void FlushLocked(bool force) {
   }
 }
 
+// One round of the writer's work, with the lock held (and the child's preamble written).
+void WriterCycleLocked() {
+  CheckModulesLocked();
+  if (g_session.writer_running) g_session.threads_paused += WatchBlockedThreads();
+  DrainTraceLocked(W(), false);
+  DrainHeapLocked(W());
+  DrainWatchesLocked(W());
+  DrainLocked();
+  FlushLocked(false);
+}
+
+// Whether something fills while the program runs that only a thread of the runtime's can empty
+// in time: signal sampling's rings (filled in signal handlers), timed tracing's event buffers,
+// the watchpoints' hit rings. The heap's rings are drained by the allocating threads
+// themselves (WriteIfDue), call counts are written at the end, toggles are kept until written.
+// Sampled by the kernel without the heap, nothing would do the rounds that keep the runtime's
+// records (threads, modules) on disk should the program be killed: the writer stays.
+bool NeedsWriterThread() {
+  const Config& c = g_session.config;
+  return (c.sampling() && !(c.kernel_sampler && c.heap)) || c.trace == format::TraceMode::kTimed ||
+         (c.watch[0] != '\0' && g_session.rootImage());
+}
+
+// Without a writer thread, when the last round is this old (WriteIfDue).
+std::atomic<uint64_t> g_last_round{0};
+
 void* WriterMain(void*) {
   sigset_t all;
   sigfillset(&all);
@@ -267,13 +309,7 @@ void* WriterMain(void*) {
     pthread_cond_timedwait(&g_session.writer_wake, &g_session.lock, &until);
     if (g_session.writer_stop.load() || !Running()) break;
     if (g_session.preamble_pending) WriteChildPreambleLocked();
-    CheckModulesLocked();
-    g_session.threads_paused += WatchBlockedThreads();
-    DrainTraceLocked(W(), false);
-    DrainHeapLocked(W());
-    DrainWatchesLocked(W());
-    DrainLocked();
-    FlushLocked(false);
+    WriterCycleLocked();
   }
   g_writer_cpu_ns = ThreadCpuNs(g_writer_tid);  // its own clock: always readable
   UnlockSession();
@@ -282,8 +318,12 @@ void* WriterMain(void*) {
 
 using PthreadCreateFn = int (*)(pthread_t*, const pthread_attr_t*, void* (*)(void*), void*);
 
-void StartWriterThread() {
+// Starts the writer thread when the session needs one; otherwise the session stays threadless
+// and the program's calls into the runtime do the writer's work (WriteIfDue).
+void StartWriterThread(bool needed) {
   static auto real_create = reinterpret_cast<PthreadCreateFn>(dlsym(RTLD_NEXT, "pthread_create"));
+  g_session.threadless.store(!needed);
+  if (!needed) return;
   g_session.writer_stop.store(false);
   g_session.writer_running =
       real_create && real_create(&g_session.writer_thread, nullptr, WriterMain, nullptr) == 0;
@@ -433,7 +473,14 @@ void StartSession() {
   RegisterPreexistingThreads(self);
   InitWatches();
   pthread_atfork(BeforeFork, AfterForkParent, AfterForkChild);
-  StartWriterThread();
+  StartWriterThread(NeedsWriterThread());
+  if (s.threadless) {
+    // What the writer's first round would have put on disk: the process, its modules.
+    LockSession();
+    FlushLocked(true);
+    g_last_round.store(NowNs(), std::memory_order_relaxed);
+    UnlockSession();
+  }
 }
 
 // Stops every live thread's timer, keeping its CPU time in end_cpu_ns (read first: a thread
@@ -657,7 +704,40 @@ void RecordDisabled(const char* reason) {
   UnlockSession();
 }
 
-void NoteToggle() { g_toggle_time.store(NowNs()); }
+void NoteToggle() {
+  uint64_t index = g_flips_noted.fetch_add(1);
+  Flip& flip = g_flips[index % kFlips];
+  flip.serial.store(0, std::memory_order_relaxed);
+  flip.time.store(NowNs(), std::memory_order_relaxed);
+  flip.on.store(g_session.enabled.load() ? 1u : 0u, std::memory_order_relaxed);
+  flip.serial.store(index + 1, std::memory_order_release);
+}
+
+void WriteIfDue() {
+  Session& s = g_session;
+  if (!s.threadless.load(std::memory_order_relaxed) || !Running()) return;
+  uint64_t now = NowNs();
+  if (now - g_last_round.load(std::memory_order_relaxed) < kDrainIntervalNs) return;
+  // Another thread inside the runtime is writing already: its round will do.
+  EnterRuntime();
+  if (pthread_mutex_trylock(&s.lock) != 0) {
+    LeaveRuntime();
+    return;
+  }
+  if (s.preamble_pending) WriteChildPreambleLocked();
+  if (Running() && s.threadless.load()) {
+    g_last_round.store(now, std::memory_order_relaxed);
+    WriterCycleLocked();
+  }
+  UnlockSession();
+}
+
+void EnsureWriterThread() {
+  if (!g_session.threadless.load() || !Running() || getpid() != g_session.pid) return;
+  LockSession();  // two threads starting their first watch at once start one writer
+  if (g_session.threadless.load() && Running()) StartWriterThread(true);
+  UnlockSession();
+}
 
 void BeforeFork() {
   if (Running()) LockSession();
@@ -699,7 +779,11 @@ void AfterForkChild() {
   s.preamble_tid = mine ? mine->tid : GetTid();
   s.preamble_pending = true;
   if (!mine) RegisterCurrentThread();
-  StartWriterThread();
+  g_writer_tid = 0;
+  g_writer_cpu_ns = 0;
+  g_flips_written = g_flips_noted.load();  // the parent writes the flips noted before the fork
+  g_last_round.store(NowNs(), std::memory_order_relaxed);
+  StartWriterThread(NeedsWriterThread());
 }
 
 }  // namespace hotline::rt

@@ -20,7 +20,7 @@ struct Session {
   Config config;
   std::atomic<int> phase{0};         // Phase
   std::atomic<bool> enabled{true};   // sampling on (hotline_start/stop, toggle signal)
-  std::atomic<uint64_t> toggles{0};  // toggle-signal flips, noticed by the writer thread
+  std::atomic<uint64_t> toggles{0};  // toggle-signal flips (each one is kept: NoteToggle)
   pid_t pid = 0;
   int sample_signal = 0;
   int watch_signal = 0;  // the watchpoints' traps (watch.h); 0 until something is watched
@@ -42,9 +42,13 @@ struct Session {
   pid_t preamble_tid = 0;
   struct SharedCounters* shared = nullptr;
   uint64_t last_flush = 0;
-  uint64_t toggles_seen = 0;
   pthread_t writer_thread{};
   bool writer_running = false;
+  // No writer thread: nothing fills while the program runs that only a thread of the runtime's
+  // can empty in time (no signal sampling, no timed tracing, no watchpoints). The program stays
+  // single-threaded, so glibc's malloc keeps its lock-free fast path, and the program's own calls
+  // into the runtime (the heap's hooks) do the writer's rounds (WriteIfDue).
+  std::atomic<bool> threadless{false};
   std::atomic<bool> writer_stop{false};
   pthread_cond_t writer_wake = PTHREAD_COND_INITIALIZER;
   // Counters written as STATS at the end.
@@ -90,8 +94,17 @@ void FinishSession(format::EndHow how, uint64_t code, bool bounded);
 // Claims a slot and a timer for the calling thread (a thread the program just started, which
 // its creator counted in live_threads).
 void RegisterCurrentThread();
-// Called by the toggle-signal handler: stamps the flip (async-signal-safe).
+// Called by the toggle-signal handler after the flip: notes its time and the new state, for the
+// next round to write (async-signal-safe).
 void NoteToggle();
+// In a threadless session, from the program's calls into the runtime (the heap's hooks): one
+// round of the writer thread's work (drain, module check, flush when due) when the last one is
+// older than the writer's interval. Costs a clock read when not due; skips the round when
+// another thread holds the session lock. Not for signal handlers; takes the lock itself.
+void WriteIfDue();
+// Something that needs the writer thread begins while the session is threadless (the program
+// calls hotline_watch): starts it. Call without the session lock held.
+void EnsureWriterThread();
 // Re-reads the module map when the loader reports loads or unloads (cheap when none).
 void CheckModulesLocked();
 // Stops sampling, drains and flushes before exec, leaving the profile open in case exec

@@ -525,6 +525,7 @@ void ResetWatchesAfterFork() {
 
 int WatchObject(const void* address, size_t size, const char* name) {
   if (!Running() || !address) return -1;
+  EnsureWriterThread();  // the hits are drained while the program runs (before the watch lock)
   uint64_t addr = uint64_t(address);
   const char* label = name && *name ? name : "(unnamed)";
   Locked lock;

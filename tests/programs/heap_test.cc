@@ -10,6 +10,7 @@
 #include <sstream>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "harness.h"
@@ -350,6 +351,63 @@ TEST(Heap, SampledThreadsMatchTheirReleases) {
   RunResult forked;
   RecordSampled("heap_sampled_fork", PROGRAM_heap_fork, {"-F", "0", "--heap-sample=1024"}, &forked);
   EXPECT_EQ(forked.out, "heap_fork done\n");
+}
+
+// Without signal sampling the runtime keeps no thread in the program (glibc's malloc then keeps
+// its single-threaded fast path); the allocating thread does the writer's rounds, and nothing
+// is lost. With signal sampling the writer thread is there.
+TEST(Heap, WithoutSignalSamplingTheRuntimeStartsNoThread) {
+  struct Mode {
+    std::vector<std::string> options;
+    const char* threads;
+  };
+  const Mode modes[] = {{{"-F", "0", "--heap"}, "threads 1 1\n"},
+                        {{"-F", "0", "--heap-sample=4096"}, "threads 1 1\n"},
+                        {{"--heap-sample=4096"}, "threads 1 1\n"},  // sampled by the kernel
+                        {{"--sampler", "signal", "--heap-sample=4096"}, "threads 2 2\n"}};
+  int index = 0;
+  for (const Mode& mode : modes) {
+    RunResult run;
+    std::string name = "heap_threadless" + std::to_string(index++);
+    format::RawProfile raw = Load(RecordSampled(name, PROGRAM_heap_threadless, mode.options, &run));
+    EXPECT_EQ(run.out, mode.threads) << mode.options.back();
+    ASSERT_TRUE(raw.end.has_value()) << mode.options.back();
+    uint64_t kept = 0, churned = 0;
+    for (const auto& a : raw.allocs) {
+      kept += a.size == 1000;
+      churned += a.size >= 64 && a.size < 64 + 512;
+    }
+    if (mode.options.back() == "--heap") {
+      EXPECT_EQ(kept, 100u);
+      EXPECT_GE(churned, 40000u);  // every one, including those before and after the sleep
+      EXPECT_GE(raw.frees.size(), 40000u);
+    } else {
+      EXPECT_GT(kept, 0u) << mode.options.back();  // ~22 of the 100 are sampled
+      EXPECT_GT(churned, 100u) << mode.options.back();
+    }
+  }
+}
+
+// Flips of the toggle signal are each recorded with their own time, even when they come
+// faster than the runtime's rounds (and without a writer thread, a round may be far away).
+TEST(Heap, EveryToggleSignalFlipIsRecorded) {
+  const std::pair<const char*, std::vector<std::string>> modes[] = {
+      {"toggler_threadless", {"-F", "0", "--heap-sample=4096"}},
+      {"toggler_writer_thread", {"--sampler", "signal", "--heap-sample=4096"}}};
+  for (const auto& [name, options] : modes) {
+    RunResult run;
+    format::RawProfile raw = Load(RecordSampled(name, PROGRAM_toggler, options, &run));
+    EXPECT_EQ(run.out, "toggler 1\n") << name;
+    std::vector<uint64_t> flips;
+    uint64_t last_time = 0;
+    for (const auto& s : raw.states) {
+      if (s.source != format::StateSource::kSignal) continue;
+      flips.push_back(s.on);
+      EXPECT_GE(s.time, last_time) << name;
+      last_time = s.time;
+    }
+    EXPECT_EQ(flips, (std::vector<uint64_t>{0, 1, 0})) << name;
+  }
 }
 
 TEST(Heap, SampledModeOptionsAreChecked) {
