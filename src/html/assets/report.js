@@ -672,10 +672,11 @@
     if (text !== undefined) e.textContent = text;
     return e;
   }
-  // An axis from 0 to a round value above `highest`, in about four round steps.
+  // An axis from 0 to a round value above `highest`, in about four round steps. (10 × the
+  // magnitude can fall short: highest = 3.9e6 has steps of 1e5 × 1 … 10, and 4 × 1e6 < 1.05 × 3.9e6.)
   function roundAxis(highest) {
     const magnitude = Math.pow(10, Math.floor(Math.log10(highest / 4)));
-    const step = [1, 2, 2.5, 5, 10].map(m => m * magnitude).find(d => 4 * d >= highest * 1.05);
+    const step = [1, 2, 2.5, 5, 10, 20].map(m => m * magnitude).find(d => 4 * d >= highest * 1.05);
     return { step, ceiling: step * Math.ceil(highest * 1.05 / step) };
   }
   function historyPage() {
@@ -835,7 +836,7 @@
     }
     for (const n of ticks)
       svg.append(svgEl('line', { x1: x(n), x2: x(n), y1: top, y2: ht - bottom, class: 'grid' }),
-        svgEl('text', { x: x(n), y: ht - bottom + 16, 'text-anchor': 'middle' }, fmtAmount(n)));
+        svgEl('text', { x: x(n), y: ht - bottom + 16, 'text-anchor': 'middle' }, n < 1e5 ? String(n) : fmtAmount(n)));
     svg.append(svgEl('text', { x: w - right, y: ht - 6, 'text-anchor': 'end', class: 'axis-name' },
       'n' + (p.log_n ? ' (log scale)' : '')));
     // Curves beyond the plot (a candidate that grows faster than the points) are cut at its edge.
