@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <set>
 
 #include "html/parts.h"
@@ -69,6 +70,19 @@ nlohmann::json Plot(const FunctionComplexity& fc) {
   for (size_t i = 0; i < drawable; i += std::max<size_t>(step, 1))
     points.push_back({shown[i].n, shown[i].ns});
 
+  // The median of each size, what the fit saw (docs/complexity.md), when a size has several.
+  std::map<uint64_t, std::vector<double>> by_size;
+  for (const analysis::SizePoint& p : shown) by_size[p.n].push_back(p.ns);
+  nlohmann::json medians = nlohmann::json::array();
+  bool repeated = false;
+  for (auto& [n, values] : by_size) {
+    std::sort(values.begin(), values.end());
+    size_t m = values.size() / 2;
+    medians.push_back({n, values.size() % 2 ? values[m] : (values[m - 1] + values[m]) / 2});
+    repeated |= values.size() > 1;
+  }
+  if (!repeated) medians = nlohmann::json::array();
+
   nlohmann::json curves = nlohmann::json::array();
   if (r.verdict == FitVerdict::kDecided) {
     const analysis::ModelFit& best = r.fits[r.best];
@@ -95,6 +109,7 @@ nlohmann::json Plot(const FunctionComplexity& fc) {
           {"points", std::move(points)},
           {"points_total", fc.points.size()},
           {"points_left_out", fc.points.size() - drawable},
+          {"medians", std::move(medians)},
           {"curves", std::move(curves)}};
 }
 

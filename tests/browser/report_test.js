@@ -274,29 +274,36 @@ async function complexity(report, fn, measured, model, points, screenshot) {
     check(plots.every(p => p.verdict !== 'undecided' || (p.decided === 0 && p.candidates >= 1)), 'complexity: an undecided plot does not draw its candidates dashed');
     const index = plots.findIndex(p => p.name === fn && p.measured === measured);
     check(index >= 0, `complexity: no plot of ${fn} ${measured}`);
+    // The decided curve's height at each point's x (between the vertices on either side), less
+    // the point's: in SVG units, which are pixels at the chart's size.
+    const measure = () => page.evaluate((index) => {
+      const s = document.querySelectorAll('section.cx-plot')[index];
+      const facts = {};
+      const dts = s.querySelectorAll('dl.facts dt');
+      for (const dt of dts) facts[dt.textContent] = dt.nextElementSibling.textContent;
+      const curve = s.querySelector('polyline.cx-curve.decided');
+      const vertices = curve ? curve.getAttribute('points').split(' ').map(p => p.split(',').map(Number)) : [];
+      const off = [...s.querySelectorAll('circle.cx-point')].map(c => {
+        const x = Number(c.getAttribute('cx')), y = Number(c.getAttribute('cy'));
+        const k = vertices.findIndex(v => v[0] >= x - 1e-6);
+        if (k < 0) return Infinity;
+        if (k === 0 || vertices[k][0] <= x + 1e-6) return Math.abs(vertices[k][1] - y);
+        const [x0, y0] = vertices[k - 1], [x1, y1] = vertices[k];
+        return Math.abs(y0 + (y1 - y0) * (x - x0) / (x1 - x0) - y);
+      });
+      return { id: s.id, facts, off, model: curve && curve.getAttribute('data-model') };
+    }, index);
     if (index >= 0) {
-      const shown = await page.evaluate((index) => {
-        const s = document.querySelectorAll('section.cx-plot')[index];
-        const facts = {};
-        const dts = s.querySelectorAll('dl.facts dt');
-        for (const dt of dts) facts[dt.textContent] = dt.nextElementSibling.textContent;
-        const curve = s.querySelector('polyline.cx-curve.decided');
-        const vertices = curve ? curve.getAttribute('points').split(' ').map(p => p.split(',').map(Number)) : [];
-        // The curve's height at each point's x, between the vertices on either side.
-        const off = [...s.querySelectorAll('circle.cx-point')].map(c => {
-          const x = Number(c.getAttribute('cx')), y = Number(c.getAttribute('cy'));
-          const k = vertices.findIndex(v => v[0] >= x - 1e-6);
-          if (k < 0) return Infinity;
-          if (k === 0 || vertices[k][0] <= x + 1e-6) return Math.abs(vertices[k][1] - y);
-          const [x0, y0] = vertices[k - 1], [x1, y1] = vertices[k];
-          return Math.abs(y0 + (y1 - y0) * (x - x0) / (x1 - x0) - y);
-        });
-        return { id: s.id, facts, off, model: curve && curve.getAttribute('data-model') };
-      }, index);
+      const shown = await measure();
       check(plots[index].verdict === 'decided' && shown.facts.model === model && shown.model === model,
         `complexity: ${fn} ${measured} is ${plots[index].verdict} ${shown.facts.model} (curve ${shown.model}), not decided ${model}`);
       check(plots[index].points === Number(points), `complexity: ${fn} ${measured} draws ${plots[index].points} points, not ${points}`);
       check(shown.off.length > 0 && shown.off.every(d => d <= 3), `complexity: ${fn}'s curve misses its points by ${shown.off.map(d => d.toFixed(1)).join(', ')} pixels`);
+      // On a log scale of values too.
+      await page.click('#cx-scale');
+      const logged = await measure();
+      check(logged.off.length === shown.off.length && logged.off.every(d => d <= 3), `complexity: on a log scale ${fn}'s curve misses its points by ${logged.off.map(d => d.toFixed(1)).join(', ')} pixels`);
+      await page.click('#cx-scale');
       // A link to the plot shows it, marked.
       await visit(page, report, 'complexity/' + shown.id.replace('cx-', ''));
       const marked = await page.$eval('#' + shown.id, s => s.classList.contains('selected'));
