@@ -42,6 +42,7 @@ struct HtmlCommandOptions {
   HistoryQuery query;
   size_t history_functions = 8;
   double threshold = 5, confidence = 0.95;
+  model::MergeOptions merge;
 
   void Register(CLI::App& cmd) {
     cmd.add_option("-o,--output", output,
@@ -69,6 +70,7 @@ struct HtmlCommandOptions {
     cmd.add_option("-c,--confidence", confidence,
                    "with --history: how sure a marked change must be (default 0.95)")
         ->check(CLI::Range(0.5, 0.9999));
+    cmd.add_flag("--force", merge.force, "with several FILEs: add up runs of different programs");
     cmd.add_option("FILE", files,
                    "the profile (default: the newest *.hotline here); several, or a directory "
                    "(a sweep's), are runs added up, with a complexity page when they have sizes; "
@@ -213,7 +215,7 @@ int RunHtmlRuns(const HtmlCommandOptions& o, const std::vector<std::string>& fil
   }
   std::vector<const model::Profile*> pointers;
   for (const model::Profile& run : *runs) pointers.push_back(&run);
-  Expected<model::Profile> merged = model::MergeProfiles(pointers, {});
+  Expected<model::Profile> merged = model::MergeProfiles(pointers, o.merge);
   if (!merged) {
     fmt::print(stderr, "hotline: html: {}: {}\n", fmt::join(o.files, ", "),
                merged.status().message());

@@ -264,6 +264,36 @@ TEST(Html, SweepGetsAComplexityPage) {
   ExpectNoLeftovers(dir);
 }
 
+// One profile whose calls were tagged by hotline_size(): a plot per tagged function, every call a
+// point (nine per size), each within the range of n fitted. Times only for their structure.
+TEST(Html, SizedCallsGetAComplexityPage) {
+  std::string dir = ScratchDir("html-sized-calls");
+  RunResult rec = Hotline(
+      {"record", "-q", "--trace=timed", "-o", "api.hotline", "--", PROGRAM_complexity_prog, "api"},
+      dir);
+  ASSERT_EQ(rec.exit_code, 0) << rec.err;
+  RunResult html = Hotline({"html", "api.hotline", "-o", "report"}, dir);
+  ASSERT_EQ(html.exit_code, 0) << html.err;
+  nlohmann::json complexity = ReadReportData(dir + "/report/data/complexity.js");
+  for (const char* function : {"linear_scan", "binary_search", "merge_sort", "insertion_sort",
+                               "triple_loop", "subset_sums", "hash_lookups"}) {
+    nlohmann::json plot = FindPlot(complexity, function, "time/call");
+    ASSERT_FALSE(plot.is_null()) << function;
+    uint64_t sizes = std::stoull(plot["row"][9].get<std::string>());
+    uint64_t from = std::stoull(plot["row"][7].get<std::string>());
+    uint64_t to = std::stoull(plot["row"][8].get<std::string>());
+    EXPECT_EQ(plot["points"].size(), 9 * sizes) << function;
+    EXPECT_EQ(plot["medians"].size(), sizes) << function;
+    for (const nlohmann::json& point : plot["points"]) {
+      EXPECT_GE(point[0].get<uint64_t>(), from) << function;
+      EXPECT_LE(point[0].get<uint64_t>(), to) << function;
+    }
+    EXPECT_FALSE(plot["counted"].get<bool>()) << function;
+  }
+  for (const nlohmann::json& plot : complexity["plots"])
+    EXPECT_EQ(plot["row"][11], "time/call") << plot["short"];
+}
+
 TEST_F(HtmlBrowser, DrawsTheHotFunctionAndOpensItsHotLine) {
   Report r = RecordAndReport("browser", PROGRAM_html_target);
   fs::create_directories(HTML_SCREENSHOT_DIR);
