@@ -227,9 +227,8 @@ int RunHtmlRuns(const HtmlCommandOptions& o, const std::vector<std::string>& fil
   input.complexity = &fits;
   input.profile_path = fmt::format("{} ({} runs)", fmt::join(o.files, ", "), files.size());
   input.source_dirs = o.source_dirs;
-  std::vector<std::string> warnings = merged->warnings;
-  input.warnings = warnings;
-  return Finish(html::WriteHtmlReport(input, o.output), warnings, o.output);
+  input.warnings = merged->warnings;
+  return Finish(html::WriteHtmlReport(input, o.output), input.warnings, o.output);
 }
 
 int RunHtml(HtmlCommandOptions& o) {
@@ -268,7 +267,7 @@ int RunHtml(HtmlCommandOptions& o) {
   if (stats.features & format::kFeatureHeap) heap = LoadHeap(file, resolver);
   std::optional<model::WatchProfile> watches;
   if (profile->summary.watched) watches = LoadWatches(file, resolver);
-  // Calls tagged by hotline_size() (or one run of a sweep, which alone has too few sizes).
+  // Calls tagged by hotline_size(). One run of a sweep alone has one size: nothing to fit.
   std::vector<analysis::FunctionComplexity> fits;
   if (!profile->sized_calls.empty()) fits = analysis::FitProfiles({&*profile}, 1.0);
   html::HtmlInput input;
