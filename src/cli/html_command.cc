@@ -215,6 +215,15 @@ int RunHtmlRuns(const HtmlCommandOptions& o, const std::vector<std::string>& fil
   }
   std::vector<const model::Profile*> pointers;
   for (const model::Profile& run : *runs) pointers.push_back(&run);
+  // Two programs' profiles are more likely meant to be compared than added up.
+  for (const model::Profile& run : *runs)
+    if (run.summary.exe != runs->front().summary.exe && !o.merge.force) {
+      fmt::print(stderr,
+                 "hotline: html: {}: profiles of different programs ({}, {}): --diff compares "
+                 "two, --force adds them up\n",
+                 fmt::join(o.files, ", "), runs->front().summary.exe, run.summary.exe);
+      return 2;
+    }
   Expected<model::Profile> merged = model::MergeProfiles(pointers, o.merge);
   if (!merged) {
     fmt::print(stderr, "hotline: html: {}: {}\n", fmt::join(o.files, ", "),
