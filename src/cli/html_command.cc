@@ -1,8 +1,10 @@
 // `hotline html [FILE] -o DIR`: the static HTML report (docs/html.md). Reads the profile (and its
 // heap, when recorded with --heap), builds the model and writes the report directory.
+// `hotline html DIR|FILE... -o DIR`: several runs (a sweep's) added up, and their complexity.
 // `hotline html --diff BASE NEW -o DIR`: the differential flame graph of two profiles.
 // `hotline html --history -o DIR`: a workload's history from the run database, plotted.
 #include <fmt/core.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
@@ -12,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/complexity.h"
 #include "cli/commands.h"
 #include "cli/history_db.h"
 #include "cli/load_profile.h"
@@ -22,6 +25,7 @@
 #include "html/html.h"
 #include "model/build.h"
 #include "model/heap.h"
+#include "model/merge.h"
 #include "report/report.h"
 #include "symbolize/symbolizer.h"
 
@@ -38,6 +42,7 @@ struct HtmlCommandOptions {
   HistoryQuery query;
   size_t history_functions = 8;
   double threshold = 5, confidence = 0.95;
+  model::MergeOptions merge;
 
   void Register(CLI::App& cmd) {
     cmd.add_option("-o,--output", output,
@@ -65,8 +70,11 @@ struct HtmlCommandOptions {
     cmd.add_option("-c,--confidence", confidence,
                    "with --history: how sure a marked change must be (default 0.95)")
         ->check(CLI::Range(0.5, 0.9999));
+    cmd.add_flag("--force", merge.force, "with several FILEs: add up runs of different programs");
     cmd.add_option("FILE", files,
-                   "the profile (default: the newest *.hotline here); with --diff, BASE and NEW");
+                   "the profile (default: the newest *.hotline here); several, or a directory "
+                   "(a sweep's), are runs added up, with a complexity page when they have sizes; "
+                   "with --diff, BASE and NEW");
   }
 };
 
@@ -195,6 +203,43 @@ int RunHtmlHistory(HtmlCommandOptions& o) {
                 o.output);
 }
 
+// Several runs (a sweep's directory, or its files): their sum is the report, and each run on
+// its own gives the complexity page its points, as `hotline report -X` reads them.
+int RunHtmlRuns(const HtmlCommandOptions& o, const std::vector<std::string>& files) {
+  symbolize::Symbolizer symbolizer;
+  model::SymbolizerResolver resolver(symbolizer);
+  Expected<std::vector<model::Profile>> runs = LoadEach(files, resolver, {});
+  if (!runs) {
+    fmt::print(stderr, "hotline: {}\n", runs.status().message());
+    return 1;
+  }
+  std::vector<const model::Profile*> pointers;
+  for (const model::Profile& run : *runs) pointers.push_back(&run);
+  // Two programs' profiles are more likely meant to be compared than added up.
+  for (const model::Profile& run : *runs)
+    if (run.summary.exe != runs->front().summary.exe && !o.merge.force) {
+      fmt::print(stderr,
+                 "hotline: html: {}: profiles of different programs ({}, {}): --diff compares "
+                 "two, --force adds them up\n",
+                 fmt::join(o.files, ", "), runs->front().summary.exe, run.summary.exe);
+      return 2;
+    }
+  Expected<model::Profile> merged = model::MergeProfiles(pointers, o.merge);
+  if (!merged) {
+    fmt::print(stderr, "hotline: html: {}: {}\n", fmt::join(o.files, ", "),
+               merged.status().message());
+    return 1;
+  }
+  std::vector<analysis::FunctionComplexity> fits = analysis::FitProfiles(pointers, 1.0);
+  html::HtmlInput input;
+  input.profile = &*merged;
+  input.complexity = &fits;
+  input.profile_path = fmt::format("{} ({} runs)", fmt::join(o.files, ", "), files.size());
+  input.source_dirs = o.source_dirs;
+  input.warnings = merged->warnings;
+  return Finish(html::WriteHtmlReport(input, o.output), input.warnings, o.output);
+}
+
 int RunHtml(HtmlCommandOptions& o) {
   if (o.diff && o.history) {
     fmt::print(stderr, "hotline: html: --diff or --history, not both\n");
@@ -202,38 +247,45 @@ int RunHtml(HtmlCommandOptions& o) {
   }
   if (o.diff) return RunHtmlDiff(o);
   if (o.history) return RunHtmlHistory(o);
-  if (o.files.size() > 1) {
-    fmt::print(stderr, "hotline: html: one profile at a time (two with --diff)\n");
-    return 2;
-  }
   bool named = !o.files.empty();
-  Expected<std::string> file = ProfileArgument(named ? o.files[0] : "");
-  if (!file) {
-    fmt::print(stderr, "hotline: html: {}\n", file.status().message());
-    return 1;
+  if (!named) o.files.emplace_back();
+  for (std::string& f : o.files) {
+    Expected<std::string> file = ProfileArgument(f);
+    if (!file) {
+      fmt::print(stderr, "hotline: html: {}\n", file.status().message());
+      return 1;
+    }
+    f = *file;
   }
-  if (!named) fmt::print(stderr, "hotline: reading {} (the newest profile here)\n", *file);
+  std::vector<std::string> files = ExpandDirectories(o.files);
+  if (files.size() > 1) return RunHtmlRuns(o, files);
+  const std::string& file = files.front();
+  if (!named) fmt::print(stderr, "hotline: reading {} (the newest profile here)\n", file);
   symbolize::Symbolizer symbolizer;
   model::SymbolizerResolver resolver(symbolizer);
   format::ReadStats stats;
   model::BuildOptions build;
   build.keep_calls = true;  // a timed trace's timeline
-  Expected<model::Profile> profile = model::LoadProfile(*file, resolver, build, &stats);
+  Expected<model::Profile> profile = model::LoadProfile(file, resolver, build, &stats);
   if (!profile) {
     fmt::print(stderr, "hotline: {}\n", profile.status().message());
     return 1;
   }
   // The heap needs every record in memory: read them again only for a profile that has some.
   std::optional<model::HeapProfile> heap;
-  if (stats.features & format::kFeatureHeap) heap = LoadHeap(*file, resolver);
+  if (stats.features & format::kFeatureHeap) heap = LoadHeap(file, resolver);
   std::optional<model::WatchProfile> watches;
-  if (profile->summary.watched) watches = LoadWatches(*file, resolver);
+  if (profile->summary.watched) watches = LoadWatches(file, resolver);
+  // Calls tagged by hotline_size(). One run of a sweep alone has one size: nothing to fit.
+  std::vector<analysis::FunctionComplexity> fits;
+  if (!profile->sized_calls.empty()) fits = analysis::FitProfiles({&*profile}, 1.0);
   html::HtmlInput input;
   input.profile = &*profile;
   input.heap = heap ? &*heap : nullptr;
   input.watches = watches ? &*watches : nullptr;
-  input.profile_path = *file;
-  input.warnings = ReadingProblems(*file, stats, *profile);
+  input.complexity = &fits;
+  input.profile_path = file;
+  input.warnings = ReadingProblems(file, stats, *profile);
   input.source_dirs = o.source_dirs;
   std::vector<std::string> warnings = input.warnings;
   warnings.insert(warnings.end(), profile->warnings.begin(), profile->warnings.end());

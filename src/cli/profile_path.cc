@@ -78,4 +78,23 @@ Expected<std::string> ProfileArgument(const std::string& file) {
   return file;
 }
 
+std::vector<std::string> ExpandDirectories(const std::vector<std::string>& files) {
+  std::vector<std::string> out;
+  for (const std::string& f : files) {
+    std::error_code ec;
+    if (f.empty() || !std::filesystem::is_directory(f, ec)) {
+      out.push_back(f);
+      continue;
+    }
+    std::vector<std::string> inside;
+    for (const auto& entry : std::filesystem::directory_iterator(f, ec))
+      if (entry.is_regular_file() && entry.path().extension() == ".hotline")
+        inside.push_back(entry.path().string());
+    std::sort(inside.begin(), inside.end());
+    if (inside.empty()) inside.push_back(f);  // its reader says what is wrong with it
+    out.insert(out.end(), inside.begin(), inside.end());
+  }
+  return out;
+}
+
 }  // namespace hotline::cli

@@ -22,4 +22,8 @@ std::vector<std::string> ChildProfilePaths(const std::string& output, uint32_t p
 // `file` when given, else the newest *.hotline here.
 Expected<std::string> ProfileArgument(const std::string& file);
 
+// `files` with each directory replaced by the *.hotline files in it (a sweep's), by name; a
+// directory without any stays, for its reader to say it is unreadable.
+std::vector<std::string> ExpandDirectories(const std::vector<std::string>& files);
+
 }  // namespace hotline::cli

@@ -124,26 +124,6 @@ Expected<model::Profile> LoadRuns(const std::vector<std::string>& paths,
   return merged;
 }
 
-// A directory stands for the *.hotline files in it (a sweep's), by name.
-std::vector<std::string> ExpandDirectories(const std::vector<std::string>& files) {
-  std::vector<std::string> out;
-  for (const std::string& f : files) {
-    std::error_code ec;
-    if (f.empty() || !std::filesystem::is_directory(f, ec)) {
-      out.push_back(f);
-      continue;
-    }
-    std::vector<std::string> inside;
-    for (const auto& entry : std::filesystem::directory_iterator(f, ec))
-      if (entry.is_regular_file() && entry.path().extension() == ".hotline")
-        inside.push_back(entry.path().string());
-    std::sort(inside.begin(), inside.end());
-    if (inside.empty()) inside.push_back(f);  // said to be unreadable below
-    out.insert(out.end(), inside.begin(), inside.end());
-  }
-  return out;
-}
-
 // -X: every run on its own (a run's size is its own), then the fits across them.
 int RunComplexity(ReportCommandOptions& o) {
   const report::ReportOptions& r = o.report;

@@ -35,6 +35,7 @@ ReportFiles Collect(const HtmlInput& input) {
   if (input.heap) AddHeap(*input.heap, data);
   if (input.watches) AddWatches(*input.watches, data);
   AddTimeline(*input.profile, data, files);
+  if (input.complexity && !input.complexity->empty()) AddComplexity(*input.complexity, data, files);
   files["data/data.js"] = DataScript("data", data);
   return files;
 }

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/complexity.h"
 #include "base/status.h"
 #include "model/heap.h"
 #include "model/profile.h"
@@ -22,7 +23,10 @@ struct HtmlInput {
   const model::Profile* profile = nullptr;
   const model::HeapProfile* heap = nullptr;      // a profile recorded with --heap; else nullptr
   const model::WatchProfile* watches = nullptr;  // with watched variables; else nullptr
-  std::string profile_path;                      // shown in the overview
+  // Fitted sizes (hotline_size() calls, or the runs of a sweep): the complexity page; else
+  // nullptr or empty.
+  const std::vector<analysis::FunctionComplexity>* complexity = nullptr;
+  std::string profile_path;              // shown in the overview
   std::vector<std::string> warnings;     // what reading the profile met, shown in the overview
   std::vector<std::string> source_dirs;  // where else to look for sources
 };

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "html/html.h"
 
@@ -40,6 +41,10 @@ void AddHeap(const model::HeapProfile& heap, nlohmann::json& data);
 void AddWatches(const model::WatchProfile& watches, nlohmann::json& data);
 // Timed traces: each thread's calls in a file of its own; the threads into data["timeline"].
 void AddTimeline(const model::Profile& profile, nlohmann::json& data, ReportFiles& files);
+// Complexity: per function and measure its points, fitted curves and -X row, in a file of its
+// own; how many into data["complexity"].
+void AddComplexity(const std::vector<analysis::FunctionComplexity>& fits, nlohmann::json& data,
+                   ReportFiles& files);
 // texprofile's tables as text, one file each; their names into data["tables"].
 void AddTables(const model::Profile& profile, nlohmann::json& data, ReportFiles& files);
 

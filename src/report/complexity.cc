@@ -68,6 +68,44 @@ std::string Name(const FunctionComplexity& fc, const ReportOptions& options) {
 
 }  // namespace
 
+std::string ComplexityModelLabel(const analysis::ModelFit& fit) { return ModelLabel(fit); }
+
+std::vector<std::string> ComplexityColumns() {
+  return {"verdict", "model", "a",     "b",      "error",    "margin", "runner-up",
+          "n from",  "n to",  "sizes", "points", "measured", "why",    "name"};
+}
+
+std::vector<std::string> ComplexityRow(const FunctionComplexity& fc, const ReportOptions& options) {
+  const analysis::ComplexityResult& r = fc.result;
+  bool machine = options.machine;
+  bool counted = fc.counted();
+  std::string n_from = fmt::format("{}", r.n_min), n_to = fmt::format("{}", r.n_max);
+  std::string sizes = fmt::format("{}", r.sizes), points = fmt::format("{}", r.points);
+  if (r.verdict == FitVerdict::kTooFewSizes)
+    return {"too few", "",   "",    "",     "",           "",       "",
+            n_from,    n_to, sizes, points, Measured(fc), r.reason, Name(fc, options)};
+  const analysis::ModelFit& best = r.fits[r.best];
+  bool decided = r.verdict == FitVerdict::kDecided;
+  std::string runner_up = r.runner_up == r.best ? "" : ModelLabel(r.fits[r.runner_up]);
+  std::string error =
+      machine ? fmt::format("{:.6f}", best.cv_error) : fmt::format("{:.1f}%", 100 * best.cv_error);
+  return {
+      decided ? "decided" : "undecided",
+      decided ? ModelLabel(best) : Candidates(r),
+      decided ? Coefficient(best.a, counted, machine) : "",
+      decided && best.model != GrowthModel::kConstant ? Coefficient(best.b, counted, machine) : "",
+      error,
+      Margin(r.margin, machine),
+      runner_up,
+      n_from,
+      n_to,
+      sizes,
+      points,
+      Measured(fc),
+      decided ? "" : r.reason,
+      Name(fc, options)};
+}
+
 void PrintComplexity(const std::vector<FunctionComplexity>& functions, const ReportOptions& options,
                      std::string& out) {
   TableWriter w(options, out);
@@ -75,32 +113,16 @@ void PrintComplexity(const std::vector<FunctionComplexity>& functions, const Rep
           "Complexity: time (or calls, or lines run) against input size n, per function; a model "
           "is decided "
           "when it predicts every size left out clearly better than its rivals");
-  w.header({"verdict", "model", "a", "b", "error", "margin", "runner-up", "n from", "n to", "sizes",
-            "points", "measured", "why", "name"});
-  bool machine = options.machine;
+  auto cells = [](const std::vector<std::string>& text) {
+    return std::vector<std::string_view>(text.begin(), text.end());
+  };
+  std::vector<std::string> columns = ComplexityColumns();
+  w.header(cells(columns));
   for (const FunctionComplexity& fc : functions) {
-    const analysis::ComplexityResult& r = fc.result;
-    bool counted = fc.counted();
-    std::string n_from = fmt::format("{}", r.n_min), n_to = fmt::format("{}", r.n_max);
-    std::string sizes = fmt::format("{}", r.sizes), points = fmt::format("{}", r.points);
-    if (r.verdict == FitVerdict::kTooFewSizes) {
-      w.row({"too few", "", "", "", "", "", "", n_from, n_to, sizes, points, Measured(fc), r.reason,
-             Name(fc, options)});
-      continue;
-    }
-    const analysis::ModelFit& best = r.fits[r.best];
-    bool decided = r.verdict == FitVerdict::kDecided;
-    std::string runner_up = r.runner_up == r.best ? "" : ModelLabel(r.fits[r.runner_up]);
-    std::string error = machine ? fmt::format("{:.6f}", best.cv_error)
-                                : fmt::format("{:.1f}%", 100 * best.cv_error);
-    w.row({decided ? "decided" : "undecided", decided ? ModelLabel(best) : Candidates(r),
-           decided ? Coefficient(best.a, counted, machine) : "",
-           decided && best.model != GrowthModel::kConstant ? Coefficient(best.b, counted, machine)
-                                                           : "",
-           error, Margin(r.margin, machine), runner_up, n_from, n_to, sizes, points, Measured(fc),
-           decided ? "" : r.reason, Name(fc, options)});
+    std::vector<std::string> row = ComplexityRow(fc, options);
+    w.row(cells(row));
   }
-  if (!machine) {
+  if (!options.machine) {
     w.flush();
     out +=
         "model: cost(n) = a + b*g(n); error: the model's RMS error predicting each size from the "

@@ -14,6 +14,10 @@
 //       a differential report (hotline html --diff): its graph draws in every shape and order with
 //       no errors, the frame of SLOWER is marked slower and coloured red, the changes page draws
 //       hotline diff's tables with SLOWER grown; a screenshot of the graph goes to SCREENSHOT
+//   node report_test.js complexity REPORT FUNCTION MEASURED MODEL POINTS SCREENSHOT
+//       the complexity page draws a plot per row with no errors, decided rows first; FUNCTION's
+//       MEASURED plot is decided as MODEL with POINTS points drawn, its curve passing within 3
+//       pixels of each; undecided plots draw only dashed candidates; a link to a plot shows it
 //   node report_test.js history REPORT SERIES
 //       a history page draws SERIES charts, each with its points, with no errors; hovering a
 //       point shows its commit
@@ -251,6 +255,72 @@ async function diff(report, slower, screenshot) {
   }
 }
 
+async function complexity(report, fn, measured, model, points, screenshot) {
+  const browser = await openBrowser();
+  try {
+    const page = await watchedPage(browser);
+    await visit(page, report, 'complexity');
+    const plots = await page.$$eval('section.cx-plot', ss => ss.map(s => ({
+      name: s.getAttribute('data-name'), measured: s.getAttribute('data-measured'), verdict: s.getAttribute('data-verdict'),
+      svg: s.querySelectorAll('svg.cx-chart').length, points: s.querySelectorAll('circle.cx-point').length,
+      decided: s.querySelectorAll('polyline.cx-curve.decided').length, candidates: s.querySelectorAll('polyline.cx-curve.candidate').length,
+    })));
+    const rows = await page.$$eval('#cx-table tbody tr', rs => rs.length);
+    check(plots.length > 0 && plots.length === rows, `complexity: ${plots.length} plots for ${rows} table rows`);
+    const rank = v => ['decided', 'undecided', 'too few'].indexOf(v);
+    check(plots.every((p, i) => i === 0 || rank(plots[i - 1].verdict) <= rank(p.verdict)), 'complexity: decided plots do not come first');
+    check(plots.every(p => p.svg === 1 && p.points > 0), 'complexity: a plot without its chart or points');
+    check(plots.every(p => p.verdict !== 'decided' || (p.decided === 1 && p.candidates === 0)), 'complexity: a decided plot does not draw exactly its model');
+    check(plots.every(p => p.verdict !== 'undecided' || (p.decided === 0 && p.candidates >= 1)), 'complexity: an undecided plot does not draw its candidates dashed');
+    const index = plots.findIndex(p => p.name === fn && p.measured === measured);
+    check(index >= 0, `complexity: no plot of ${fn} ${measured}`);
+    // The decided curve's height at each point's x (between the vertices on either side), less
+    // the point's: in SVG units, which are pixels at the chart's size.
+    const measure = () => page.evaluate((index) => {
+      const s = document.querySelectorAll('section.cx-plot')[index];
+      const facts = {};
+      const dts = s.querySelectorAll('dl.facts dt');
+      for (const dt of dts) facts[dt.textContent] = dt.nextElementSibling.textContent;
+      const curve = s.querySelector('polyline.cx-curve.decided');
+      const vertices = curve ? curve.getAttribute('points').split(' ').map(p => p.split(',').map(Number)) : [];
+      const off = [...s.querySelectorAll('circle.cx-point')].map(c => {
+        const x = Number(c.getAttribute('cx')), y = Number(c.getAttribute('cy'));
+        const k = vertices.findIndex(v => v[0] >= x - 1e-6);
+        if (k < 0) return Infinity;
+        if (k === 0 || vertices[k][0] <= x + 1e-6) return Math.abs(vertices[k][1] - y);
+        const [x0, y0] = vertices[k - 1], [x1, y1] = vertices[k];
+        return Math.abs(y0 + (y1 - y0) * (x - x0) / (x1 - x0) - y);
+      });
+      return { id: s.id, facts, off, model: curve && curve.getAttribute('data-model') };
+    }, index);
+    if (index >= 0) {
+      const shown = await measure();
+      check(plots[index].verdict === 'decided' && shown.facts.model === model && shown.model === model,
+        `complexity: ${fn} ${measured} is ${plots[index].verdict} ${shown.facts.model} (curve ${shown.model}), not decided ${model}`);
+      check(plots[index].points === Number(points), `complexity: ${fn} ${measured} draws ${plots[index].points} points, not ${points}`);
+      check(shown.off.length > 0 && shown.off.every(d => d <= 3), `complexity: ${fn}'s curve misses its points by ${shown.off.map(d => d.toFixed(1)).join(', ')} pixels`);
+      // On a log scale of values too.
+      await page.click('#cx-scale');
+      const logged = await measure();
+      check(logged.off.length === shown.off.length && logged.off.every(d => d <= 3), `complexity: on a log scale ${fn}'s curve misses its points by ${logged.off.map(d => d.toFixed(1)).join(', ')} pixels`);
+      await page.click('#cx-scale');
+      // A link to the plot shows it, marked.
+      await visit(page, report, 'complexity/' + shown.id.replace('cx-', ''));
+      const marked = await page.$eval('#' + shown.id, s => s.classList.contains('selected'));
+      check(marked, 'complexity: the plot a link names is not marked');
+      const box = await page.$('#' + shown.id);
+      if (box) await box.screenshot({ path: screenshot });
+    }
+    // The measure filter keeps only that measure's rows.
+    await page.select('#cx-measure', measured);
+    const kept = await page.$$eval('section.cx-plot', ss => ss.map(s => s.getAttribute('data-measured')));
+    check(kept.length > 0 && kept.every(m => m === measured), `complexity: the filter on ${measured} keeps ${kept.join(', ')}`);
+    check(page.problems.length === 0, 'errors: ' + page.problems.join(' | '));
+  } finally {
+    await browser.close();
+  }
+}
+
 async function history(report, series) {
   const browser = await openBrowser();
   try {
@@ -274,9 +344,9 @@ async function history(report, series) {
 }
 
 const [mode, ...args] = process.argv.slice(2);
-const modes = { main, hostile, heap, timeline, timing, diff, history };
+const modes = { main, hostile, heap, timeline, timing, diff, history, complexity };
 if (!modes[mode]) {
-  console.error('usage: report_test.js main|hostile|heap|timeline|timing|diff|history REPORT ...');
+  console.error('usage: report_test.js main|hostile|heap|timeline|timing|diff|history|complexity REPORT ...');
   process.exit(2);
 }
 modes[mode](...args).then(() => {

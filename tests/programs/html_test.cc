@@ -3,6 +3,8 @@
 // the reports opened in headless Chromium (tests/browser/report_test.js) when it is installed.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -20,6 +22,8 @@ using testing::ExpectNoLeftovers;
 using testing::Hotline;
 using testing::HtmlBrowser;
 using testing::Lines;
+using testing::ProfilesIn;
+using testing::ReadReportData;
 using testing::RunResult;
 using testing::ScratchDir;
 
@@ -60,6 +64,25 @@ std::vector<std::pair<std::string, std::string>> FilesOf(const std::string& repo
   return files;
 }
 
+// A sweep of complexity_prog's polynomial functions, built with --coverage (exact line counts),
+// one run per size, in DIR/poly.
+std::string Sweep(const std::string& name) {
+  std::string dir = ScratchDir("html-" + name);
+  RunResult sweep = Hotline({"sweep", "--sizes", "16,32,64,128,256,512,1024", "--trace=timed", "-o",
+                             "poly", "--", PROGRAM_complexity_prog_cov, "poly", "{n}"},
+                            dir);
+  EXPECT_EQ(sweep.exit_code, 0) << sweep.err;
+  return dir;
+}
+
+// The plot of `function`'s `measured` in a report's data/complexity.js; null when there is none.
+nlohmann::json FindPlot(const nlohmann::json& complexity, const std::string& function,
+                        const std::string& measured) {
+  for (const nlohmann::json& plot : complexity["plots"])
+    if (plot["short"] == function && plot["row"][11] == measured) return plot;
+  return nullptr;
+}
+
 TEST(Html, WritesAReportThatNeedsNothingFromOutside) {
   Report r = RecordAndReport("target", PROGRAM_html_target);
   ASSERT_TRUE(fs::exists(r.report + "/index.html"));
@@ -81,6 +104,8 @@ TEST(Html, WritesAReportThatNeedsNothingFromOutside) {
     }
   }
   EXPECT_TRUE(source) << "html_target.c is not among the sources";
+  // No sizes, no complexity page.
+  EXPECT_FALSE(fs::exists(r.report + "/data/complexity.js"));
   std::string data = Read(r.report + "/data/data.js");
   EXPECT_TRUE(data.starts_with("(window.HOTLINE = window.HOTLINE || {})[\"data\"] = {"));
   EXPECT_NE(data.find("\"hot\""), std::string::npos);
@@ -156,6 +181,119 @@ TEST(Html, BadInputIsOneLineAndLeavesNothing) {
   ExpectNoLeftovers(good.dir);
 }
 
+// A sweep's directory, or its files, is read as report -X reads it: the runs added up for the
+// other pages, and each run's size and counts for the complexity page. Models are checked on the
+// exact line counts only; the timed rows only for their shape.
+TEST(Html, SweepGetsAComplexityPage) {
+  std::string dir = Sweep("sweep");
+  RunResult html = Hotline({"html", "poly", "-o", "report"}, dir);
+  ASSERT_EQ(html.exit_code, 0) << html.err;
+  nlohmann::json data = ReadReportData(dir + "/report/data/data.js");
+  EXPECT_NE(data["profile"].get<std::string>().find("(7 runs)"), std::string::npos)
+      << data["profile"];
+  ASSERT_TRUE(data.contains("complexity"));
+  nlohmann::json complexity = ReadReportData(dir + "/report/data/complexity.js");
+  ASSERT_TRUE(complexity.contains("plots"));
+  // The same rows as report -X, decided ones first.
+  RunResult table = Hotline({"report", "-X", "-m", "poly"}, dir);
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  EXPECT_EQ(complexity["plots"].size(), Lines(table.out));
+  int rank = 0;
+  for (const nlohmann::json& plot : complexity["plots"]) {
+    std::string verdict = plot["row"][0];
+    int r = verdict == "decided" ? 0 : verdict == "undecided" ? 1 : 2;
+    EXPECT_GE(r, rank) << plot["short"] << " " << verdict << " after a later verdict";
+    rank = std::max(rank, r);
+    // A decided row draws its model; an undecided one each candidate.
+    for (const nlohmann::json& curve : plot["curves"])
+      EXPECT_EQ(curve["decided"].get<bool>(), verdict == "decided") << plot["short"];
+    if (verdict == "decided") EXPECT_EQ(plot["curves"].size(), 1u) << plot["short"];
+    if (verdict == "undecided") EXPECT_GE(plot["curves"].size(), 1u) << plot["short"];
+  }
+
+  nlohmann::json sort = FindPlot(complexity, "insertion_sort", "lines/run");
+  ASSERT_FALSE(sort.is_null());
+  EXPECT_EQ(sort["row"][0], "decided");
+  EXPECT_EQ(sort["row"][1], "O(n^2)");
+  EXPECT_EQ(sort["row"][7], "16");
+  EXPECT_EQ(sort["row"][8], "1024");
+  EXPECT_TRUE(sort["counted"].get<bool>());
+  EXPECT_TRUE(sort["log_n"].get<bool>());  // 16 … 1024 spans two decades
+  ASSERT_EQ(sort["points"].size(), 7u);
+  ASSERT_EQ(sort["curves"].size(), 1u);
+  const nlohmann::json& curve = sort["curves"][0];
+  EXPECT_EQ(curve["model"], "O(n^2)");
+  // The curve passes through every point: its value at each size is within 1% of the largest
+  // point (3 pixels of the plot's 226). Insertion sort of n random numbers runs about n²/4
+  // inner steps, each the same lines: a + b·n² fits them closely.
+  double largest = 0;
+  for (const nlohmann::json& point : sort["points"])
+    largest = std::max(largest, point[1].get<double>());
+  for (const nlohmann::json& point : sort["points"]) {
+    double n = point[0], v = point[1];
+    auto at = std::find_if(curve["samples"].begin(), curve["samples"].end(),
+                           [&](const nlohmann::json& s) { return s[0].get<double>() == n; });
+    ASSERT_NE(at, curve["samples"].end()) << "no curve sample at n = " << n;
+    EXPECT_LT(std::fabs((*at)[1].get<double>() - v), 0.01 * largest) << "n = " << n;
+  }
+  // Times are drawn too: one point per run.
+  nlohmann::json timed = FindPlot(complexity, "insertion_sort", "time/run");
+  ASSERT_FALSE(timed.is_null());
+  EXPECT_EQ(timed["points"].size(), 7u);
+  EXPECT_FALSE(timed["counted"].get<bool>());
+
+  // The runs named one by one (DIR/n*.hotline) make the same page.
+  std::vector<std::string> args = {"html", "-o", "by-files"};
+  for (const std::string& run : ProfilesIn(dir + "/poly")) args.push_back(run);
+  RunResult files = Hotline(args, dir);
+  ASSERT_EQ(files.exit_code, 0) << files.err;
+  nlohmann::json again = ReadReportData(dir + "/by-files/data/complexity.js");
+  EXPECT_EQ(again["plots"], complexity["plots"]);
+
+  // One run alone has one size: no complexity page.
+  RunResult one = Hotline({"html", ProfilesIn(dir + "/poly").front(), "-o", "one"}, dir);
+  ASSERT_EQ(one.exit_code, 0) << one.err;
+  EXPECT_FALSE(fs::exists(dir + "/one/data/complexity.js"));
+  // A directory without profiles: one line, nothing written.
+  fs::create_directory(dir + "/empty");
+  RunResult empty = Hotline({"html", "empty", "-o", "nothing"}, dir);
+  EXPECT_NE(empty.exit_code, 0);
+  EXPECT_EQ(Lines(empty.err), 1u) << empty.err;
+  EXPECT_NE(empty.err.find("empty"), std::string::npos) << empty.err;
+  EXPECT_FALSE(fs::exists(dir + "/nothing"));
+  ExpectNoLeftovers(dir);
+}
+
+// One profile whose calls were tagged by hotline_size(): a plot per tagged function, every call a
+// point (nine per size), each within the range of n fitted. Times only for their structure.
+TEST(Html, SizedCallsGetAComplexityPage) {
+  std::string dir = ScratchDir("html-sized-calls");
+  RunResult rec = Hotline(
+      {"record", "-q", "--trace=timed", "-o", "api.hotline", "--", PROGRAM_complexity_prog, "api"},
+      dir);
+  ASSERT_EQ(rec.exit_code, 0) << rec.err;
+  RunResult html = Hotline({"html", "api.hotline", "-o", "report"}, dir);
+  ASSERT_EQ(html.exit_code, 0) << html.err;
+  nlohmann::json complexity = ReadReportData(dir + "/report/data/complexity.js");
+  for (const char* function : {"linear_scan", "binary_search", "merge_sort", "insertion_sort",
+                               "triple_loop", "subset_sums", "hash_lookups"}) {
+    nlohmann::json plot = FindPlot(complexity, function, "time/call");
+    ASSERT_FALSE(plot.is_null()) << function;
+    uint64_t sizes = std::stoull(plot["row"][9].get<std::string>());
+    uint64_t from = std::stoull(plot["row"][7].get<std::string>());
+    uint64_t to = std::stoull(plot["row"][8].get<std::string>());
+    EXPECT_EQ(plot["points"].size(), 9 * sizes) << function;
+    EXPECT_EQ(plot["medians"].size(), sizes) << function;
+    for (const nlohmann::json& point : plot["points"]) {
+      EXPECT_GE(point[0].get<uint64_t>(), from) << function;
+      EXPECT_LE(point[0].get<uint64_t>(), to) << function;
+    }
+    EXPECT_FALSE(plot["counted"].get<bool>()) << function;
+  }
+  for (const nlohmann::json& plot : complexity["plots"])
+    EXPECT_EQ(plot["row"][11], "time/call") << plot["short"];
+}
+
 TEST_F(HtmlBrowser, DrawsTheHotFunctionAndOpensItsHotLine) {
   Report r = RecordAndReport("browser", PROGRAM_html_target);
   fs::create_directories(HTML_SCREENSHOT_DIR);
@@ -180,6 +318,16 @@ TEST_F(HtmlBrowser, TimelineDrawsATimedTracesCalls) {
 TEST_F(HtmlBrowser, HeapPageDraws) {
   Report r = RecordAndReport("browser-heap", PROGRAM_heap_sites, {"--heap"});
   RunResult run = Browse({"heap", r.report});
+  EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
+}
+
+TEST_F(HtmlBrowser, ComplexityPageDrawsTheFits) {
+  std::string dir = Sweep("browser-complexity");
+  RunResult html = Hotline({"html", "poly", "-o", "report"}, dir);
+  ASSERT_EQ(html.exit_code, 0) << html.err;
+  fs::create_directories(HTML_SCREENSHOT_DIR);
+  RunResult run = Browse({"complexity", dir + "/report", "insertion_sort", "lines/run", "O(n^2)",
+                          "7", HTML_SCREENSHOT_DIR "/html-complexity.png"});
   EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
 }
 

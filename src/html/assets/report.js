@@ -93,6 +93,7 @@
     if (D.heap) pages.push(['heap', 'Heap']);
     if (D.watches) pages.push(['watches', 'Watched variables']);
     if (D.timeline) pages.push(['timeline', 'Timeline']);
+    if (D.complexity) pages.push(['complexity', 'Complexity']);
     pages.push(['tables/T', 'Tables']);
   }
   const nav = document.getElementById('nav');
@@ -122,6 +123,7 @@
         case 'watches': return watchesPage();
         case 'timeline': return timelinePage();
         case 'tables': return tablesPage(parts[1] || 'T');
+        case 'complexity': return complexityPage(parts[1] === undefined ? -1 : Number(parts[1]));
         default: return overviewPage();
       }
     } catch (err) { failed(err); }
@@ -670,6 +672,13 @@
     if (text !== undefined) e.textContent = text;
     return e;
   }
+  // An axis from 0 to a round value above `highest`, in about four round steps. (10 × the
+  // magnitude can fall short: highest = 3.9e6 has steps of 1e5 × 1 … 10, and 4 × 1e6 < 1.05 × 3.9e6.)
+  function roundAxis(highest) {
+    const magnitude = Math.pow(10, Math.floor(Math.log10(highest / 4)));
+    const step = [1, 2, 2.5, 5, 10, 20].map(m => m * magnitude).find(d => 4 * d >= highest * 1.05);
+    return { step, ceiling: step * Math.ceil(highest * 1.05 / step) };
+  }
   function historyPage() {
     const h = D.history;
     document.title = 'hotline history: ' + h.workload;
@@ -695,11 +704,7 @@
     const svg = svgEl('svg', { viewBox: '0 0 ' + w + ' ' + ht, class: 'chart history-chart' });
     const count = h.commits.length;
     const x = i => left + (count > 1 ? i * (w - left - right) / (count - 1) : (w - left - right) / 2);
-    // The axis from 0 to a round value above the highest max, in round steps.
-    const highest = Math.max(1, ...s.values.filter(v => v).map(v => v[3]));
-    const magnitude = Math.pow(10, Math.floor(Math.log10(highest / 4)));
-    const step = [1, 2, 2.5, 5, 10].map(m => m * magnitude).find(d => 4 * d >= highest * 1.05);
-    const ceiling = step * Math.ceil(highest * 1.05 / step);
+    const { step, ceiling } = roundAxis(Math.max(1, ...s.values.filter(v => v).map(v => v[3])));
     const y = ns => top + (ht - top - bottom) * (1 - ns / ceiling);
     for (let ns = 0; ns <= ceiling; ns += step) {
       svg.append(svgEl('line', { x1: left, x2: w - right, y1: y(ns), y2: y(ns), class: 'grid' }),
@@ -741,6 +746,148 @@
       point.addEventListener('mouseleave', () => { tip.hidden = true; });
       svg.append(bar, point);
     });
+    return svg;
+  }
+
+  // ---- complexity (several runs of a sweep, or calls tagged by hotline_size) ----
+  // hotline fitted every model and sampled each curve drawn (ModelFit::predict, at every size
+  // with points among others); here the numbers only become positions, a table and words.
+  const cxColours = 7;  // report.css's .cx-c0 … .cx-c6
+  const cx = { measure: '', filter: '', logValues: false };
+  function fmtAmount(v) {
+    const units = [[1e12, 'T'], [1e9, 'G'], [1e6, 'M'], [1e3, 'k']];
+    for (const [size, unit] of units) if (v >= size) return parseFloat((v / size).toPrecision(3)) + unit;
+    return String(parseFloat(v.toPrecision(4)));
+  }
+  function complexityPage(selected) {
+    show(el('p', {}, 'loading…'));
+    load('complexity').then(C => {
+      const measures = [...new Set(C.plots.map(p => p.row[11]))];
+      const pick = el('select', { id: 'cx-measure', onchange: () => { cx.measure = pick.value; fill(); } },
+        el('option', { value: '' }, 'every measure'), ...measures.map(m => el('option', { value: m }, m)));
+      pick.value = cx.measure;
+      const filter = el('input', { type: 'search', id: 'cx-filter', placeholder: 'filter names', value: cx.filter,
+        oninput: () => { cx.filter = filter.value; fill(); } });
+      const scale = el('button', { id: 'cx-scale', onclick: () => { cx.logValues = !cx.logValues; scale.textContent = scaleLabel(); fill(); } }, scaleLabel());
+      const box = el('div');
+      const note = el('p', { class: 'note' }, 'Each function\'s cost against its input size n, as hotline report -X fits it: ' +
+        'cost(n) = a + b·g(n); error is the model\'s RMS error predicting each size from the others, margin the runner-up\'s error over the model\'s. ' +
+        'Decided models first, drawn through the points; for an undecided row, each candidate\'s curve, dashed. Points are every run (or tagged call).');
+      show(el('h1', {}, 'Complexity'), note, el('div', { class: 'controls' }, pick, filter, scale), box);
+      function fill() {
+        const shown = C.plots.map((p, i) => [p, i]).filter(([p]) =>
+          (!cx.measure || p.row[11] === cx.measure) && (!cx.filter || p.name.includes(cx.filter)));
+        const rows = shown.map(([p, i]) => p.row.slice(0, 13).concat([el('a', { href: '#complexity/' + i, title: p.name, class: 'fname' }, p.short)]));
+        const summary = table(C.columns, rows);
+        summary.id = 'cx-table';
+        box.replaceChildren(summary, el('div', { class: 'cx-plots' }, ...shown.map(([p, i]) => complexityCard(p, i))));
+      }
+      fill();
+      const target = selected >= 0 && document.getElementById('cx-' + selected);
+      if (target) { target.classList.add('selected'); target.scrollIntoView(); }
+      setReady();
+    }).catch(failed);
+  }
+  function scaleLabel() { return cx.logValues ? 'values: log scale' : 'values: linear from 0'; }
+  function complexityCard(p, i) {
+    const r = p.row;
+    const facts = keyValues([['verdict', r[0]], [r[0] === 'decided' ? 'model' : 'candidates', r[1]], ['a', r[2]], ['b', r[3]],
+      ['error', r[4]], ['margin', r[5]], ['runner-up', r[6]], ['n', r[7] + ' … ' + r[8]], ['sizes', r[9]], ['points', r[10]],
+      ['why', r[12]], ['definition', definitionLink(p.definition)]]);
+    const legend = el('p', { class: 'legend' }, ...p.curves.map((c, k) => el('span', { class: 'cx-key' },
+      el('span', { class: 'cx-swatch cx-c' + (k % cxColours) + (c.decided ? '' : ' dashed') }),
+      c.model + (c.decided ? ' fitted' : ' (candidate)'))),
+      p.medians.length ? el('span', { class: 'cx-key' }, el('span', { class: 'cx-swatch cx-median-key' }), 'median of each size (what the fit saw)') : null);
+    const drawn = p.points.length, total = p.points_total;
+    const notes = [];
+    if (drawn + p.points_left_out < total) notes.push(drawn + ' of ' + total + ' points drawn, evenly thinned');
+    if (p.points_left_out) notes.push(p.points_left_out + ' points of n = 0 left out (log n axis)');
+    return el('section', { class: 'cx-plot', id: 'cx-' + i, 'data-name': p.short, 'data-measured': r[11], 'data-verdict': r[0] },
+      el('h2', { title: p.name }, p.short + ', ' + r[11]),
+      el('div', { class: 'cx-body' }, el('div', {}, complexityChart(p, i), p.curves.length || p.medians.length ? legend : null,
+        ...notes.map(n => el('p', { class: 'note' }, n))), facts));
+  }
+  // "FILE:LINE" as the file's name and line, linked to the source when the report has it.
+  function definitionLink(where) {
+    const colon = where.lastIndexOf(':');
+    if (colon < 0) return where;
+    const path = where.slice(0, colon), line = Number(where.slice(colon + 1));
+    const file = D.files.findIndex(f => f.path === path);
+    const text = path.split('/').pop() + ':' + line;
+    return file >= 0 && D.files[file].source ? el('a', { href: sourceLink(file, line), title: path }, text) : el('span', { title: path }, text);
+  }
+  function complexityChart(p, i) {
+    const w = 460, ht = 280, left = 64, right = 24, top = 14, bottom = 40;
+    const svg = svgEl('svg', { viewBox: '0 0 ' + w + ' ' + ht, class: 'chart cx-chart' });
+    const sizes = [...new Set(p.points.map(q => q[0]))].sort((a, b) => a - b);
+    let nlo = sizes.length ? sizes[0] : 1, nhi = sizes.length ? sizes[sizes.length - 1] : 1;
+    if (nhi === nlo) { nlo = p.log_n ? nlo / 2 : nlo - 1; nhi = p.log_n ? nhi * 2 : nhi + 1; }
+    const scale = p.log_n ? n => Math.log(n) : n => n;
+    const x = n => left + (w - left - right) * (scale(n) - scale(nlo)) / (scale(nhi) - scale(nlo));
+    let highest = 0, lowest = Infinity;
+    const seen = v => { highest = Math.max(highest, v); if (v > 0) lowest = Math.min(lowest, v); };
+    for (const q of p.points) seen(q[1]);
+    for (const c of p.curves) if (c.decided) for (const s of c.samples) seen(s[1]);
+    const label = p.counted ? fmtAmount : v => fmtTime(Math.round(v));
+    const plotHeight = ht - top - bottom;
+    let y, values = [];
+    if (cx.logValues) {
+      // Whole decades around the values; a value of 0 sits on the bottom edge.
+      if (!(lowest < Infinity)) lowest = highest = 1;
+      const lo = Math.floor(Math.log10(lowest)), hi = Math.max(lo + 1, Math.ceil(Math.log10(highest)));
+      y = v => top + plotHeight * (1 - (Math.log10(Math.max(v, Math.pow(10, lo))) - lo) / (hi - lo));
+      for (let d = lo; d <= hi; ++d) {
+        values.push(Math.pow(10, d));
+        if (hi - lo <= 2 && d < hi) values.push(2 * Math.pow(10, d), 5 * Math.pow(10, d));
+      }
+    } else {
+      const { step, ceiling } = roundAxis(Math.max(highest, p.counted ? 1 : 10));
+      y = v => top + plotHeight * (1 - v / ceiling);
+      for (let v = 0; v <= ceiling * 1.0001; v += step) values.push(v);
+    }
+    for (const v of values)
+      svg.append(svgEl('line', { x1: left, x2: w - right, y1: y(v), y2: y(v), class: 'grid' }),
+        svgEl('text', { x: left - 6, y: y(v) + 4, 'text-anchor': 'end' }, label(v)));
+    // The sizes themselves when few, else round values of n.
+    let ticks = sizes;
+    if (sizes.length > 10) {
+      ticks = [];
+      if (p.log_n) {
+        for (let d = Math.pow(10, Math.floor(Math.log10(nlo))); d <= nhi; d *= 10)
+          for (const m of [1, 2, 5]) if (m * d >= nlo && m * d <= nhi) ticks.push(m * d);
+        if (ticks.length > 8) ticks = ticks.filter(t => Number.isInteger(Math.log10(t)));
+      } else {
+        const a = roundAxis(nhi);
+        for (let n = 0; n <= nhi; n += a.step) if (n >= nlo) ticks.push(n);
+      }
+    }
+    for (const n of ticks)
+      svg.append(svgEl('line', { x1: x(n), x2: x(n), y1: top, y2: ht - bottom, class: 'grid' }),
+        svgEl('text', { x: x(n), y: ht - bottom + 16, 'text-anchor': 'middle' }, n < 1e5 ? String(n) : fmtAmount(n)));
+    svg.append(svgEl('text', { x: w - right, y: ht - 6, 'text-anchor': 'end', class: 'axis-name' },
+      'n' + (p.log_n ? ' (log scale)' : '')));
+    // Curves beyond the plot (a candidate that grows faster than the points) are cut at its edge.
+    const clip = svgEl('clipPath', { id: 'cx-clip-' + i });
+    clip.append(svgEl('rect', { x: left, y: top, width: w - left - right, height: ht - top - bottom }));
+    svg.append(clip);
+    p.curves.forEach((c, k) => {
+      const line = svgEl('polyline', { points: c.samples.map(s => x(s[0]).toFixed(2) + ',' + y(s[1]).toFixed(2)).join(' '),
+        class: 'cx-curve cx-c' + (k % cxColours) + (c.decided ? ' decided' : ' candidate'), 'clip-path': 'url(#cx-clip-' + i + ')',
+        'data-model': c.model });
+      line.append(svgEl('title', {}, c.model + (c.decided ? ', decided' : ', a candidate')));
+      svg.append(line);
+    });
+    const unit = p.counted ? (p.row[11].startsWith('lines') ? ' lines' : ' calls') : '';
+    for (const [n, v] of p.medians) {
+      const mark = svgEl('line', { x1: x(n) - 7, x2: x(n) + 7, y1: y(v).toFixed(2), y2: y(v).toFixed(2), class: 'cx-median' });
+      mark.append(svgEl('title', {}, 'median at n = ' + n + ': ' + (p.counted ? v + unit : fmtTime(Math.round(v)))));
+      svg.append(mark);
+    }
+    for (const [n, v] of p.points) {
+      const point = svgEl('circle', { cx: x(n).toFixed(2), cy: y(v).toFixed(2), r: 3, class: 'cx-point' });
+      point.append(svgEl('title', {}, 'n = ' + n + ': ' + (p.counted ? v + unit : fmtTime(Math.round(v)))));
+      svg.append(point);
+    }
     return svg;
   }
 
