@@ -207,8 +207,11 @@ TEST(Html, SweepGetsAComplexityPage) {
     // A decided row draws its model; an undecided one each candidate.
     for (const nlohmann::json& curve : plot["curves"])
       EXPECT_EQ(curve["decided"].get<bool>(), verdict == "decided") << plot["short"];
-    if (verdict == "decided") EXPECT_EQ(plot["curves"].size(), 1u) << plot["short"];
-    if (verdict == "undecided") EXPECT_GE(plot["curves"].size(), 1u) << plot["short"];
+    if (verdict == "decided") {
+      EXPECT_EQ(plot["curves"].size(), 1u) << plot["short"];
+    } else if (verdict == "undecided") {
+      EXPECT_GE(plot["curves"].size(), 1u) << plot["short"];
+    }
   }
 
   nlohmann::json sort = FindPlot(complexity, "insertion_sort", "lines/run");
