@@ -510,8 +510,8 @@ class HeapStream : public format::RawProfile {
     return a.index < b.index;
   }
 
-  void hold(Pending event) {
-    held_.push_back(std::move(event));
+  void hold(const Pending& event) {
+    held_.push_back(event);
     ++read_;
     if (read_ % kBlockEvents == 0) {
       size_t block = read_ / kBlockEvents - 1;
