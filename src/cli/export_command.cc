@@ -94,12 +94,13 @@ int RunExport(ExportCommandOptions& o) {
   model::BuildOptions build;
   build.keep_samples = build.keep_calls =
       *format == exporter::Format::kChrome || *format == exporter::Format::kSpeedscope;
-  // The heap is built from the raw records, which the time profile then reuses. JSON carries
-  // the heap summary whenever the profile has heap records.
+  // With the heap, the time profile is the first run's, built from its records (all but the
+  // heap's, which the heap is built from as they are read). JSON carries the heap summary
+  // whenever the profile has allocations.
   bool json = *format == exporter::Format::kJson;
   std::optional<format::RawProfile> raw;
   if (o.heap || json) {
-    Expected<format::RawProfile> loaded = format::LoadRawProfile(*file, &stats);
+    Expected<format::RawProfile> loaded = format::LoadRawProfile(*file, &stats, false);
     if (!loaded) return Fail(loaded.status().message());
     raw = std::move(*loaded);
   }
@@ -108,13 +109,12 @@ int RunExport(ExportCommandOptions& o) {
   if (!profile) return Fail(profile.status().message());
   WarnAboutDamage(*file, stats, *profile);
   std::optional<model::HeapProfile> heap;
-  if (o.heap) {
-    Expected<model::HeapProfile> built = model::BuildHeapProfile(*raw, resolver);
-    if (!built) return Fail(fmt::format("{}: {}", *file, built.status().message()));
-    heap = std::move(*built);
-  } else if (json && !raw->allocs.empty()) {
-    Expected<model::HeapProfile> built = model::BuildHeapProfile(*raw, resolver);
-    if (built) heap = std::move(*built);
+  if (o.heap || json) {
+    Expected<model::HeapLoad> loaded = model::LoadHeapProfile(*file, resolver);
+    if (!loaded) return Fail(loaded.status().message());
+    Expected<model::HeapProfile>& built = loaded->heap;
+    if (o.heap && !built) return Fail(fmt::format("{}: {}", *file, built.status().message()));
+    if (built && (o.heap || built->alloc_calls + built->mmap_calls > 0)) heap = std::move(*built);
   }
   Expected<std::string> bytes = Encode(*format, o, *profile, heap ? &*heap : nullptr);
   if (!bytes) return Fail(fmt::format("{}: {}", *file, bytes.status().message()));

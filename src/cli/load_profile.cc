@@ -42,16 +42,14 @@ Expected<std::vector<model::Profile>> LoadEach(const std::vector<std::string>& p
 
 std::optional<model::HeapProfile> LoadHeap(const std::string& path,
                                            model::AddressResolver& resolver) {
-  Expected<format::RawProfile> raw = format::LoadRawProfile(path, nullptr);
-  if (!raw) return std::nullopt;
-  Expected<model::HeapProfile> heap = model::BuildHeapProfile(*raw, resolver);
-  if (!heap) return std::nullopt;
-  return std::move(*heap);
+  Expected<model::HeapLoad> loaded = model::LoadHeapProfile(path, resolver);
+  if (!loaded || !loaded->heap) return std::nullopt;
+  return std::move(*loaded->heap);
 }
 
 std::optional<model::WatchProfile> LoadWatches(const std::string& path,
                                                model::AddressResolver& resolver) {
-  Expected<format::RawProfile> raw = format::LoadRawProfile(path, nullptr);
+  Expected<format::RawProfile> raw = format::LoadRawProfile(path, nullptr, false);
   if (!raw) return std::nullopt;
   Expected<model::WatchProfile> watches = model::BuildWatchProfile(*raw, resolver);
   if (!watches) return std::nullopt;

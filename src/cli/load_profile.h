@@ -31,7 +31,7 @@ Expected<std::vector<model::Profile>> LoadEach(const std::vector<std::string>& p
                                                const model::BuildOptions& build);
 
 // The heap of the profile at `path` (recorded with --heap); none when it cannot be read or built.
-// The heap needs every record in memory: the file is read again, whole.
+// Built while the file is read (model::LoadHeapProfile), apart from the profile's samples.
 std::optional<model::HeapProfile> LoadHeap(const std::string& path,
                                            model::AddressResolver& resolver);
 // The same for the watched variables (model/watch.h).

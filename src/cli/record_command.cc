@@ -290,7 +290,7 @@ uint64_t SampleWeight(const format::RawProfile& profile) {
 void PrintSummary(const std::string& output, int status, const timespec& started,
                   bool follow_exec) {
   format::ReadStats stats;
-  Expected<format::RawProfile> profile = format::LoadRawProfile(output, &stats);
+  Expected<format::RawProfile> profile = format::LoadRawProfile(output, &stats, false);
   if (!profile.ok()) {
     fmt::print(stderr, "hotline: warning: {}\n", profile.status().message());
     return;
@@ -300,7 +300,7 @@ void PrintSummary(const std::string& output, int status, const timespec& started
              samples, profile->threads.size(), profile->threads.size() == 1 ? "" : "s",
              HumanBytes(stats.file_bytes), DescribeEnding(status));
   for (const std::string& child : ChildProfiles(output, started)) {
-    Expected<format::RawProfile> other = format::LoadRawProfile(child, nullptr);
+    Expected<format::RawProfile> other = format::LoadRawProfile(child, nullptr, false);
     if (!other.ok() || !other->process) continue;
     fmt::print(stderr, "hotline: wrote {} ({} samples; {} {}, {})\n", child, SampleWeight(*other),
                other->process->flags & format::kExecImage ? "program executed by" : "child of",

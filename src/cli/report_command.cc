@@ -216,16 +216,29 @@ int RunReport(ReportCommandOptions& o) {
   format::ReadStats stats;
   model::BuildOptions build;
   build.keep_samples = o.report.raw || o.report.stack_changes;
-  // --threads builds several profiles from one reading, so it keeps the records; otherwise
-  // samples are aggregated as they are read.
+  // --threads builds several profiles from one reading, and -W reads the watches from the
+  // records, so they keep them (all but the heap's); otherwise samples are aggregated as they
+  // are read. The heap is built as its records are read, in readings of its own.
+  std::optional<model::HeapLoad> heap_load;
+  if (o.heap) {
+    Expected<model::HeapLoad> loaded = model::LoadHeapProfile(o.file, resolver, o.heap_options);
+    if (!loaded) {
+      fmt::print(stderr, "hotline: {}\n", loaded.status().message());
+      return 1;
+    }
+    heap_load = std::move(*loaded);
+    stats = heap_load->stats;
+  }
   std::optional<format::RawProfile> raw;
-  if (o.threads || o.heap || o.watch) {
-    Expected<format::RawProfile> loaded = format::LoadRawProfile(o.file, &stats);
+  if (o.threads || o.watch) {
+    Expected<format::RawProfile> loaded = format::LoadRawProfile(o.file, &stats, false);
     if (!loaded) {
       fmt::print(stderr, "hotline: {}\n", loaded.status().message());
       return 1;
     }
     raw = std::move(*loaded);
+  }
+  if (o.threads || o.heap || o.watch) {
     if (stats.next_run) {
       fmt::print(stderr,
                  "hotline: report: {} holds several runs (hotline merge); {} reads one run: "
@@ -237,15 +250,16 @@ int RunReport(ReportCommandOptions& o) {
       return 2;
     }
   }
-  Expected<model::Profile> profile = raw ? model::BuildProfile(*raw, resolver, build)
-                                     : o.files.size() > 1
-                                         ? LoadRuns(o.files, resolver, build, o.merge)
-                                         : LoadOne(o.file, resolver, build);
+  Expected<model::Profile> profile =
+      raw                  ? model::BuildProfile(*raw, resolver, build)
+      : heap_load          ? model::LoadProfile(o.file, resolver, build, &stats)
+      : o.files.size() > 1 ? LoadRuns(o.files, resolver, build, o.merge)
+                           : LoadOne(o.file, resolver, build);
   if (!profile) {
     fmt::print(stderr, "hotline: {}\n", profile.status().message());
     return 1;
   }
-  if (raw) WarnAboutFile(o.file, stats, *profile);
+  if (raw || heap_load) WarnAboutFile(o.file, stats, *profile);
   for (const std::string& w : profile->warnings) Warn(w);
   const report::ReportOptions& r = o.report;
   bool sample_tables = r.top || r.graph || r.files || r.lines || r.flat || r.functions ||
@@ -264,25 +278,25 @@ int RunReport(ReportCommandOptions& o) {
     }
     if (sample_tables) report::PrintReport(*profile, o.report, out);
     if (o.heap) {
-      Expected<model::HeapProfile> heap = model::BuildHeapProfile(*raw, resolver, o.heap_options);
+      const Expected<model::HeapProfile>& heap = heap_load->heap;
       if (!heap) {
         fmt::print(stderr, "hotline: {}: {}\n", o.file, heap.status().message());
         return 1;
       }
-      report::PrintHeap(*heap, o.report, out);
+      report::PrintHeap(heap.value(), o.report, out);
     }
     report::PrintWatches(*watches, o.report, out);
     fmt::print("{}", out);
     return 0;
   }
   if (o.heap) {
-    Expected<model::HeapProfile> heap = model::BuildHeapProfile(*raw, resolver, o.heap_options);
+    const Expected<model::HeapProfile>& heap = heap_load->heap;
     if (!heap) {
       fmt::print(stderr, "hotline: {}: {}\n", o.file, heap.status().message());
       return 1;
     }
     if (sample_tables) report::PrintReport(*profile, o.report, out);
-    report::PrintHeap(*heap, o.report, out);
+    report::PrintHeap(heap.value(), o.report, out);
     fmt::print("{}", out);
     return 0;
   }

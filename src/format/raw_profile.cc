@@ -162,9 +162,13 @@ void RawProfile::onTraceEvents(const TraceEventsRecord& r) {
                      std::string(reinterpret_cast<const char*>(r.packed), r.packed_size)});
 }
 
-void RawProfile::onAlloc(const AllocRecord& r) { allocs.push_back(r); }
+void RawProfile::onAlloc(const AllocRecord& r) {
+  if (heap_events_) allocs.push_back(r);
+}
 
-void RawProfile::onFree(const FreeRecord& r) { frees.push_back(r); }
+void RawProfile::onFree(const FreeRecord& r) {
+  if (heap_events_) frees.push_back(r);
+}
 
 void RawProfile::onLineCounts(const LineCountsRecord& r) {
   RawLineCounts counts{std::string(r.file), std::string(r.module), {}};
@@ -223,8 +227,8 @@ void RawProfile::onTexCommands(const TexCommandsRecord& r) {
                                          r.rows[3 * i + 2]});
 }
 
-Expected<RawProfile> LoadRawProfile(const std::string& path, ReadStats* stats) {
-  RawProfile profile;
+Expected<RawProfile> LoadRawProfile(const std::string& path, ReadStats* stats, bool heap_events) {
+  RawProfile profile(heap_events);
   Status status = ReadProfileFile(path, profile, stats);
   if (!status.ok()) return status;
   return profile;

@@ -112,6 +112,10 @@ struct RawTexCommand {
 // Records in file order, strings resolved at the time they were read.
 class RawProfile : public RecordVisitor {
  public:
+  // With `heap_events` false, ALLOC and FREE records are passed over (allocs and frees stay
+  // empty): model::LoadHeapProfile builds the heap while it reads them, without keeping them.
+  explicit RawProfile(bool heap_events = true) : heap_events_(heap_events) {}
+
   std::optional<RawProcess> process;
   std::vector<RawModule> modules;  // in load order
   std::vector<RawThread> threads;  // in start order
@@ -178,9 +182,11 @@ class RawProfile : public RecordVisitor {
 
  private:
   std::string str(uint64_t id);
+  bool heap_events_ = true;
 };
 
-// Reads a whole profile into memory.
-Expected<RawProfile> LoadRawProfile(const std::string& path, ReadStats* stats);
+// Reads a whole profile into memory; its ALLOC and FREE records only when `heap_events`.
+Expected<RawProfile> LoadRawProfile(const std::string& path, ReadStats* stats,
+                                    bool heap_events = true);
 
 }  // namespace hotline::format

@@ -425,8 +425,14 @@ bool RunHeaderAt(const uint8_t* p, size_t left) {
 
 }  // namespace
 
-Status ReadProfileBytes(const uint8_t* data, size_t size, std::string_view name,
-                        RecordVisitor& visitor, ReadStats* stats_out) {
+namespace {
+
+// Told, after each chunk, how many bytes from the start are done with: the reader never looks
+// back. nullptr when the bytes are the caller's.
+using DoneWith = void (*)(void* context, size_t bytes);
+
+Status ReadRun(const uint8_t* data, size_t size, std::string_view name, RecordVisitor& visitor,
+               ReadStats* stats_out, DoneWith done_with, void* context) {
   ReadStats local;
   ReadStats& stats = stats_out ? *stats_out : local;
   stats = ReadStats{};
@@ -514,9 +520,36 @@ Status ReadProfileBytes(const uint8_t* data, size_t size, std::string_view name,
     }
     ++stats.chunks;
     pos = payload_at + h.stored_len;
+    if (done_with) done_with(context, pos);
   }
   if (stats.next_run) stats.file_bytes = stats.next_run;
   return Status();
+}
+
+// A file mapped for reading. The pages of the chunks read are given back as the reading goes:
+// a profile read once from start to end then holds a few megabytes of it, not its size.
+struct Mapping {
+  uint8_t* start;
+  size_t run_offset;    // where the run being read begins
+  size_t released = 0;  // bytes from start given back
+
+  static constexpr size_t kReleaseBytes = 4u << 20;
+
+  static void DoneWith(void* context, size_t bytes_of_run) {
+    auto* m = static_cast<Mapping*>(context);
+    size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+    size_t done = (m->run_offset + bytes_of_run) / page * page;
+    if (done < m->released + kReleaseBytes) return;
+    madvise(m->start + m->released, done - m->released, MADV_DONTNEED);
+    m->released = done;
+  }
+};
+
+}  // namespace
+
+Status ReadProfileBytes(const uint8_t* data, size_t size, std::string_view name,
+                        RecordVisitor& visitor, ReadStats* stats) {
+  return ReadRun(data, size, name, visitor, stats, nullptr, nullptr);
 }
 
 Status ReadProfileFile(const std::string& path, RecordVisitor& visitor, ReadStats* stats,
@@ -538,9 +571,10 @@ Status ReadProfileFile(const std::string& path, RecordVisitor& visitor, ReadStat
   if (map == MAP_FAILED) return Status::Error(path + ": cannot map: " + std::strerror(errno));
   ReadStats local;
   if (!stats) stats = &local;
+  Mapping mapping{static_cast<uint8_t*>(map), static_cast<size_t>(offset)};
   Status status = offset < size
-                      ? ReadProfileBytes(static_cast<const uint8_t*>(map) + offset, size - offset,
-                                         path, visitor, stats)
+                      ? ReadRun(static_cast<const uint8_t*>(map) + offset, size - offset, path,
+                                visitor, stats, Mapping::DoneWith, &mapping)
                       : Status::Error(path + ": no run at offset " + std::to_string(offset));
   if (stats->next_run) stats->next_run += offset;
   munmap(map, size);

@@ -738,10 +738,12 @@ void ProfileBuilder::accountUnsampled(const format::RawProfile& raw) {
   profile_.warnings.push_back(text);
 }
 
-// A RawProfile that aggregates samples as they are read instead of keeping them.
+// A RawProfile that aggregates samples as they are read instead of keeping them. The heap's
+// records are not the time profile's: LoadHeapProfile reads them.
 class StreamingProfile : public format::RawProfile {
  public:
-  explicit StreamingProfile(ProfileBuilder& builder) : builder_(builder) {}
+  explicit StreamingProfile(ProfileBuilder& builder)
+      : format::RawProfile(false), builder_(builder) {}
   void onSample(const format::SampleRecord& r) override { builder_.addSample(*this, r); }
 
  private:

@@ -114,4 +114,19 @@ struct HeapOptions {
 Expected<HeapProfile> BuildHeapProfile(const format::RawProfile& raw, AddressResolver& resolver,
                                        const HeapOptions& options = {});
 
+// A heap read from a file by LoadHeapProfile.
+struct HeapLoad {
+  Expected<HeapProfile> heap;  // fails like BuildHeapProfile, or when the file changed meanwhile
+  format::ReadStats stats;     // what the reader saw, as format::ReadProfileFile gives it
+};
+
+// The heap of the profile at `path` (of its first run, when it holds several), built while the
+// records are read instead of from a RawProfile: what is kept grows with the distinct stacks
+// and the blocks live at once, not with the events (docs/heap.md, "Reading a heap profile").
+// The file is read twice: once to count the events and learn how far out of time order the
+// writer's per-thread rings put them, once to build. The result equals BuildHeapProfile's on
+// the whole file. Fails like format::ReadProfileFile when the file cannot be read at all.
+Expected<HeapLoad> LoadHeapProfile(const std::string& path, AddressResolver& resolver,
+                                   const HeapOptions& options = {});
+
 }  // namespace hotline::model

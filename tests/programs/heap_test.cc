@@ -1,11 +1,15 @@
 // End to end for the heap collector: programs that make known allocations are recorded with
 // `hotline record --heap` and every number the heap report gives is checked exactly.
+#include "model/heap.h"
+
 #include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <sstream>
 #include <string>
@@ -14,6 +18,8 @@
 #include <vector>
 
 #include "harness.h"
+#include "heap_text.h"
+#include "symbolize/symbolizer.h"
 
 namespace hotline {
 namespace {
@@ -432,6 +438,131 @@ TEST(Heap, ReportWithoutHeapRecordsSaysSo) {
   RunResult r = Hotline({"report", "-H", profile}, dir);
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("no heap records"), std::string::npos) << r.err;
+}
+
+// The heap built while the file is read (report -H, html, export, history) equals the one built
+// from every record in memory, on real recordings: one thread with known allocations, four
+// threads at once (their rings write their events out of time order), stacks that change,
+// 200000 events over several chunks, and the sampled mode.
+TEST(Heap, StreamedHeapEqualsTheFullyReadOne) {
+  struct Case {
+    std::string name, program;
+    std::vector<std::string> options;
+  };
+  const std::vector<Case> cases = {
+      {"stream_known", PROGRAM_heap_known, {"--heap"}},
+      {"stream_threads", PROGRAM_heap_threads, {"-F", "0", "--heap"}},
+      {"stream_stacks", PROGRAM_heap_stacks, {"--heap"}},
+      {"stream_many", PROGRAM_heap_sampled, {"-F", "0", "--heap"}},
+      {"stream_sampled",
+       PROGRAM_heap_sampled,
+       {"-F", "0", "--heap-sample=4096", "--heap-seed", "5"}},
+  };
+  for (const Case& c : cases) {
+    RunResult run;
+    std::string profile = RecordSampled(c.name, c.program, c.options, &run);
+    format::RawProfile raw = Load(profile);
+    symbolize::Symbolizer whole_symbolizer, stream_symbolizer;
+    model::SymbolizerResolver whole_resolver(whole_symbolizer), stream_resolver(stream_symbolizer);
+    Expected<model::HeapProfile> whole = model::BuildHeapProfile(raw, whole_resolver);
+    ASSERT_TRUE(whole.ok()) << c.name << ": " << whole.status().message();
+    Expected<model::HeapLoad> streamed = model::LoadHeapProfile(profile, stream_resolver);
+    ASSERT_TRUE(streamed.ok()) << c.name << ": " << streamed.status().message();
+    ASSERT_TRUE(streamed->heap.ok()) << c.name << ": " << streamed->heap.status().message();
+    const model::HeapProfile& heap = *streamed->heap;
+    EXPECT_EQ(testing::HeapText(heap), testing::HeapText(*whole)) << c.name;
+    uint64_t at_peak = 0;
+    for (const model::HeapSite& s : heap.sites) at_peak += s.peak_bytes;
+    if (c.name != "stream_sampled") {
+      EXPECT_EQ(heap.alloc_calls + heap.mmap_calls, raw.allocs.size()) << c.name;
+      EXPECT_EQ(at_peak, heap.peak_bytes) << c.name;
+    }
+    if (c.name != "stream_known") continue;
+    // heap_known.c's truths (KnownAllocationsAreReportedExactly), site by site.
+    EXPECT_EQ(heap.alloc_calls, 118u);
+    EXPECT_EQ(heap.total_bytes,
+              1000u + 48 + 100 * 32 + 16 + 64 + 256 + 64 + 128 + 100 + (1u << 20));
+    EXPECT_EQ(heap.free_calls, 105u);
+    EXPECT_EQ(heap.temporary_calls, 105u);
+    EXPECT_EQ(heap.peak_bytes, 1048u + (1u << 20));
+    EXPECT_EQ(heap.leaked_bytes, 1048u);
+    EXPECT_EQ(heap.leaked_calls, 11u);
+    std::map<uint32_t, const model::HeapSite*> by_line;
+    for (const model::HeapSite& s : heap.sites)
+      if (s.file.ends_with("heap_known.c")) by_line[s.line] = &s;
+    ASSERT_TRUE(by_line.count(11) && by_line.count(14) && by_line.count(35))
+        << testing::HeapText(heap);
+    EXPECT_EQ(by_line[11]->calls, 10u);
+    EXPECT_EQ(by_line[11]->peak_bytes, 1000u);
+    EXPECT_EQ(by_line[11]->leaked_bytes, 1000u);
+    EXPECT_EQ(by_line[14]->peak_bytes, 48u);
+    EXPECT_EQ(by_line[35]->peak_bytes, 1u << 20);
+    EXPECT_EQ(by_line[35]->leaked_bytes, 0u);
+    ASSERT_EQ(heap.leaks.size(), 2u);
+    EXPECT_EQ(heap.leaks[0].calls, 10u);
+    EXPECT_EQ(heap.leaks[0].bytes, 1000u);
+    EXPECT_EQ(heap.leaks[1].calls, 1u);
+    EXPECT_EQ(heap.leaks[1].bytes, 48u);
+  }
+}
+
+// A heap profile cut short is reported as far as it goes, with a warning, and with the numbers
+// of what was read; a file that is no profile gets a one-line error.
+TEST(Heap, DamagedHeapProfilesAreReportedAsFarAsTheyGoOrRefused) {
+  RunResult run;
+  std::string profile =
+      RecordSampled("heap_damaged", PROGRAM_heap_sampled, {"-F", "0", "--heap"}, &run);
+  std::string dir = profile.substr(0, profile.rfind('/'));
+  std::string bytes;
+  {
+    std::ifstream in(profile, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  auto write = [&](const std::string& name, const std::string& content) {
+    std::string path = dir + "/" + name;
+    std::ofstream(path, std::ios::binary) << content;
+    return path;
+  };
+  auto full = HeapSummary(profile, dir);
+
+  // Cut in the middle of the last chunk (its header begins with the chunk sync, docs/format.md).
+  size_t last_chunk = bytes.rfind("HLCK");
+  ASSERT_NE(last_chunk, std::string::npos);
+  ASSERT_GT(last_chunk, 32u) << "a profile of one chunk";
+  std::string cut =
+      write("cut.hotline", bytes.substr(0, last_chunk + (bytes.size() - last_chunk) / 2));
+  RunResult r = Hotline({"report", "-H", "-m", cut}, dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find(cut + ": damaged, reporting what could be read"), std::string::npos)
+      << r.err;
+  auto part = HeapSummary(cut, dir);
+  EXPECT_GT(part["alloc_calls"], 0u);
+  EXPECT_LT(part["alloc_calls"], full["alloc_calls"]);
+  Expected<format::RawProfile> raw = format::LoadRawProfile(cut, nullptr);
+  ASSERT_TRUE(raw.ok()) << raw.status().message();
+  symbolize::Symbolizer symbolizer;
+  model::SymbolizerResolver resolver(symbolizer);
+  Expected<model::HeapProfile> whole = model::BuildHeapProfile(*raw, resolver);
+  ASSERT_TRUE(whole.ok()) << whole.status().message();
+  EXPECT_EQ(part["alloc_calls"], whole->alloc_calls);
+  EXPECT_EQ(part["free_calls"], whole->free_calls);
+  EXPECT_EQ(part["peak_bytes"], whole->peak_bytes);
+  EXPECT_EQ(part["leaked_bytes"], whole->leaked_bytes);
+
+  std::string wrong = bytes;
+  wrong[0] = 'X';
+  for (const auto& [name, content, message] :
+       {std::tuple<std::string, std::string, std::string>{"magic.hotline", wrong,
+                                                          "not a hotline profile (wrong magic)"},
+        {"header.hotline", bytes.substr(0, 12), "truncated profile header"}}) {
+    std::string path = write(name, content);
+    RunResult refused = Hotline({"report", "-H", path}, dir);
+    EXPECT_EQ(refused.exit_code, 1) << name;
+    EXPECT_TRUE(refused.err.starts_with("hotline: " + path + ": ")) << refused.err;
+    EXPECT_EQ(std::count(refused.err.begin(), refused.err.end(), '\n'), 1) << refused.err;
+    EXPECT_NE(refused.err.find(message), std::string::npos) << refused.err;
+    EXPECT_EQ(refused.out, "");
+  }
 }
 
 }  // namespace
