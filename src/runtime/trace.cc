@@ -81,12 +81,14 @@ constexpr size_t kMaxEventBytes = 2 * 10 + 1;
 constexpr int kMaxBuffers = 512;  // 128 MiB: past that, events are dropped and counted
 
 // The hooks append to `data` through their thread's write position (TraceThread::pos); `size`
-// is set when the buffer is handed over. The writer counts the events (one varint in two ends
-// each) so that the hooks need not.
+// is set when the buffer is handed over. Most events are one byte: the others count their bytes
+// past the first in `tail_bytes`, so that the events are the bytes less those (counted after
+// the write position moves: a reader that reads it first may overcount, never undercount).
 struct EventBuffer {
   EventBuffer* next;
   uint64_t tid, base_tick;
   uint32_t size;
+  std::atomic<uint32_t> tail_bytes;
   uint8_t data[kEventBufferBytes];
 };
 
@@ -110,6 +112,7 @@ EventBuffer* TakeBuffer(uint64_t tid, uint64_t tick) {
   b->tid = tid;
   b->base_tick = tick;
   b->size = 0;
+  b->tail_bytes.store(0, std::memory_order_relaxed);
   return b;
 }
 
@@ -303,27 +306,50 @@ __attribute__((always_inline)) inline uint8_t* PutVarint(uint8_t* p, uint64_t va
   return p + EncodeVarint(value, p);
 }
 
-// The hot path of timed mode: the event stamped `tick` (read by the caller) appended as two
-// varints.
-__attribute__((always_inline)) inline void Append(TraceThread* tt, uint32_t id, bool is_exit,
-                                                  uint64_t tick) {
+// An event of more than one byte has been written from `start` to `end`.
+__attribute__((noinline)) void AddTail(TraceThread* tt, const uint8_t* start, const uint8_t* end) {
+  std::atomic<uint32_t>& tail = tt->buffer->tail_bytes;
+  tail.store(tail.load(std::memory_order_relaxed) + uint32_t(end - start - 1),
+             std::memory_order_release);
+}
+
+// Timed mode's events, stamped `tick`, in TRACE_EVENTS_SHORT's code (docs/format.md). The hot
+// path: an exit, or an entry of the function the caller entered last (kind 1: the callee cache
+// hit, which says so), one byte when within 63 ticks of the previous event.
+__attribute__((always_inline)) inline void AppendShort(TraceThread* tt, uint8_t kind,
+                                                       uint64_t tick) {
   uint8_t* p = tt->pos;
   if (__builtin_expect(p > tt->limit, 0)) {
     if (!(p = NextBuffer(tt))) return;
   }
-  uint64_t code = uint64_t(id) << 1 | (is_exit ? 1 : 0);
-  if (__builtin_expect(code < 0x80, 1)) {
-    *p++ = uint8_t(code);  // the first 63 functions: a branch that stays predicted
-  } else {
-    p = PutVarint(p, code);
-  }
-  p = PutVarint(p, tick - tt->last_tick);
+  uint64_t delta = tick - tt->last_tick;
   tt->last_tick = tick;
-  __atomic_store_n(&tt->pos, p, __ATOMIC_RELEASE);
+  if (__builtin_expect(delta <= format::kShortMaxTicks, 1)) {
+    *p = uint8_t(kind * format::kShortRepeatEntry + delta);
+    __atomic_store_n(&tt->pos, p + 1, __ATOMIC_RELEASE);
+    return;
+  }
+  *p = uint8_t(format::kShortLong + kind);
+  uint8_t* end = PutVarint(p + 1, delta);
+  __atomic_store_n(&tt->pos, end, __ATOMIC_RELEASE);
+  AddTail(tt, p, end);
 }
 
-__attribute__((always_inline)) inline void Event(TraceThread* tt, uint32_t id, bool is_exit) {
-  Append(tt, id, is_exit, __builtin_ia32_rdtsc());
+constexpr uint8_t kExit = 0, kRepeatedEntry = 1;
+
+__attribute__((always_inline)) inline void Exit(TraceThread* tt) {
+  AppendShort(tt, kExit, __builtin_ia32_rdtsc());
+}
+
+// An entry with its function id (the slow paths: any entry may be written so).
+void AppendEntry(TraceThread* tt, uint32_t id, uint64_t tick) {
+  uint8_t* p = tt->pos;
+  if (p > tt->limit && !(p = NextBuffer(tt))) return;
+  *p = uint8_t(format::kShortLong + 2);
+  uint8_t* end = PutVarint(PutVarint(p + 1, tick - tt->last_tick), id);
+  tt->last_tick = tick;
+  __atomic_store_n(&tt->pos, end, __ATOMIC_RELEASE);
+  AddTail(tt, p, end);
 }
 
 bool Timed() { return g_mode.load(std::memory_order_relaxed) == int(format::TraceMode::kTimed); }
@@ -342,31 +368,24 @@ __attribute__((noinline)) uint32_t PopDeadFrames(TraceThread* tt, uint32_t d, ui
                                                  uint64_t call_site, uint64_t hook_return) {
   while (d > 0 && DeadFrame(tt->frames[d - 1], sp, call_site, hook_return)) {
     --d;
-    if (tt->pos) Event(tt, tt->frames[d].id, true);
+    if (tt->pos) Exit(tt);
   }
   return d;
 }
 
-// The events in `size` bytes of a buffer: every event is two varints, and a varint ends with the
-// one byte whose top bit is clear.
-uint64_t CountEvents(const uint8_t* data, uint32_t size) {
-  uint64_t ends = 0;
-  uint32_t i = 0;
-  for (; i + 8 <= size; i += 8) {
-    uint64_t word;
-    std::memcpy(&word, data + i, 8);
-    // The clear top bits, one per byte as its low bit, summed by a multiplication (no popcnt
-    // instruction is assumed).
-    ends += ((~word >> 7) & 0x0101010101010101ull) * 0x0101010101010101ull >> 56;
-  }
-  for (; i < size; ++i) ends += data[i] < 0x80;
-  return ends / 2;
+// `tail_bytes` read before `size` (see EventBuffer).
+void WriteEvents(format::Writer& writer, const EventBuffer* b, uint32_t tail_bytes, uint32_t size) {
+  if (size == 0) return;
+  uint64_t events = size > tail_bytes ? size - tail_bytes : 0;
+  writer.add(format::TraceEventsRecord{b->tid, b->base_tick, events, b->data, size,
+                                       /*short_code=*/true});
 }
 
-void WriteEvents(format::Writer& writer, const EventBuffer* b, uint32_t size) {
-  if (size == 0) return;
-  writer.add(
-      format::TraceEventsRecord{b->tid, b->base_tick, CountEvents(b->data, size), b->data, size});
+// The thread's current buffer, which it may still be writing (the thread ends, or the process).
+void WriteOpenEvents(format::Writer& writer, TraceThread* tt) {
+  if (!tt->buffer) return;
+  uint32_t tail_bytes = tt->buffer->tail_bytes.load(std::memory_order_acquire);
+  WriteEvents(writer, tt->buffer, tail_bytes, BufferedBytes(tt));
 }
 
 // The thread's edges with their calls: the counters plus what the callee caches hold pending.
@@ -478,7 +497,7 @@ void DrainTraceLocked(format::Writer& writer, bool everything) {
   while (ordered) {
     EventBuffer* b = ordered;
     ordered = b->next;
-    WriteEvents(writer, b, b->size);
+    WriteEvents(writer, b, b->tail_bytes.load(), b->size);
     pthread_mutex_lock(&g_buffers_lock);
     b->next = g_free;
     g_free = b;
@@ -493,7 +512,7 @@ void EndThreadTrace() {
   tt->in_hook = 1;  // hooks from here on (TLS destructors) are not this thread's calls any more
   LockSession();
   DrainTraceLocked(*g_session.writer, false);
-  if (Timed() && tt->buffer) WriteEvents(*g_session.writer, tt->buffer, BufferedBytes(tt));
+  if (Timed()) WriteOpenEvents(*g_session.writer, tt);
   WriteCallCounts(*g_session.writer, tt, NowNs());
   tt->alive.store(false);
   UnlockSession();
@@ -506,7 +525,7 @@ void FinishTraceLocked(format::Writer& writer, uint64_t now) {
   for (int i = 0; i < count && i < kMaxThreads; ++i) {
     TraceThread* tt = g_threads[i];
     if (!tt || !tt->alive.load()) continue;
-    if (Timed() && tt->buffer) WriteEvents(writer, tt->buffer, BufferedBytes(tt));
+    if (Timed()) WriteOpenEvents(writer, tt);
     WriteCallCounts(writer, tt, now);
   }
   // Functions first seen while the last buffers were written.
@@ -546,7 +565,8 @@ void ResetTraceAfterFork() {
   EdgeTable* t = mine->edges.load();
   for (uint64_t i = 0; i < t->capacity; ++i) t->slots[i].calls = 0;
   uint32_t functions = std::min<uint32_t>(g_function_next.load(), kFunctionCapacity);
-  for (uint32_t f = 0; f < functions; ++f) mine->callee_cache[f].pending = 0;
+  // The child's stream starts afresh: its first entry from each caller names its callee.
+  std::memset(mine->callee_cache, 0, sizeof(CalleeCache) * functions);
   uint32_t depth = mine->depth.load();
   mine->max_depth = depth;
   if (Timed()) {
@@ -554,7 +574,7 @@ void ResetTraceAfterFork() {
     mine->last_tick = __builtin_ia32_rdtsc();
     UseBuffer(mine, TakeBuffer(uint64_t(mine->tid), mine->last_tick));
     for (uint32_t i = 0; i < depth; ++i) {
-      Event(mine, mine->frames[i].id, false);
+      AppendEntry(mine, mine->frames[i].id, __builtin_ia32_rdtsc());
       mine->frames[i].tick = mine->last_tick;
     }
   }
@@ -588,15 +608,19 @@ __attribute__((noinline)) void EnterSlow(void* function, void* call_site, uint64
     id = FunctionIdOf(tt, uint64_t(function));
     uint64_t* calls = EdgeCounter(tt, caller, id);  // may grow the table: caches flushed, emptied
     ++*calls;
+    // The cache names the callee this caller last entered in the event stream (what the fast
+    // path's one-byte entry says): a call past the end of the shadow stack is not in the stream.
     CalleeCache& cache = tt->callee_cache[caller];
-    if (cache.calls) *cache.calls += cache.pending;  // the previous callee's
-    cache = CalleeCache{uint64_t(function), calls, 0, id};
+    if (d < kShadowCapacity) {
+      if (cache.calls) *cache.calls += cache.pending;  // the previous callee's
+      cache = CalleeCache{uint64_t(function), calls, 0, id};
+    }
   }
   if (__builtin_expect(d < kShadowCapacity, 1)) {
     uint64_t tick = 0;
     if (tt->pos) {
       tick = __builtin_ia32_rdtsc();
-      Append(tt, id, false, tick);
+      AppendEntry(tt, id, tick);
     }
     tt->frames[d] = ShadowFrame{
         uint64_t(function), sp, uint64_t(call_site), hook_return, &tt->callee_cache[id], tick, id};
@@ -634,7 +658,7 @@ HOTLINE_HOOK void __cyg_profile_func_enter(void* function, void* call_site) {
           tt->in_hook = 1;
           std::atomic_signal_fence(std::memory_order_seq_cst);
           tick = __builtin_ia32_rdtsc();
-          Append(tt, id, false, tick);
+          AppendShort(tt, kRepeatedEntry, tick);
           std::atomic_signal_fence(std::memory_order_seq_cst);
           tt->in_hook = 0;
         }
@@ -666,12 +690,12 @@ __attribute__((noinline)) void ExitSlow(void* function, uint64_t sp) {
     // Frames strictly deeper than this exit's are dead (at the same depth is the one exiting).
     while (d > 0 && tt->frames[d - 1].sp < sp) {
       --d;
-      if (tt->pos) Event(tt, tt->frames[d].id, true);
+      if (tt->pos) Exit(tt);
     }
   }
   if (d > 0 && tt->frames[d - 1].function == uint64_t(function)) {
     --d;
-    if (tt->pos) Event(tt, tt->frames[d].id, true);
+    if (tt->pos) Exit(tt);
   } else {
     g_unmatched_exits.fetch_add(1, std::memory_order_relaxed);
   }
@@ -690,7 +714,7 @@ HOTLINE_HOOK void __cyg_profile_func_exit(void* function, void* call_site) {
       if (tt->pos) {
         tt->in_hook = 1;
         std::atomic_signal_fence(std::memory_order_seq_cst);
-        Event(tt, tt->frames[d - 1].id, true);
+        Exit(tt);
         std::atomic_signal_fence(std::memory_order_seq_cst);
         tt->in_hook = 0;
       }
