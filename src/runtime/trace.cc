@@ -307,7 +307,8 @@ __attribute__((always_inline)) inline uint8_t* PutVarint(uint8_t* p, uint64_t va
 }
 
 // An event of more than one byte has been written from `start` to `end`.
-__attribute__((noinline)) void AddTail(TraceThread* tt, const uint8_t* start, const uint8_t* end) {
+__attribute__((always_inline)) inline void AddTail(TraceThread* tt, const uint8_t* start,
+                                                   const uint8_t* end) {
   std::atomic<uint32_t>& tail = tt->buffer->tail_bytes;
   tail.store(tail.load(std::memory_order_relaxed) + uint32_t(end - start - 1),
              std::memory_order_release);
@@ -315,13 +316,10 @@ __attribute__((noinline)) void AddTail(TraceThread* tt, const uint8_t* start, co
 
 // Timed mode's events, stamped `tick`, in TRACE_EVENTS_SHORT's code (docs/format.md). The hot
 // path: an exit, or an entry of the function the caller entered last (kind 1: the callee cache
-// hit, which says so), one byte when within 63 ticks of the previous event.
-__attribute__((always_inline)) inline void AppendShort(TraceThread* tt, uint8_t kind,
-                                                       uint64_t tick) {
-  uint8_t* p = tt->pos;
-  if (__builtin_expect(p > tt->limit, 0)) {
-    if (!(p = NextBuffer(tt))) return;
-  }
+// hit, which says so), one byte when within 63 ticks of the previous event. Written at `p`, the
+// write position, with room for it: no call, so that the hooks' fast paths save no registers.
+__attribute__((always_inline)) inline void WriteShort(TraceThread* tt, uint8_t* p, uint8_t kind,
+                                                      uint64_t tick) {
   uint64_t delta = tick - tt->last_tick;
   tt->last_tick = tick;
   if (__builtin_expect(delta <= format::kShortMaxTicks, 1)) {
@@ -337,8 +335,12 @@ __attribute__((always_inline)) inline void AppendShort(TraceThread* tt, uint8_t 
 
 constexpr uint8_t kExit = 0, kRepeatedEntry = 1;
 
-__attribute__((always_inline)) inline void Exit(TraceThread* tt) {
-  AppendShort(tt, kExit, __builtin_ia32_rdtsc());
+// An exit, from the slow paths.
+void Exit(TraceThread* tt) {
+  uint64_t tick = __builtin_ia32_rdtsc();
+  uint8_t* p = tt->pos;
+  if (p > tt->limit && !(p = NextBuffer(tt))) return;
+  WriteShort(tt, p, kExit, tick);
 }
 
 // An entry with its function id (the slow paths: any entry may be written so).
@@ -651,17 +653,23 @@ HOTLINE_HOOK void __cyg_profile_func_enter(void* function, void* call_site) {
       bool alive = caller.sp > sp || (caller.sp == sp && caller.call_site == uint64_t(call_site) &&
                                       caller.hook_return != hook_return);
       if (alive && cache.callee == uint64_t(function)) {
-        ++cache.pending;
-        uint32_t id = cache.callee_id;
         uint64_t tick = 0;  // what a SIZE record names
         if (tt->pos) {
           tt->in_hook = 1;
           std::atomic_signal_fence(std::memory_order_seq_cst);
+          uint8_t* p = tt->pos;
+          if (__builtin_expect(p > tt->limit, 0)) {
+            std::atomic_signal_fence(std::memory_order_seq_cst);
+            tt->in_hook = 0;
+            return EnterSlow(function, call_site, sp, hook_return);  // the next buffer
+          }
           tick = __builtin_ia32_rdtsc();
-          AppendShort(tt, kRepeatedEntry, tick);
+          WriteShort(tt, p, kRepeatedEntry, tick);
           std::atomic_signal_fence(std::memory_order_seq_cst);
           tt->in_hook = 0;
         }
+        ++cache.pending;
+        uint32_t id = cache.callee_id;
         tt->frames[d] = ShadowFrame{uint64_t(function),
                                     sp,
                                     uint64_t(call_site),
@@ -714,7 +722,13 @@ HOTLINE_HOOK void __cyg_profile_func_exit(void* function, void* call_site) {
       if (tt->pos) {
         tt->in_hook = 1;
         std::atomic_signal_fence(std::memory_order_seq_cst);
-        Exit(tt);
+        uint8_t* p = tt->pos;
+        if (__builtin_expect(p > tt->limit, 0)) {
+          std::atomic_signal_fence(std::memory_order_seq_cst);
+          tt->in_hook = 0;
+          return ExitSlow(function, uint64_t(__builtin_frame_address(0)));  // the next buffer
+        }
+        WriteShort(tt, p, kExit, __builtin_ia32_rdtsc());
         std::atomic_signal_fence(std::memory_order_seq_cst);
         tt->in_hook = 0;
       }
