@@ -653,30 +653,30 @@ HOTLINE_HOOK void __cyg_profile_func_enter(void* function, void* call_site) {
       bool alive = caller.sp > sp || (caller.sp == sp && caller.call_site == uint64_t(call_site) &&
                                       caller.hook_return != hook_return);
       if (alive && cache.callee == uint64_t(function)) {
-        uint64_t tick = 0;  // what a SIZE record names
+        uint8_t* p = nullptr;
         if (tt->pos) {
           tt->in_hook = 1;
           std::atomic_signal_fence(std::memory_order_seq_cst);
-          uint8_t* p = tt->pos;
+          p = tt->pos;
           if (__builtin_expect(p > tt->limit, 0)) {
             std::atomic_signal_fence(std::memory_order_seq_cst);
             tt->in_hook = 0;
             return EnterSlow(function, call_site, sp, hook_return);  // the next buffer
           }
-          tick = __builtin_ia32_rdtsc();
+        }
+        // The frame first: fewer values live across the clock read.
+        ++cache.pending;
+        uint32_t id = cache.callee_id;
+        ShadowFrame& frame = tt->frames[d];
+        frame = ShadowFrame{
+            uint64_t(function), sp, uint64_t(call_site), hook_return, &tt->callee_cache[id], 0, id};
+        if (p) {
+          uint64_t tick = __builtin_ia32_rdtsc();
           WriteShort(tt, p, kRepeatedEntry, tick);
+          frame.tick = tick;  // what a SIZE record names
           std::atomic_signal_fence(std::memory_order_seq_cst);
           tt->in_hook = 0;
         }
-        ++cache.pending;
-        uint32_t id = cache.callee_id;
-        tt->frames[d] = ShadowFrame{uint64_t(function),
-                                    sp,
-                                    uint64_t(call_site),
-                                    hook_return,
-                                    &tt->callee_cache[id],
-                                    tick,
-                                    id};
         std::atomic_signal_fence(std::memory_order_release);
         if (d + 1 > tt->max_depth) tt->max_depth = d + 1;
         tt->depth.store(d + 1, std::memory_order_relaxed);
