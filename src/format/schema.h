@@ -207,7 +207,7 @@ struct CallCountsRecord {
 // Timed tracing: a run of entry/exit events of one thread. TRACE_EVENTS (`short_code` false):
 // each event is varint(function id << 1 | is_exit) then varint(ticks since the previous event),
 // the first since `base_tick`. TRACE_EVENTS_SHORT (`short_code` true): the byte code of
-// docs/format.md, "Short trace events" (kShortExit... below).
+// docs/format.md, "Short trace events" (the constants below).
 struct TraceEventsRecord {
   uint64_t tid = 0, base_tick = 0, events = 0;
   const uint8_t* packed = nullptr;
