@@ -97,8 +97,9 @@ class DumpPrinter : public format::RecordVisitor {
                  r.triples[3 * i + 2]);
   }
   void onTraceEvents(const format::TraceEventsRecord& r) override {
-    fmt::print("TRACE_EVENTS tid={} base_tick={} events={} bytes={}\n", r.tid, r.base_tick,
-               r.events, r.packed_size);
+    fmt::print("{} tid={} base_tick={} events={} bytes={}\n",
+               r.short_code ? "TRACE_EVENTS_SHORT" : "TRACE_EVENTS", r.tid, r.base_tick, r.events,
+               r.packed_size);
   }
   void onAlloc(const format::AllocRecord& r) override {
     fmt::print("ALLOC t={} tid={} address={:#x} size={} node={} kind={}{}\n", r.time, r.tid,

@@ -157,9 +157,9 @@ void RawProfile::onCallCounts(const CallCountsRecord& r) {
 }
 
 void RawProfile::onTraceEvents(const TraceEventsRecord& r) {
-  trace_events.push_back(
-      RawTraceEvents{r.tid, r.base_tick, r.events,
-                     std::string(reinterpret_cast<const char*>(r.packed), r.packed_size)});
+  trace_events.push_back(RawTraceEvents{
+      r.tid, r.base_tick, r.events,
+      std::string(reinterpret_cast<const char*>(r.packed), r.packed_size), r.short_code});
 }
 
 void RawProfile::onAlloc(const AllocRecord& r) {

@@ -66,6 +66,7 @@ struct RawCallCounts {
 struct RawTraceEvents {
   uint64_t tid = 0, base_tick = 0, events = 0;
   std::string packed;  // see TraceEventsRecord
+  bool short_code = false;
 };
 
 struct RawLineCounts {

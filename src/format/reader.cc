@@ -231,11 +231,13 @@ class PayloadDecoder {
         visitor_.onCallCounts(r);
         return 1;
       }
-      case RecordKind::kTraceEvents: {
+      case RecordKind::kTraceEvents:
+      case RecordKind::kTraceEventsShort: {
         TraceEventsRecord r;
         if (!in.varint(&r.tid) || !in.varint(&r.base_tick) || !in.varint(&r.events) ||
             !in.varint(&r.packed_size) || !in.bytes(r.packed_size, &r.packed))
           return -1;
+        r.short_code = static_cast<RecordKind>(kind) == RecordKind::kTraceEventsShort;
         visitor_.onTraceEvents(r);
         return 1;
       }

@@ -54,6 +54,7 @@ enum class RecordKind : uint32_t {
   kWatch = 26,
   kWatchHits = 27,
   kTexCommands = 28,
+  kTraceEventsShort = 29,
 };
 
 enum class ClockMode : uint32_t { kCpu = 0, kWall = 1 };
@@ -203,14 +204,22 @@ struct CallCountsRecord {
   const uint64_t* triples = nullptr;  // count × (caller id, callee id, calls)
 };
 
-// Timed tracing: a run of entry/exit events of one thread. Each event is
-// varint(function id << 1 | is_exit) then varint(ticks since the previous event), the first
-// since `base_tick`.
+// Timed tracing: a run of entry/exit events of one thread. TRACE_EVENTS (`short_code` false):
+// each event is varint(function id << 1 | is_exit) then varint(ticks since the previous event),
+// the first since `base_tick`. TRACE_EVENTS_SHORT (`short_code` true): the byte code of
+// docs/format.md, "Short trace events" (the constants below).
 struct TraceEventsRecord {
   uint64_t tid = 0, base_tick = 0, events = 0;
   const uint8_t* packed = nullptr;
   uint64_t packed_size = 0;
+  bool short_code = false;
 };
+// First bytes of TRACE_EVENTS_SHORT events: below kShortRepeatEntry an exit, below kShortLong a
+// repeated entry, both with their ticks in the low six bits; kShortLong + 0, 1, 2: an exit, a
+// repeated entry, an entry with its function id, varints following.
+inline constexpr uint8_t kShortRepeatEntry = 0x40;
+inline constexpr uint8_t kShortLong = 0x80;
+inline constexpr uint64_t kShortMaxTicks = 0x3F;
 
 struct AllocRecord {
   uint64_t time = 0, tid = 0, address = 0, size = 0, node = 0;

@@ -338,7 +338,7 @@ void Writer::add(const CallCountsRecord& r) {
 }
 
 void Writer::add(const TraceEventsRecord& r) {
-  beginRecord(RecordKind::kTraceEvents);
+  beginRecord(r.short_code ? RecordKind::kTraceEventsShort : RecordKind::kTraceEvents);
   record_.varint(r.tid);
   record_.varint(r.base_tick);
   record_.varint(r.events);

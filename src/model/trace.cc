@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <unordered_map>
 #include <vector>
 
@@ -12,6 +13,7 @@ namespace {
 
 struct TimedFrame {
   FunctionId fn;
+  uint64_t trace_id = 0;
   uint64_t start_ns = 0;
   uint64_t child_ns = 0;
   std::optional<uint64_t> size;  // hotline_size() tagged this call
@@ -38,7 +40,8 @@ class ThreadReplay {
       auto it = sizes_->find({tid_, tick});
       if (it != sizes_->end() && it->second.first == trace_id) size = it->second.second;
     }
-    stack_.push_back(TimedFrame{fn, ns, 0, size});
+    last_callee_[callerTraceId()] = trace_id;
+    stack_.push_back(TimedFrame{fn, trace_id, ns, 0, size});
     if (fn.valid()) ++active_[fn.index()];
     last_ns_ = ns;
   }
@@ -78,6 +81,14 @@ class ThreadReplay {
     }
   }
 
+  // TRACE_EVENTS_SHORT: the function the caller of an entry now (the innermost open call) last
+  // entered in this thread's stream, if it entered any.
+  std::optional<uint64_t> repeatedCallee() const {
+    auto it = last_callee_.find(callerTraceId());
+    if (it == last_callee_.end()) return std::nullopt;
+    return it->second;
+  }
+
   // Frames still open when the stream ends (exit() from deep inside, a thread cut short).
   void closeAll() {
     while (!stack_.empty()) exit(last_ns_);
@@ -92,8 +103,37 @@ class ThreadReplay {
   std::vector<SizedCall>* sized_;
   std::vector<TimedFrame> stack_;
   std::unordered_map<uint32_t, uint32_t> active_;
+  std::unordered_map<uint64_t, uint64_t> last_callee_;  // by caller trace id (0: none open)
   uint64_t last_ns_ = 0;
+
+  uint64_t callerTraceId() const { return stack_.empty() ? 0 : stack_.back().trace_id; }
 };
+
+// One TRACE_EVENTS_SHORT event (docs/format.md, "Short trace events"): false when the bytes are
+// damaged or end.
+bool NextShortEvent(ByteCursor& in, const ThreadReplay& replay, uint64_t* delta, bool* is_exit,
+                    uint64_t* trace_id) {
+  uint64_t first;
+  const uint8_t* byte;
+  if (!in.bytes(1, &byte)) return false;
+  first = *byte;
+  uint64_t kind;  // 0 exit, 1 the caller's last callee entered, 2 an entry with its id
+  if (first < format::kShortLong) {
+    kind = first / format::kShortRepeatEntry;
+    *delta = first & format::kShortMaxTicks;
+  } else {
+    kind = first - format::kShortLong;
+    if (kind > 2 || !in.varint(delta)) return false;
+  }
+  *is_exit = kind == 0;
+  if (kind == 2) return in.varint(trace_id);
+  if (kind == 1) {
+    std::optional<uint64_t> last = replay.repeatedCallee();
+    if (!last) return false;
+    *trace_id = *last;
+  }
+  return true;
+}
 
 }  // namespace
 
@@ -169,13 +209,21 @@ void ApplyTrace(const format::RawProfile& raw, const FunctionAt& function_at, Pr
     ByteCursor in(reinterpret_cast<const uint8_t*>(run.packed.data()), run.packed.size());
     uint64_t tick = run.base_tick;
     for (uint64_t i = 0; i < run.events; ++i) {
-      uint64_t code, delta;
-      if (!in.varint(&code) || !in.varint(&delta)) break;
+      uint64_t delta, trace_id = 0;
+      bool is_exit;
+      if (run.short_code) {
+        if (!NextShortEvent(in, replay, &delta, &is_exit, &trace_id)) break;
+      } else {
+        uint64_t code;
+        if (!in.varint(&code) || !in.varint(&delta)) break;
+        is_exit = code & 1;
+        trace_id = code >> 1;
+      }
       tick += delta;
-      if (code & 1) {
+      if (is_exit) {
         replay.exit(to_ns(tick));
       } else {
-        replay.enter(fn(code >> 1).value_or(FunctionId()), to_ns(tick), code >> 1, tick);
+        replay.enter(fn(trace_id).value_or(FunctionId()), to_ns(tick), trace_id, tick);
       }
     }
   }

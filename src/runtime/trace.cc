@@ -3,7 +3,9 @@
 #include <pthread.h>
 #include <sys/mman.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cstddef>
 #include <cstring>
 
 #include "base/varint.h"
@@ -74,13 +76,19 @@ uint32_t GlobalFunctionId(uint64_t address) {
 // ---- Timed mode: event buffers. ----
 
 constexpr size_t kEventBufferBytes = 256 * 1024;
-constexpr size_t kMaxEventBytes = 2 * 10;  // two varints
-constexpr int kMaxBuffers = 512;           // 128 MiB: past that, events are dropped and counted
+// Two varints, and the byte past them that the two-byte store of a short varint may write.
+constexpr size_t kMaxEventBytes = 2 * 10 + 1;
+constexpr int kMaxBuffers = 512;  // 128 MiB: past that, events are dropped and counted
 
+// The hooks append to `data` through their thread's write position (TraceThread::pos); `size`
+// is set when the buffer is handed over. Most events are one byte: the others count their bytes
+// past the first in `tail_bytes`, so that the events are the bytes less those (counted after
+// the write position moves: a reader that reads it first may overcount, never undercount).
 struct EventBuffer {
   EventBuffer* next;
-  uint64_t tid, base_tick, events;
-  std::atomic<uint32_t> size;
+  uint64_t tid, base_tick;
+  uint32_t size;
+  std::atomic<uint32_t> tail_bytes;
   uint8_t data[kEventBufferBytes];
 };
 
@@ -103,8 +111,8 @@ EventBuffer* TakeBuffer(uint64_t tid, uint64_t tick) {
   b->next = nullptr;
   b->tid = tid;
   b->base_tick = tick;
-  b->events = 0;
-  b->size.store(0);
+  b->size = 0;
+  b->tail_bytes.store(0, std::memory_order_relaxed);
   return b;
 }
 
@@ -120,21 +128,28 @@ void HandOver(EventBuffer* b) {
 constexpr uint32_t kShadowCapacity = 1u << 16;
 constexpr int kCacheSize = 256;
 
-struct ShadowFrame {
+// Per caller function: the callee it called last, that edge's counter in the edge table, and the
+// calls of that edge not yet added to it. A function mostly calls the same callee again (loops,
+// recursion), so most calls skip both hash lookups and only count in `pending`, which is added
+// to the counter when the caller calls another function (or the table grows); the call counts
+// written add what is still pending.
+struct CalleeCache {
+  uint64_t callee;
+  uint64_t* calls;
+  uint64_t pending;
+  uint32_t callee_id;
+};
+
+// One cache line. `cache` is the function's own CalleeCache (as a caller): the next entry hook
+// finds it without indexing by id.
+struct alignas(64) ShadowFrame {
   uint64_t function;
   uint64_t sp;           // the hook's frame address at entry: deeper frames have smaller ones
   uint64_t call_site;    // where the function was called from (its caller's return address)
   uint64_t hook_return;  // where the entry hook returns to: one place per inlined copy
-  uint32_t id;
+  CalleeCache* cache;
   uint64_t tick;  // timed mode: the tick of its entry event (what a SIZE record names)
-};
-
-// Per caller function: the callee it called last and that edge's counter. A function mostly
-// calls the same callee again (loops, recursion), so most calls skip both hash lookups.
-struct CalleeCache {
-  uint64_t callee;
-  uint64_t* calls;
-  uint32_t callee_id;
+  uint32_t id;
 };
 
 struct EdgeTable {
@@ -146,19 +161,24 @@ struct EdgeTable {
   } slots[];
 };
 
+// Mapped whole (the shadow stack is part of it, so a hook reaches its frames with no load).
 struct TraceThread {
   pid_t tid;
   std::atomic<bool> alive;
   int in_hook;
   std::atomic<uint32_t> depth;
   uint32_t max_depth;
-  ShadowFrame* frames;
   CalleeCache* callee_cache;  // by caller function id (0: untraced caller)
+  // Timed mode: where the next event goes in `buffer`, and the last place an event may start.
+  // Null in counts mode or when out of buffers.
+  uint8_t* pos;
+  uint8_t* limit;
+  uint64_t last_tick;
+  EventBuffer* buffer;
   std::atomic<EdgeTable*> edges;
   uint64_t cache_address[kCacheSize];
   uint32_t cache_id[kCacheSize];
-  EventBuffer* buffer;  // timed mode; null in counts mode or when out of buffers
-  uint64_t last_tick;
+  ShadowFrame frames[kShadowCapacity];
 };
 
 TraceThread* g_threads[kMaxThreads];
@@ -172,20 +192,32 @@ EdgeTable* NewEdgeTable(uint64_t capacity) {
   return t;
 }
 
+// Timed mode: `b` (null when out of buffers) receives the thread's next events.
+void UseBuffer(TraceThread* tt, EventBuffer* b) {
+  tt->buffer = b;
+  tt->limit = b ? b->data + kEventBufferBytes - kMaxEventBytes : nullptr;
+  __atomic_store_n(&tt->pos, b ? b->data : nullptr, __ATOMIC_RELEASE);
+}
+
+// The bytes of the thread's current buffer written so far.
+uint32_t BufferedBytes(TraceThread* tt) {
+  uint8_t* pos = __atomic_load_n(&tt->pos, __ATOMIC_ACQUIRE);
+  return pos && tt->buffer ? uint32_t(pos - tt->buffer->data) : 0;
+}
+
 TraceThread* AttachThread() {
   int index = g_thread_count.fetch_add(1);
   if (index >= kMaxThreads) return nullptr;
   auto* tt = static_cast<TraceThread*>(MapZeroed(sizeof(TraceThread)));
   if (!tt) return nullptr;
-  tt->frames = static_cast<ShadowFrame*>(MapZeroed(sizeof(ShadowFrame) * kShadowCapacity));
   tt->callee_cache = static_cast<CalleeCache*>(MapZeroed(sizeof(CalleeCache) * kFunctionCapacity));
   EdgeTable* edges = NewEdgeTable(1024);
-  if (!tt->frames || !tt->callee_cache || !edges) return nullptr;
+  if (!tt->callee_cache || !edges) return nullptr;
   tt->edges.store(edges);
   tt->tid = GetTid();
   if (g_mode.load() == int(format::TraceMode::kTimed)) {
     tt->last_tick = __builtin_ia32_rdtsc();
-    tt->buffer = TakeBuffer(uint64_t(tt->tid), tt->last_tick);
+    UseBuffer(tt, TakeBuffer(uint64_t(tt->tid), tt->last_tick));
   }
   tt->alive.store(true);
   g_threads[index] = tt;
@@ -202,10 +234,21 @@ uint32_t FunctionIdOf(TraceThread* tt, uint64_t address) {
   return id;
 }
 
+// Adds every caller's pending calls to its edge counter (on the thread itself).
+void FlushPending(TraceThread* tt) {
+  uint32_t n = g_function_next.load();
+  for (uint32_t i = 0; i < n && i < kFunctionCapacity; ++i) {
+    CalleeCache& cache = tt->callee_cache[i];
+    if (cache.calls) *cache.calls += cache.pending;
+    cache.pending = 0;
+  }
+}
+
 void GrowEdges(TraceThread* tt) {
   EdgeTable* old = tt->edges.load(std::memory_order_relaxed);
   EdgeTable* grown = NewEdgeTable(old->capacity * 2);
   if (!grown) return;
+  FlushPending(tt);
   uint64_t mask = grown->capacity - 1;
   for (uint64_t i = 0; i < old->capacity; ++i) {
     if (!old->slots[i].key) continue;
@@ -217,7 +260,8 @@ void GrowEdges(TraceThread* tt) {
   // The old table stays mapped: a reader at exit may still hold it. The cached counters point
   // into it, so they are forgotten.
   tt->edges.store(grown, std::memory_order_release);
-  std::memset(tt->callee_cache, 0, sizeof(CalleeCache) * g_function_next.load());
+  std::memset(tt->callee_cache, 0,
+              sizeof(CalleeCache) * std::min<uint32_t>(g_function_next.load(), kFunctionCapacity));
 }
 
 // Returns the counter of the edge caller → callee, creating the edge (with 0 calls).
@@ -237,30 +281,77 @@ uint64_t* EdgeCounter(TraceThread* tt, uint32_t caller, uint32_t callee) {
   return &t->slots[i].calls;
 }
 
-__attribute__((noinline)) EventBuffer* NextBuffer(TraceThread* tt) {
+// The buffer is full: hand it to the writer and take the next. Returns where the event goes (null
+// when out of buffers).
+__attribute__((noinline)) uint8_t* NextBuffer(TraceThread* tt) {
+  tt->buffer->size = BufferedBytes(tt);
   HandOver(tt->buffer);
-  tt->buffer = TakeBuffer(uint64_t(tt->tid), tt->last_tick);
+  UseBuffer(tt, TakeBuffer(uint64_t(tt->tid), tt->last_tick));
   if (!tt->buffer) {
     // Out of buffers: this thread's stream stops here (counted); counts mode goes on.
     g_events_dropped.fetch_add(1);
   }
-  return tt->buffer;
+  return tt->pos;
 }
 
-// The hot path of timed mode: one rdtsc and two varints.
-__attribute__((always_inline)) inline void Event(TraceThread* tt, uint32_t id, bool is_exit) {
-  uint64_t tick = __builtin_ia32_rdtsc();
-  EventBuffer* b = tt->buffer;
-  uint32_t size = b->size.load(std::memory_order_relaxed);
-  if (__builtin_expect(size + kMaxEventBytes > kEventBufferBytes, 0)) {
-    if (!(b = NextBuffer(tt))) return;
-    size = 0;
+// A varint, with the common short ones (below 2^14) in one two-byte store and no loop. May write
+// one byte past the varint.
+__attribute__((always_inline)) inline uint8_t* PutVarint(uint8_t* p, uint64_t value) {
+  if (__builtin_expect(value < 0x4000, 1)) {
+    uint64_t two = value >= 0x80;
+    uint16_t bytes = uint16_t((value & 0x7F) | two << 7 | (value >> 7) << 8);
+    std::memcpy(p, &bytes, 2);
+    return p + 1 + two;
   }
-  size += uint32_t(EncodeVarint(uint64_t(id) << 1 | (is_exit ? 1 : 0), b->data + size));
-  size += uint32_t(EncodeVarint(tick - tt->last_tick, b->data + size));
+  return p + EncodeVarint(value, p);
+}
+
+// An event of more than one byte has been written from `start` to `end`.
+__attribute__((always_inline)) inline void AddTail(TraceThread* tt, const uint8_t* start,
+                                                   const uint8_t* end) {
+  std::atomic<uint32_t>& tail = tt->buffer->tail_bytes;
+  tail.store(tail.load(std::memory_order_relaxed) + uint32_t(end - start - 1),
+             std::memory_order_release);
+}
+
+// Timed mode's events, stamped `tick`, in TRACE_EVENTS_SHORT's code (docs/format.md). The hot
+// path: an exit, or an entry of the function the caller entered last (kind 1: the callee cache
+// hit, which says so), one byte when within 63 ticks of the previous event. Written at `p`, the
+// write position, with room for it: no call, so that the hooks' fast paths save no registers.
+__attribute__((always_inline)) inline void WriteShort(TraceThread* tt, uint8_t* p, uint8_t kind,
+                                                      uint64_t tick) {
+  uint64_t delta = tick - tt->last_tick;
   tt->last_tick = tick;
-  ++b->events;
-  b->size.store(size, std::memory_order_release);
+  if (__builtin_expect(delta <= format::kShortMaxTicks, 1)) {
+    *p = uint8_t(kind * format::kShortRepeatEntry + delta);
+    __atomic_store_n(&tt->pos, p + 1, __ATOMIC_RELEASE);
+    return;
+  }
+  *p = uint8_t(format::kShortLong + kind);
+  uint8_t* end = PutVarint(p + 1, delta);
+  __atomic_store_n(&tt->pos, end, __ATOMIC_RELEASE);
+  AddTail(tt, p, end);
+}
+
+constexpr uint8_t kExit = 0, kRepeatedEntry = 1;
+
+// An exit, from the slow paths.
+void Exit(TraceThread* tt) {
+  uint64_t tick = __builtin_ia32_rdtsc();
+  uint8_t* p = tt->pos;
+  if (p > tt->limit && !(p = NextBuffer(tt))) return;
+  WriteShort(tt, p, kExit, tick);
+}
+
+// An entry with its function id (the slow paths: any entry may be written so).
+void AppendEntry(TraceThread* tt, uint32_t id, uint64_t tick) {
+  uint8_t* p = tt->pos;
+  if (p > tt->limit && !(p = NextBuffer(tt))) return;
+  *p = uint8_t(format::kShortLong + 2);
+  uint8_t* end = PutVarint(PutVarint(p + 1, tick - tt->last_tick), id);
+  tt->last_tick = tick;
+  __atomic_store_n(&tt->pos, end, __ATOMIC_RELEASE);
+  AddTail(tt, p, end);
 }
 
 bool Timed() { return g_mode.load(std::memory_order_relaxed) == int(format::TraceMode::kTimed); }
@@ -279,33 +370,61 @@ __attribute__((noinline)) uint32_t PopDeadFrames(TraceThread* tt, uint32_t d, ui
                                                  uint64_t call_site, uint64_t hook_return) {
   while (d > 0 && DeadFrame(tt->frames[d - 1], sp, call_site, hook_return)) {
     --d;
-    if (tt->buffer) Event(tt, tt->frames[d].id, true);
+    if (tt->pos) Exit(tt);
   }
   return d;
 }
 
-void WriteEvents(format::Writer& writer, const EventBuffer* b) {
-  uint32_t size = b->size.load(std::memory_order_acquire);
+// `tail_bytes` read before `size` (see EventBuffer).
+void WriteEvents(format::Writer& writer, const EventBuffer* b, uint32_t tail_bytes, uint32_t size) {
   if (size == 0) return;
-  writer.add(format::TraceEventsRecord{b->tid, b->base_tick, b->events, b->data, size});
+  uint64_t events = size > tail_bytes ? size - tail_bytes : 0;
+  writer.add(format::TraceEventsRecord{b->tid, b->base_tick, events, b->data, size,
+                                       /*short_code=*/true});
 }
 
+// The thread's current buffer, which it may still be writing (the thread ends, or the process).
+void WriteOpenEvents(format::Writer& writer, TraceThread* tt) {
+  if (!tt->buffer) return;
+  uint32_t tail_bytes = tt->buffer->tail_bytes.load(std::memory_order_acquire);
+  WriteEvents(writer, tt->buffer, tail_bytes, BufferedBytes(tt));
+}
+
+// The thread's edges with their calls: the counters plus what the callee caches hold pending.
+// Another thread's counts may be read while it runs (at exit): they are as good as a snapshot.
 void WriteCallCounts(format::Writer& writer, TraceThread* tt, uint64_t now) {
   EdgeTable* t = tt->edges.load(std::memory_order_acquire);
   uint64_t capacity = t->capacity;
-  auto* triples = static_cast<uint64_t*>(MapZeroed(sizeof(uint64_t) * 3 * (t->used + 1)));
-  if (!triples) return;
+  size_t triples_bytes = sizeof(uint64_t) * 3 * (t->used + 1);
+  auto* triples = static_cast<uint64_t*>(MapZeroed(triples_bytes));
+  auto* pending = static_cast<uint64_t*>(MapZeroed(sizeof(uint64_t) * capacity));
+  if (!triples || !pending) {
+    if (triples) munmap(triples, triples_bytes);
+    return;
+  }
+  uint32_t functions = std::min<uint32_t>(g_function_next.load(), kFunctionCapacity);
+  for (uint32_t f = 0; f < functions; ++f) {
+    const CalleeCache& cache = tt->callee_cache[f];
+    if (!cache.calls || !cache.pending) continue;
+    auto at = uintptr_t(cache.calls) - offsetof(EdgeTable::Slot, calls);
+    auto first = uintptr_t(&t->slots[0]);
+    if (at < first || (at - first) % sizeof(EdgeTable::Slot)) continue;  // an older table
+    uint64_t slot = (at - first) / sizeof(EdgeTable::Slot);
+    if (slot < capacity) pending[slot] += cache.pending;
+  }
   uint64_t n = 0;
   for (uint64_t i = 0; i < capacity && n <= t->used; ++i) {
     const EdgeTable::Slot& s = t->slots[i];
-    if (!s.key || !s.calls) continue;
+    uint64_t calls = s.calls + pending[i];
+    if (!s.key || !calls) continue;
     triples[3 * n] = s.key >> 32;
     triples[3 * n + 1] = s.key & 0xFFFFFFFFu;
-    triples[3 * n + 2] = s.calls;
+    triples[3 * n + 2] = calls;
     ++n;
   }
   writer.add(format::CallCountsRecord{now, uint64_t(tt->tid), tt->max_depth, n, triples});
-  munmap(triples, sizeof(uint64_t) * 3 * (t->used + 1));
+  munmap(triples, triples_bytes);
+  munmap(pending, sizeof(uint64_t) * capacity);
 }
 
 }  // namespace
@@ -380,7 +499,7 @@ void DrainTraceLocked(format::Writer& writer, bool everything) {
   while (ordered) {
     EventBuffer* b = ordered;
     ordered = b->next;
-    WriteEvents(writer, b);
+    WriteEvents(writer, b, b->tail_bytes.load(), b->size);
     pthread_mutex_lock(&g_buffers_lock);
     b->next = g_free;
     g_free = b;
@@ -395,7 +514,7 @@ void EndThreadTrace() {
   tt->in_hook = 1;  // hooks from here on (TLS destructors) are not this thread's calls any more
   LockSession();
   DrainTraceLocked(*g_session.writer, false);
-  if (Timed() && tt->buffer) WriteEvents(*g_session.writer, tt->buffer);
+  if (Timed()) WriteOpenEvents(*g_session.writer, tt);
   WriteCallCounts(*g_session.writer, tt, NowNs());
   tt->alive.store(false);
   UnlockSession();
@@ -408,7 +527,7 @@ void FinishTraceLocked(format::Writer& writer, uint64_t now) {
   for (int i = 0; i < count && i < kMaxThreads; ++i) {
     TraceThread* tt = g_threads[i];
     if (!tt || !tt->alive.load()) continue;
-    if (Timed() && tt->buffer) WriteEvents(writer, tt->buffer);
+    if (Timed()) WriteOpenEvents(writer, tt);
     WriteCallCounts(writer, tt, now);
   }
   // Functions first seen while the last buffers were written.
@@ -422,7 +541,7 @@ void FinishTraceLocked(format::Writer& writer, uint64_t now) {
 bool CurrentTimedCall(uint64_t* function, uint64_t* entry_tick) {
   TraceThread* tt = t_trace;
   uint32_t d = tt ? tt->depth.load(std::memory_order_relaxed) : 0;
-  if (!Timed() || d == 0 || !tt->buffer || d > kShadowCapacity) {
+  if (!Timed() || d == 0 || !tt->pos || d > kShadowCapacity) {
     g_sizes_without_call.fetch_add(1, std::memory_order_relaxed);
     return false;
   }
@@ -447,14 +566,17 @@ void ResetTraceAfterFork() {
   mine->tid = GetTid();
   EdgeTable* t = mine->edges.load();
   for (uint64_t i = 0; i < t->capacity; ++i) t->slots[i].calls = 0;
+  uint32_t functions = std::min<uint32_t>(g_function_next.load(), kFunctionCapacity);
+  // The child's stream starts afresh: its first entry from each caller names its callee.
+  std::memset(mine->callee_cache, 0, sizeof(CalleeCache) * functions);
   uint32_t depth = mine->depth.load();
   mine->max_depth = depth;
   if (Timed()) {
     // The child's stream starts with the frames it inherited, entered now.
     mine->last_tick = __builtin_ia32_rdtsc();
-    mine->buffer = TakeBuffer(uint64_t(mine->tid), mine->last_tick);
+    UseBuffer(mine, TakeBuffer(uint64_t(mine->tid), mine->last_tick));
     for (uint32_t i = 0; i < depth; ++i) {
-      Event(mine, mine->frames[i].id, false);
+      AppendEntry(mine, mine->frames[i].id, __builtin_ia32_rdtsc());
       mine->frames[i].tick = mine->last_tick;
     }
   }
@@ -467,7 +589,7 @@ using namespace hotline::rt;
 namespace {
 
 // Everything but the common case: a new thread, a frame to close, a callee not in the cache,
-// timed events, a full shadow stack.
+// a full shadow stack.
 __attribute__((noinline)) void EnterSlow(void* function, void* call_site, uint64_t sp,
                                          uint64_t hook_return) {
   TraceThread* tt = t_trace;
@@ -480,48 +602,45 @@ __attribute__((noinline)) void EnterSlow(void* function, void* call_site, uint64
   if (d > 0 && tt->frames[d - 1].sp <= sp)
     d = PopDeadFrames(tt, d, sp, uint64_t(call_site), hook_return);
   uint32_t caller = d ? tt->frames[d - 1].id : 0;
-  CalleeCache& cache = tt->callee_cache[caller];
   uint32_t id;
-  if (__builtin_expect(cache.callee == uint64_t(function), 1)) {
-    id = cache.callee_id;
-    ++*cache.calls;
+  if (tt->callee_cache[caller].callee == uint64_t(function)) {
+    id = tt->callee_cache[caller].callee_id;
+    ++tt->callee_cache[caller].pending;
   } else {
     id = FunctionIdOf(tt, uint64_t(function));
-    uint64_t* calls = EdgeCounter(tt, caller, id);
+    uint64_t* calls = EdgeCounter(tt, caller, id);  // may grow the table: caches flushed, emptied
     ++*calls;
-    tt->callee_cache[caller] = CalleeCache{uint64_t(function), calls, id};
+    // The cache names the callee this caller last entered in the event stream (what the fast
+    // path's one-byte entry says): a call past the end of the shadow stack is not in the stream.
+    CalleeCache& cache = tt->callee_cache[caller];
+    if (d < kShadowCapacity) {
+      if (cache.calls) *cache.calls += cache.pending;  // the previous callee's
+      cache = CalleeCache{uint64_t(function), calls, 0, id};
+    }
   }
   if (__builtin_expect(d < kShadowCapacity, 1)) {
-    tt->frames[d] = ShadowFrame{uint64_t(function), sp, uint64_t(call_site), hook_return, id, 0};
+    uint64_t tick = 0;
+    if (tt->pos) {
+      tick = __builtin_ia32_rdtsc();
+      AppendEntry(tt, id, tick);
+    }
+    tt->frames[d] = ShadowFrame{
+        uint64_t(function), sp, uint64_t(call_site), hook_return, &tt->callee_cache[id], tick, id};
     std::atomic_signal_fence(std::memory_order_release);
     ++d;
     if (d > tt->max_depth) tt->max_depth = d;
-    if (tt->buffer) {
-      Event(tt, id, false);
-      tt->frames[d - 1].tick = tt->last_tick;
-    }
   }
   tt->depth.store(d, std::memory_order_relaxed);
   tt->in_hook = 0;
 }
 
-// Timed mode's event from a hook's common case. in_hook keeps a traced signal handler that
-// interrupts the append from appending at the same place (it records nothing meanwhile, as in
-// the slow paths).
-__attribute__((always_inline)) inline void GuardedEvent(TraceThread* tt, uint32_t id,
-                                                        bool is_exit) {
-  tt->in_hook = 1;
-  std::atomic_signal_fence(std::memory_order_seq_cst);
-  Event(tt, id, is_exit);
-  std::atomic_signal_fence(std::memory_order_seq_cst);
-  tt->in_hook = 0;
-}
-
 }  // namespace
 
-// The common case stays small (few registers, no calls) so that counts mode costs little more
-// than the instrumentation itself: a known thread, a caller whose last callee is this function.
-// Timed mode takes the same path and adds its event: a clock read and two varints.
+// The common case stays small (few registers, no calls, a short chain of loads) so that counts
+// mode costs little more than the instrumentation itself: a known thread, a caller whose last
+// callee is this function. Timed mode takes the same path and adds its event: a clock read and
+// two varints. in_hook keeps a traced signal handler that interrupts the append from appending at
+// the same place (it records nothing meanwhile, as in the slow paths).
 HOTLINE_HOOK void __cyg_profile_func_enter(void* function, void* call_site) {
   uint64_t sp = uint64_t(__builtin_frame_address(0));
   uint64_t hook_return = uint64_t(__builtin_return_address(0));
@@ -529,20 +648,37 @@ HOTLINE_HOOK void __cyg_profile_func_enter(void* function, void* call_site) {
   if (__builtin_expect(tt != nullptr && !tt->in_hook, 1)) {
     uint32_t d = tt->depth.load(std::memory_order_relaxed);
     if (d > 0 && d < kShadowCapacity) {
-      ShadowFrame& caller = tt->frames[d - 1];
-      CalleeCache& cache = tt->callee_cache[caller.id];
+      const ShadowFrame& caller = tt->frames[d - 1];
+      CalleeCache& cache = *caller.cache;
       bool alive = caller.sp > sp || (caller.sp == sp && caller.call_site == uint64_t(call_site) &&
                                       caller.hook_return != hook_return);
       if (alive && cache.callee == uint64_t(function)) {
-        ++*cache.calls;
-        tt->frames[d] = ShadowFrame{uint64_t(function), sp, uint64_t(call_site), hook_return,
-                                    cache.callee_id,    0};
+        uint8_t* p = nullptr;
+        if (tt->pos) {
+          tt->in_hook = 1;
+          std::atomic_signal_fence(std::memory_order_seq_cst);
+          p = tt->pos;
+          if (__builtin_expect(p > tt->limit, 0)) {
+            std::atomic_signal_fence(std::memory_order_seq_cst);
+            tt->in_hook = 0;
+            return EnterSlow(function, call_site, sp, hook_return);  // the next buffer
+          }
+        }
+        // The frame first: fewer values live across the clock read.
+        ++cache.pending;
+        uint32_t id = cache.callee_id;
+        ShadowFrame& frame = tt->frames[d];
+        frame = ShadowFrame{
+            uint64_t(function), sp, uint64_t(call_site), hook_return, &tt->callee_cache[id], 0, id};
+        if (p) {
+          uint64_t tick = __builtin_ia32_rdtsc();
+          WriteShort(tt, p, kRepeatedEntry, tick);
+          frame.tick = tick;  // what a SIZE record names
+          std::atomic_signal_fence(std::memory_order_seq_cst);
+          tt->in_hook = 0;
+        }
         std::atomic_signal_fence(std::memory_order_release);
         if (d + 1 > tt->max_depth) tt->max_depth = d + 1;
-        if (tt->buffer) {
-          GuardedEvent(tt, cache.callee_id, false);
-          tt->frames[d].tick = tt->last_tick;  // what a SIZE record names
-        }
         tt->depth.store(d + 1, std::memory_order_relaxed);
         return;
       }
@@ -562,12 +698,12 @@ __attribute__((noinline)) void ExitSlow(void* function, uint64_t sp) {
     // Frames strictly deeper than this exit's are dead (at the same depth is the one exiting).
     while (d > 0 && tt->frames[d - 1].sp < sp) {
       --d;
-      if (tt->buffer) Event(tt, tt->frames[d].id, true);
+      if (tt->pos) Exit(tt);
     }
   }
   if (d > 0 && tt->frames[d - 1].function == uint64_t(function)) {
     --d;
-    if (tt->buffer) Event(tt, tt->frames[d].id, true);
+    if (tt->pos) Exit(tt);
   } else {
     g_unmatched_exits.fetch_add(1, std::memory_order_relaxed);
   }
@@ -583,7 +719,19 @@ HOTLINE_HOOK void __cyg_profile_func_exit(void* function, void* call_site) {
   if (__builtin_expect(tt != nullptr && !tt->in_hook, 1)) {
     uint32_t d = tt->depth.load(std::memory_order_relaxed);
     if (d > 0 && d <= kShadowCapacity && tt->frames[d - 1].function == uint64_t(function)) {
-      if (tt->buffer) GuardedEvent(tt, tt->frames[d - 1].id, true);
+      if (tt->pos) {
+        tt->in_hook = 1;
+        std::atomic_signal_fence(std::memory_order_seq_cst);
+        uint8_t* p = tt->pos;
+        if (__builtin_expect(p > tt->limit, 0)) {
+          std::atomic_signal_fence(std::memory_order_seq_cst);
+          tt->in_hook = 0;
+          return ExitSlow(function, uint64_t(__builtin_frame_address(0)));  // the next buffer
+        }
+        WriteShort(tt, p, kExit, __builtin_ia32_rdtsc());
+        std::atomic_signal_fence(std::memory_order_seq_cst);
+        tt->in_hook = 0;
+      }
       tt->depth.store(d - 1, std::memory_order_relaxed);
       return;
     }

@@ -1,7 +1,8 @@
 // Function tracing for programs built with -finstrument-functions: the runtime defines
 // __cyg_profile_func_enter/exit. Each thread keeps a shadow stack and a table of exact calls per
 // call-graph edge (counts mode); in timed mode every entry and exit is also stamped with rdtsc
-// and packed into per-thread buffers that the writer thread drains (TRACE_EVENTS).
+// and appended, mostly as one byte, to per-thread buffers that the writer thread drains
+// (TRACE_EVENTS_SHORT).
 //
 // The hooks run in ordinary context on the calling thread and allocate only with mmap. The
 // sampling signal handler reads the shadow stack of the thread it interrupts (ShadowStack).

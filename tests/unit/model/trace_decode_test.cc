@@ -1,0 +1,134 @@
+// Timed trace streams in both codes (docs/format.md): TRACE_EVENTS and TRACE_EVENTS_SHORT holding
+// the same calls at the same ticks give the same exact calls and times; the short code's
+// repeated entries name the function their caller last entered, and a damaged record stops
+// where the damage is.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "base/varint.h"
+#include "format/raw_profile.h"
+#include "model/trace.h"
+
+namespace hotline {
+namespace {
+
+// An event of the stream: entry of `function` (a trace id) or an exit, `ticks` after the last.
+struct Event {
+  bool exit;
+  uint64_t function;
+  uint64_t ticks;
+};
+
+void Put(std::string& out, uint64_t v) {
+  uint8_t bytes[10];
+  out.append(reinterpret_cast<const char*>(bytes), EncodeVarint(v, bytes));
+}
+
+std::string LongCode(const std::vector<Event>& events) {
+  std::string out;
+  for (const Event& e : events) {
+    Put(out, e.function << 1 | (e.exit ? 1 : 0));
+    Put(out, e.ticks);
+  }
+  return out;
+}
+
+// `repeat[i]`: event i is an entry written as the caller's last callee.
+std::string ShortCode(const std::vector<Event>& events, const std::vector<bool>& repeat) {
+  std::string out;
+  for (size_t i = 0; i < events.size(); ++i) {
+    const Event& e = events[i];
+    uint64_t kind = e.exit ? 0 : repeat[i] ? 1 : 2;
+    if (kind < 2 && e.ticks <= format::kShortMaxTicks) {
+      out.push_back(char(kind * format::kShortRepeatEntry + e.ticks));
+      continue;
+    }
+    out.push_back(char(format::kShortLong + kind));
+    Put(out, e.ticks);
+    if (kind == 2) Put(out, e.function);
+  }
+  return out;
+}
+
+format::RawProfile Raw(const std::string& packed, uint64_t events, bool short_code) {
+  format::RawProfile raw;
+  raw.process.emplace();
+  raw.process->trace = format::TraceMode::kTimed;
+  raw.process->trace_tick_ns_q32 = uint64_t{1} << 32;  // 1 tick = 1 ns
+  raw.trace_functions = {{1, 0x1000}, {2, 0x2000}, {3, 0x3000}};
+  raw.trace_events.push_back(format::RawTraceEvents{7, 100, events, packed, short_code});
+  return raw;
+}
+
+model::Profile Replay(const format::RawProfile& raw) {
+  model::Profile p;
+  p.functions.resize(3);
+  auto at = [](uint64_t address) { return model::FunctionId(uint32_t(address / 0x1000 - 1)); };
+  model::ApplyTrace(raw, at, p, std::nullopt, /*keep_calls=*/true);
+  return p;
+}
+
+// main (1) calls f (2) three times; f calls g (3) twice, then once more after a long pause.
+const std::vector<Event> kEvents = {
+    {false, 1, 0}, {false, 2, 5},  {false, 3, 10}, {true, 0, 20}, {false, 3, 3},
+    {true, 0, 40}, {true, 0, 2},   {false, 2, 63}, {true, 0, 64}, {false, 2, 1},
+    {false, 3, 1}, {true, 0, 900}, {true, 0, 7},   {true, 0, 11},
+};
+const std::vector<bool> kRepeat = {false, false, false, false, true,  false, false,
+                                   true,  false, true,  true,  false, false, false};
+
+TEST(TraceDecode, ShortCodeGivesTheSameTimesAsTheLongCode) {
+  std::string short_code = ShortCode(kEvents, kRepeat);
+  EXPECT_LT(short_code.size(), LongCode(kEvents).size());
+  model::Profile a = Replay(Raw(LongCode(kEvents), kEvents.size(), false));
+  model::Profile b = Replay(Raw(short_code, kEvents.size(), true));
+  ASSERT_TRUE(a.summary.trace_timed);
+  ASSERT_TRUE(b.summary.trace_timed);
+  EXPECT_EQ(a.summary.traced_total_ns, b.summary.traced_total_ns);
+  EXPECT_EQ(b.summary.traced_total_ns, 1127u);  // every tick from main's entry to its exit
+  for (size_t i = 0; i < 3; ++i) {
+    const model::Function& fa = a.functions[i];
+    const model::Function& fb = b.functions[i];
+    EXPECT_EQ(fa.traced_inclusive_ns, fb.traced_inclusive_ns) << i;
+    EXPECT_EQ(fa.traced_self_ns, fb.traced_self_ns) << i;
+    EXPECT_EQ(fa.traced_min_ns, fb.traced_min_ns) << i;
+    EXPECT_EQ(fa.traced_max_ns, fb.traced_max_ns) << i;
+    EXPECT_EQ(fa.traced_call_sum_ns, fb.traced_call_sum_ns) << i;
+  }
+  // g's calls: 20, 40 and 900 ticks; f's: 5 + ... from its entries to its exits.
+  EXPECT_EQ(b.functions[2].traced_min_ns, 20u);
+  EXPECT_EQ(b.functions[2].traced_max_ns, 900u);
+  EXPECT_EQ(b.functions[2].traced_call_sum_ns, 960u);
+  EXPECT_EQ(b.functions[1].traced_call_sum_ns, (10 + 20 + 3 + 40 + 2) + 64 + (1 + 900 + 7));
+  ASSERT_EQ(a.calls.size(), b.calls.size());
+  for (size_t i = 0; i < a.calls.size(); ++i) {
+    EXPECT_EQ(a.calls[i].function, b.calls[i].function) << i;
+    EXPECT_EQ(a.calls[i].start_ns, b.calls[i].start_ns) << i;
+    EXPECT_EQ(a.calls[i].end_ns, b.calls[i].end_ns) << i;
+  }
+}
+
+TEST(TraceDecode, RepeatedEntryWithoutAnEarlierOneEndsTheRecord) {
+  // main entered, then "the function main last entered": it entered none.
+  std::string packed =
+      ShortCode({{false, 1, 0}, {false, 2, 4}, {true, 0, 6}}, {false, true, false});
+  model::Profile p = Replay(Raw(packed, 3, true));
+  // Only main's entry is read; the stream's end closes it at that tick.
+  EXPECT_EQ(p.functions[0].traced_call_sum_ns, 0u);
+  EXPECT_EQ(p.functions[1].traced_call_sum_ns, 0u);
+}
+
+TEST(TraceDecode, UnknownFirstByteEndsTheRecord) {
+  std::string packed = ShortCode({{false, 1, 0}, {false, 2, 4}}, {false, false});
+  packed.push_back(char(0x83));  // not an event
+  packed.push_back(char(0x05));
+  model::Profile p = Replay(Raw(packed, 4, true));
+  EXPECT_EQ(p.functions[0].traced_call_sum_ns, 4u);  // main, open to f's entry, the last read
+  EXPECT_EQ(p.functions[1].traced_call_sum_ns, 0u);
+}
+
+}  // namespace
+}  // namespace hotline
