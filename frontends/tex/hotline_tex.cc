@@ -24,7 +24,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <map>
+#include <memory>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -248,16 +250,56 @@ struct Def {
   uint32_t gen = 0;  // bumped at every definition that makes this token list
 };
 
+// Definition sites by TeX token list (its reference count node, an index into TeX's memory):
+// pages of Defs made on first use, so that a lookup is two loads and an entry never moves.
+class DefTable {
+ public:
+  // The entry of `ref`, made (gen 0: unknown) if needed; null for a negative ref.
+  Def* at(int32_t ref) {
+    if (ref < 0) return nullptr;
+    size_t page = size_t(ref) >> kPageBits;
+    if (page >= pages_.size()) pages_.resize(page + 1);
+    if (!pages_[page]) pages_[page].reset(new Def[kPageSize]());
+    return &pages_[page][size_t(ref) & (kPageSize - 1)];
+  }
+  // The entry of `ref` when it has a known site, else null.
+  const Def* known(int32_t ref) const {
+    if (ref < 0) return nullptr;
+    size_t page = size_t(ref) >> kPageBits;
+    if (page >= pages_.size() || !pages_[page]) return nullptr;
+    const Def& d = pages_[page][size_t(ref) & (kPageSize - 1)];
+    return d.gen ? &d : nullptr;
+  }
+  template <typename F>
+  void forEachKnown(F&& f) const {
+    for (size_t p = 0; p < pages_.size(); ++p)
+      if (pages_[p])
+        for (size_t i = 0; i < kPageSize; ++i)
+          if (pages_[p][i].gen) f(int32_t((p << kPageBits) | i), pages_[p][i]);
+  }
+
+ private:
+  static constexpr int kPageBits = 12;
+  static constexpr size_t kPageSize = size_t(1) << kPageBits;
+  std::vector<std::unique_ptr<Def[]>> pages_;
+};
+
 enum class Kind : uint8_t { kList, kFile, kPhase };
 
-// One entry of the logical stack.
+// One entry of the logical stack. Its stack nodes are looked up lazily (BaseAt, NodeAt): a call
+// only notes the line its caller (a file) was at, and the nodes are found when a slot is charged
+// to the entry or to one above it. Most macros expand into others without running a command of
+// their own: the format build makes 13.6 million calls for 440,000 slots.
 struct Entry {
   Kind kind = Kind::kList;
   bool tail = false;  // its TeX input level is gone (tail call): it ends with the entry above
   uint32_t func = 0;
-  uint32_t base = 0;  // node of the callers
-  uint32_t node = 0;  // node at the definition (lists, phases); files: at the line last seen
-  int32_t index = 0;  // files: TeX's input level (in_open)
+  uint32_t base = 0;       // node of the callers; 0 until looked up
+  uint32_t node = 0;       // lists: node at the definition; files: at node_line; 0 until looked up
+  uint64_t node_line = 0;  // files: the line `node` stands for
+  uint64_t line = 1;       // files: the line last seen calling
+  uint64_t caller_line = 0;       // the line of the entry below (a file) when this one began
+  int32_t index = 0;              // files: TeX's input level (in_open)
   uint64_t* def_count = nullptr;  // the slot count of its definition line, once labelled there
   int32_t ref = 0;                // lists: TeX's token list (its reference count node)
 };
@@ -287,8 +329,8 @@ struct Profiler {
   std::vector<Frame> frames;
   PairIndex frame_by_key;  // (func << 32 | file, line)
   std::vector<Node> nodes;
-  PairIndex node_by_key;                  // (parent, frame)
-  std::unordered_map<int32_t, Def> defs;  // token list (its reference count node) → site
+  PairIndex node_by_key;  // (parent, frame)
+  DefTable defs;          // token list (its reference count node) → site
   // A control sequence: its name, and the macro it was last called as (its body `ref`, valid
   // while that Def's generation is the one seen).
   struct MacroSlot {
@@ -320,9 +362,15 @@ struct Profiler {
   uint64_t* cache_count = nullptr;
 
   // Running totals.
-  std::vector<std::unordered_map<uint64_t, uint64_t>> line_counts;  // by file id - 1
+  // Slots per line, by file id - 1, indexed by line: a deque grows at its end without moving
+  // what it holds, so the label path keeps pointers to counts.
+  std::vector<std::deque<uint64_t>> line_counts;
   std::vector<bool> lines_changed;
-  std::unordered_map<std::pair<uint64_t, uint64_t>, uint64_t, PairHash> calls;
+  // Calls per edge (caller func, or 0 for the top level; callee func): the edge's id in
+  // call_index, its count in call_counts (a deque: the counts never move).
+  PairIndex call_index;
+  std::vector<std::pair<uint32_t, uint32_t>> call_edges;  // edge id - 1
+  std::deque<uint64_t> call_counts;                       // edge id - 1
   bool calls_changed = false;
   uint64_t max_depth = 0;
   uint64_t command_slots[kCommandCount + 1] = {};
@@ -342,6 +390,12 @@ uint32_t FileId(const std::string& name) {
     g->lines_changed.push_back(false);
   }
   return it->second;
+}
+
+uint64_t& LineCount(uint32_t file, uint64_t line) {
+  std::deque<uint64_t>& counts = g->line_counts[file - 1];
+  if (line >= counts.size()) counts.resize(line + 1);
+  return counts[line];
 }
 
 uint32_t NameId(const std::string& text) {
@@ -382,20 +436,60 @@ uint32_t NodeId(uint32_t parent, uint32_t frame) {
   return id;
 }
 
+uint64_t& CallCount(uint32_t caller, uint32_t callee) {
+  bool added = false;
+  uint32_t id = g->call_index.findOrAdd(caller, callee, uint32_t(g->call_edges.size() + 1), &added);
+  if (added) {
+    g->call_edges.emplace_back(caller, callee);
+    g->call_counts.push_back(0);
+  }
+  return g->call_counts[id - 1];
+}
+
 uint32_t DefFrame(uint32_t func) {
   Func& f = g->funcs[func - 1];
   if (!f.def_frame) f.def_frame = FrameId(func, f.def_file, f.def_line);
   return f.def_frame;
 }
 
-// The node standing for the top of the stack as a caller, `line` being the line the innermost
-// file is at (TeX's `line`, for level `index`).
-uint32_t CallerNode(int32_t index, int64_t line) {
-  if (g->stack.empty()) return g->root_node;
+// The line the top of the stack calls from, `line` being the line the innermost file is at
+// (TeX's `line`, for level `index`): a file's line is noted when it is its own level's.
+uint64_t CallerLine(int32_t index, int64_t line) {
+  if (g->stack.empty()) return 0;
   Entry& top = g->stack.back();
-  if (top.kind == Kind::kFile && top.index == index && line > 0)
-    top.node = NodeId(top.base, FrameId(top.func, g->funcs[top.func - 1].def_file, uint64_t(line)));
-  return top.node;
+  if (top.kind == Kind::kFile && top.index == index && line > 0) top.line = uint64_t(line);
+  return top.line;
+}
+
+uint32_t BaseAt(size_t i);
+
+// The node of stack entry `i` as a caller: a list's at its definition, a file's at `line`.
+uint32_t NodeAt(size_t i, uint64_t line) {
+  Entry& e = g->stack[i];
+  if (e.kind == Kind::kFile) {
+    if (!e.node || e.node_line != line) {
+      e.node = NodeId(BaseAt(i), FrameId(e.func, g->funcs[e.func - 1].def_file, line));
+      e.node_line = line;
+    }
+    return e.node;
+  }
+  if (!e.node) {
+    uint32_t base = BaseAt(i);
+    Func& f = g->funcs[e.func - 1];
+    if (f.last_base != base || !f.last_node) {
+      f.last_base = base;
+      f.last_node = NodeId(base, DefFrame(e.func));
+    }
+    e.node = f.last_node;
+  }
+  return e.node;
+}
+
+// The node of the callers of stack entry `i`.
+uint32_t BaseAt(size_t i) {
+  Entry& e = g->stack[i];
+  if (!e.base) e.base = i == 0 ? g->root_node : NodeAt(i - 1, e.caller_line);
+  return e.base;
 }
 
 uint32_t TopFunc() { return g->stack.empty() ? g->root_func : g->stack.back().func; }
@@ -480,18 +574,20 @@ void WriteAccumulated(uint64_t now_ticks, uint64_t now_ns) {
   for (size_t f = 0; f < g->files.size(); ++f) {
     if (!g->lines_changed[f]) continue;
     g->lines_changed[f] = false;
-    std::map<uint64_t, uint64_t> sorted(g->line_counts[f].begin(), g->line_counts[f].end());
     pairs.clear();
-    for (auto [line, count] : sorted) pairs.insert(pairs.end(), {line, count});
+    const std::deque<uint64_t>& counts = g->line_counts[f];
+    for (size_t line = 0; line < counts.size(); ++line)
+      if (counts[line]) pairs.insert(pairs.end(), {uint64_t(line), counts[line]});
     g->writer.add(fmt::LineCountsRecord{g->files[f], "tex", pairs.size() / 2, pairs.data()});
   }
   if (g->calls_changed) {
     g->calls_changed = false;
     std::vector<uint64_t> triples;
-    for (auto& [edge, count] : g->calls) {
-      if (edge.first) WriteTraceFunction(uint32_t(edge.first));
-      WriteTraceFunction(uint32_t(edge.second));
-      triples.insert(triples.end(), {edge.first, edge.second, count});
+    for (size_t e = 0; e < g->call_edges.size(); ++e) {
+      auto [caller, callee] = g->call_edges[e];
+      if (caller) WriteTraceFunction(caller);
+      WriteTraceFunction(callee);
+      triples.insert(triples.end(), {caller, callee, g->call_counts[e]});
     }
     fmt::CallCountsRecord r;
     r.time = now_ns;
@@ -559,34 +655,26 @@ void FinishAtExit() { Finish(0); }
 
 // ---- The stack -------------------------------------------------------------------------------
 
-void Push(Kind kind, uint32_t func, uint32_t base, int32_t index) {
+void Push(Kind kind, uint32_t func, uint64_t caller_line, int32_t index) {
   Entry e;
   e.kind = kind;
   e.func = func;
-  e.base = base;
+  e.caller_line = caller_line;
   e.index = index;
-  if (kind != Kind::kFile) {
-    Func& f = g->funcs[func - 1];
-    if (f.last_base != base || !f.last_node) {
-      f.last_base = base;
-      f.last_node = NodeId(base, DefFrame(func));
-    }
-    e.node = f.last_node;
-  }
   g->stack.push_back(e);
   ++g->stack_version;
   if (g->stack.size() > g->max_depth) g->max_depth = g->stack.size();
 }
 
-// A list (macro or hook) is entered with `base` as its callers' node. A tail call to something
-// already in the tail chain returns to it.
+// A list (macro or hook) is entered, called from `line` of the innermost file (level `index`). A
+// tail call to something already in the tail chain returns to it.
 void EnterList(uint32_t func, int32_t ref, int32_t index, int64_t line) {
   uint32_t caller = TopFunc();
   Func& f = g->funcs[func - 1];
   if (g->on) {
     if (f.last_caller != caller) {
       f.last_caller = caller;
-      f.last_calls = &g->calls[{caller == g->root_func ? 0 : caller, func}];
+      f.last_calls = &CallCount(caller == g->root_func ? 0 : caller, func);
     }
     ++*f.last_calls;
     g->calls_changed = true;
@@ -601,7 +689,7 @@ void EnterList(uint32_t func, int32_t ref, int32_t index, int64_t line) {
       ++g->stack_version;
       return;
     }
-  Push(Kind::kList, func, CallerNode(index, line), 0);
+  Push(Kind::kList, func, CallerLine(index, line), 0);
   g->stack.back().ref = ref;
 }
 
@@ -691,9 +779,16 @@ void hltex_start(int argc, char** argv) {
 
 void hltex_tick(void) {
   if (!hltex_active) return;
-  Charge(Now());
+  if (g->tokens_cost) {
+    Charge(hltex_tokens);
+    g->fresh = true;
+    FlushIfDue();
+    return;
+  }
+  uint64_t now = __rdtsc();
+  Charge(now);
   g->fresh = true;
-  FlushIfDue();
+  if (__builtin_expect(now >= g->flush_deadline, 0)) Flush();
 }
 
 namespace {
@@ -714,19 +809,19 @@ void Label(int cmd, uint32_t file, uint64_t line) {
     Entry& top = g->stack.back();
     const Func& f = g->funcs[top.func - 1];
     if (top.kind == Kind::kList && f.def_file == file && f.def_line == line) {
-      if (!top.def_count) top.def_count = &g->line_counts[file - 1][line];
-      g->current = top.node;
+      if (!top.def_count) top.def_count = &LineCount(file, line);
+      g->current = NodeAt(g->stack.size() - 1, 0);
       ++*top.def_count;
       g->lines_changed[file - 1] = true;
       return;
     }
   }
   uint32_t func = TopFunc();
-  uint32_t base = g->stack.empty() ? 0 : g->stack.back().base;
+  uint32_t base = g->stack.empty() ? 0 : BaseAt(g->stack.size() - 1);
   uint32_t node = NodeId(base, FrameId(func, file, line));
   g->current = node;
   g->lines_changed[file - 1] = true;
-  uint64_t* count = &g->line_counts[file - 1][line];
+  uint64_t* count = &LineCount(file, line);
   ++*count;
   g->cache_version = g->stack_version;
   g->cache_file = file;
@@ -752,11 +847,11 @@ void hltex_label_list(int cmd, int32_t ref) {
     Label(cmd, f.def_file, f.def_line);
     return;
   }
-  auto it = g->defs.find(ref);
-  if (it == g->defs.end() || !it->second.gen)
+  const Def* def = g->defs.known(ref);
+  if (!def)
     Label(cmd, g->unknown_file, 0);
   else
-    Label(cmd, it->second.file, it->second.line);
+    Label(cmd, def->file, def->line);
 }
 
 void hltex_label_file(int cmd, int32_t index, int32_t name_kind, int64_t line) {
@@ -766,13 +861,12 @@ void hltex_label_file(int cmd, int32_t index, int32_t name_kind, int64_t line) {
 
 int hltex_known_list(int32_t ref) {
   if (!hltex_active) return 0;
-  auto it = g->defs.find(ref);
-  return it != g->defs.end() && it->second.gen ? 1 : 0;
+  return g->defs.known(ref) ? 1 : 0;
 }
 
 void hltex_macro(int32_t cs, int32_t ref, int32_t index, int64_t line) {
   if (!hltex_active) return;
-  if (cs < 0) return;
+  if (cs < 0 || ref < 0) return;
   if (size_t(cs) >= g->macros.size()) g->macros.resize(size_t(cs) + 4096);
   Profiler::MacroSlot& slot = g->macros[size_t(cs)];
   if (!slot.name) {
@@ -783,7 +877,7 @@ void hltex_macro(int32_t cs, int32_t ref, int32_t index, int64_t line) {
   if (!slot.func || slot.ref != ref || slot.gen != slot.def->gen) {
     if (slot.ref != ref || !slot.def) {
       slot.ref = ref;
-      slot.def = &g->defs[ref];  // unordered_map elements stay where they are
+      slot.def = g->defs.at(ref);  // entries stay where they are
     }
     const Def& def = *slot.def;
     slot.func =
@@ -796,10 +890,9 @@ void hltex_macro(int32_t cs, int32_t ref, int32_t index, int64_t line) {
 void hltex_hook_list(int32_t type, int32_t ref, const char* name, int32_t index, int64_t line) {
   (void)type;
   if (!hltex_active) return;
-  auto def = g->defs.find(ref);
-  bool known = def != g->defs.end() && def->second.gen;
-  uint32_t file = known ? def->second.file : g->unknown_file;
-  uint64_t def_line = known ? def->second.line : 0;
+  const Def* def = g->defs.known(ref);
+  uint32_t file = def ? def->file : g->unknown_file;
+  uint64_t def_line = def ? def->line : 0;
   EnterList(FuncId(name, file, def_line), ref, index, line);
 }
 
@@ -826,11 +919,10 @@ void hltex_file_begin(int32_t index, const char* name, int64_t caller_line) {
   uint32_t func = FuncId(name, file, 0);
   uint32_t caller = TopFunc();
   if (g->on) {
-    ++g->calls[{caller == g->root_func ? 0 : caller, func}];
+    ++CallCount(caller == g->root_func ? 0 : caller, func);
     g->calls_changed = true;
   }
-  Push(Kind::kFile, func, CallerNode(index - 1, caller_line), index);
-  g->stack.back().node = NodeId(g->stack.back().base, FrameId(func, file, 1));
+  Push(Kind::kFile, func, CallerLine(index - 1, caller_line), index);
 }
 
 void hltex_file_end(int32_t index) {
@@ -854,10 +946,11 @@ void hltex_def_begin(int32_t index, int32_t name_kind, int64_t line) {
 void hltex_def_end(int32_t ref) {
   if (!hltex_active || !g->def_pending) return;
   g->def_pending = false;
-  Def& d = g->defs[ref];
-  uint32_t gen = d.gen + 1;
-  d = g->pending_def;
-  d.gen = gen;
+  Def* d = g->defs.at(ref);
+  if (!d) return;
+  uint32_t gen = d->gen + 1;
+  *d = g->pending_def;
+  d->gen = gen;
 }
 
 void hltex_phase_begin(int phase) {
@@ -869,7 +962,7 @@ void hltex_phase_begin(int phase) {
   g->current_cmd = kCommandPhase;
   if (g->on) {
     ++g->command_slots[kCommandPhase];
-    ++g->line_counts[g->system_file - 1][uint64_t(phase)];
+    ++LineCount(g->system_file, uint64_t(phase));
     g->lines_changed[g->system_file - 1] = true;
   }
 }
@@ -900,10 +993,9 @@ void hltex_format_dumped(const char* fmt_path) {
     std::fprintf(stderr, "hotline tex: cannot write %s: %s\n", path.c_str(), std::strerror(errno));
     return;
   }
-  for (auto& [ref, def] : g->defs)
-    if (def.gen)
-      std::fprintf(f, "%d %llu %s\n", ref, (unsigned long long)def.line,
-                   FileName(def.file).c_str());
+  g->defs.forEachKnown([f](int32_t ref, const Def& def) {
+    std::fprintf(f, "%d %llu %s\n", ref, (unsigned long long)def.line, FileName(def.file).c_str());
+  });
   std::fclose(f);
 }
 
@@ -921,7 +1013,7 @@ void hltex_format_loaded(const char* fmt_path) {
     if (!end || *end != ' ') continue;
     std::string name = end + 1;
     if (!name.empty() && name.back() == '\n') name.pop_back();
-    g->defs[int32_t(ref)] = Def{FileId(name), at, 1};
+    if (Def* d = g->defs.at(int32_t(ref))) *d = Def{FileId(name), at, 1};
   }
   std::fclose(f);
 }
