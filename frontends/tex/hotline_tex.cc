@@ -26,8 +26,8 @@
 #include <cstring>
 #include <deque>
 #include <map>
-#include <memory>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -169,13 +169,14 @@ struct PairHash {
 };
 using PairMap = std::unordered_map<std::pair<uint64_t, uint64_t>, uint32_t, PairHash>;
 
-// Open addressing from a pair of integers to an id (0 = none): the stack nodes and frames the
-// label path asks for on every slot, without an allocation per entry.
+// Open addressing from a pair of integers to an id (0 = none): the stack nodes, frames and call
+// edges the hooks ask for, without an allocation per entry. TeX's line numbers and every id here
+// are 32-bit.
 class PairIndex {
  public:
-  PairIndex() { slots_.resize(1 << 12); }
+  PairIndex() { slots_.resize(1 << 14); }
   // The id of (a, b), or `fresh` after storing it (*added set).
-  uint32_t findOrAdd(uint64_t a, uint64_t b, uint32_t fresh, bool* added) {
+  uint32_t findOrAdd(uint64_t a, uint32_t b, uint32_t fresh, bool* added) {
     size_t mask = slots_.size() - 1;
     for (size_t i = Hash(a, b) & mask;; i = (i + 1) & mask) {
       Slot& s = slots_[i];
@@ -193,8 +194,9 @@ class PairIndex {
   }
 
  private:
-  struct Slot {
-    uint64_t a = 0, b = 0;
+  struct Slot {  // 16 bytes
+    uint64_t a = 0;
+    uint32_t b = 0;
     uint32_t value = 0;
   };
   static size_t Hash(uint64_t a, uint64_t b) {
@@ -246,45 +248,81 @@ struct Node {
 
 struct Def {
   uint32_t file = 0;
-  uint64_t line = 0;
   uint32_t gen = 0;  // bumped at every definition that makes this token list
+  uint64_t line = 0;
 };
 
 // Definition sites by TeX token list (its reference count node, an index into TeX's memory):
-// pages of Defs made on first use, so that a lookup is two loads and an entry never moves.
+// an open-addressing index into a deque, whose entries never move.
 class DefTable {
  public:
+  DefTable() { slots_.resize(1 << 16); }
   // The entry of `ref`, made (gen 0: unknown) if needed; null for a negative ref.
   Def* at(int32_t ref) {
     if (ref < 0) return nullptr;
-    size_t page = size_t(ref) >> kPageBits;
-    if (page >= pages_.size()) pages_.resize(page + 1);
-    if (!pages_[page]) pages_[page].reset(new Def[kPageSize]());
-    return &pages_[page][size_t(ref) & (kPageSize - 1)];
+    size_t mask = slots_.size() - 1;
+    for (size_t i = Hash(ref) & mask;; i = (i + 1) & mask) {
+      Slot& s = slots_[i];
+      if (s.id && s.ref == ref) return &defs_[s.id - 1];
+      if (!s.id) {
+        defs_.emplace_back();
+        refs_.push_back(ref);
+        s = Slot{ref, uint32_t(defs_.size())};
+        if (defs_.size() * 2 > slots_.size()) Grow();
+        return &defs_.back();
+      }
+    }
   }
   // The entry of `ref` when it has a known site, else null.
   const Def* known(int32_t ref) const {
-    if (ref < 0) return nullptr;
-    size_t page = size_t(ref) >> kPageBits;
-    if (page >= pages_.size() || !pages_[page]) return nullptr;
-    const Def& d = pages_[page][size_t(ref) & (kPageSize - 1)];
-    return d.gen ? &d : nullptr;
+    size_t mask = slots_.size() - 1;
+    for (size_t i = Hash(ref) & mask;; i = (i + 1) & mask) {
+      const Slot& s = slots_[i];
+      if (!s.id) return nullptr;
+      if (s.ref == ref) return defs_[s.id - 1].gen ? &defs_[s.id - 1] : nullptr;
+    }
   }
   template <typename F>
   void forEachKnown(F&& f) const {
-    for (size_t p = 0; p < pages_.size(); ++p)
-      if (pages_[p])
-        for (size_t i = 0; i < kPageSize; ++i)
-          if (pages_[p][i].gen) f(int32_t((p << kPageBits) | i), pages_[p][i]);
+    for (size_t i = 0; i < defs_.size(); ++i)
+      if (defs_[i].gen) f(refs_[i], defs_[i]);
   }
 
  private:
-  static constexpr int kPageBits = 12;
-  static constexpr size_t kPageSize = size_t(1) << kPageBits;
-  std::vector<std::unique_ptr<Def[]>> pages_;
+  struct Slot {
+    int32_t ref = 0;
+    uint32_t id = 0;  // 0: empty
+  };
+  static size_t Hash(int32_t ref) {
+    uint64_t h = uint64_t(uint32_t(ref)) * 0x9E3779B97F4A7C15ull;
+    return size_t(h >> 32);
+  }
+  void Grow() {
+    std::vector<Slot> old(slots_.size() * 2);
+    old.swap(slots_);
+    size_t mask = slots_.size() - 1;
+    for (const Slot& s : old) {
+      if (!s.id) continue;
+      size_t i = Hash(s.ref) & mask;
+      while (slots_[i].id) i = (i + 1) & mask;
+      slots_[i] = s;
+    }
+  }
+  std::vector<Slot> slots_;
+  std::deque<Def> defs_;
+  std::vector<int32_t> refs_;
 };
 
 enum class Kind : uint8_t { kList, kFile, kPhase };
+
+// The last location a slot was labelled at under one stack entry, and what it resolved to: the
+// entry's callers never change while it is on the stack, so this holds until it is popped.
+struct LabelCache {
+  uint32_t file = 0;
+  uint32_t node = 0;  // 0: empty
+  uint64_t line = 0;
+  uint64_t* count = nullptr;
+};
 
 // One entry of the logical stack. Its stack nodes are looked up lazily (BaseAt, NodeAt): a call
 // only notes the line its caller (a file) was at, and the nodes are found when a slot is charged
@@ -302,6 +340,7 @@ struct Entry {
   int32_t index = 0;              // files: TeX's input level (in_open)
   uint64_t* def_count = nullptr;  // the slot count of its definition line, once labelled there
   int32_t ref = 0;                // lists: TeX's token list (its reference count node)
+  LabelCache label;
 };
 
 struct Profiler {
@@ -346,7 +385,6 @@ struct Profiler {
 
   std::vector<Entry> stack;
   uint32_t root_func = 0, root_node = 0;
-  uint64_t stack_version = 0;  // bumped at every push and pop: the label cache's key
 
   // The slot being charged.
   uint32_t current = 0;  // node
@@ -354,12 +392,7 @@ struct Profiler {
   uint32_t phase_depth = 0;
   std::vector<std::pair<uint32_t, int>> phase_saved;  // label before each phase
 
-  // The label cache: the last location and what it resolved to.
-  uint64_t cache_version = ~uint64_t(0);
-  uint32_t cache_file = 0;
-  uint64_t cache_line = 0;
-  uint32_t cache_node = 0;
-  uint64_t* cache_count = nullptr;
+  LabelCache root_label;  // the label cache of the empty stack
 
   // Running totals.
   // Slots per line, by file id - 1, indexed by line: a deque grows at its end without moving
@@ -423,7 +456,7 @@ uint32_t FuncId(const std::string& name, uint32_t def_file, uint64_t def_line) {
 
 uint32_t FrameId(uint32_t func, uint32_t file, uint64_t line) {
   bool added = false;
-  uint32_t id = g->frame_by_key.findOrAdd((uint64_t(func) << 32) | file, line,
+  uint32_t id = g->frame_by_key.findOrAdd((uint64_t(func) << 32) | file, uint32_t(line),
                                           uint32_t(g->frames.size() + 1), &added);
   if (added) g->frames.push_back(Frame{func, file, line, false});
   return id;
@@ -540,7 +573,7 @@ uint64_t WriteNode(uint32_t id) {
   if (n.writer_id) return n.writer_id;
   uint64_t parent = n.parent ? WriteNode(n.parent) : 0;
   WriteFrame(n.frame);
-  n.writer_id = g->writer.internStackNode(parent, fmt::kNamedFrameTag | n.frame);
+  n.writer_id = g->writer.addNewStackNode(parent, fmt::kNamedFrameTag | n.frame);
   return n.writer_id;
 }
 
@@ -662,7 +695,6 @@ void Push(Kind kind, uint32_t func, uint64_t caller_line, int32_t index) {
   e.caller_line = caller_line;
   e.index = index;
   g->stack.push_back(e);
-  ++g->stack_version;
   if (g->stack.size() > g->max_depth) g->max_depth = g->stack.size();
 }
 
@@ -686,7 +718,6 @@ void EnterList(uint32_t func, int32_t ref, int32_t index, int64_t line) {
       again.tail = false;
       again.ref = ref;
       g->stack.push_back(again);
-      ++g->stack_version;
       return;
     }
   Push(Kind::kList, func, CallerLine(index, line), 0);
@@ -701,7 +732,6 @@ void LeaveList() {
   --n;
   while (n > 0 && g->stack[n - 1].tail) --n;
   g->stack.resize(n);
-  ++g->stack_version;
 }
 
 }  // namespace
@@ -799,9 +829,10 @@ void Label(int cmd, uint32_t file, uint64_t line) {
   g->current_cmd = cmd;
   if (!g->on) return;
   ++g->command_slots[cmd];
-  if (g->cache_version == g->stack_version && g->cache_file == file && g->cache_line == line) {
-    g->current = g->cache_node;
-    ++*g->cache_count;
+  LabelCache& cache = g->stack.empty() ? g->root_label : g->stack.back().label;
+  if (cache.node && cache.file == file && cache.line == line) {
+    g->current = cache.node;
+    ++*cache.count;
     return;
   }
   // Most slots come from the innermost macro's own body: its node is known since its call.
@@ -823,11 +854,7 @@ void Label(int cmd, uint32_t file, uint64_t line) {
   g->lines_changed[file - 1] = true;
   uint64_t* count = &LineCount(file, line);
   ++*count;
-  g->cache_version = g->stack_version;
-  g->cache_file = file;
-  g->cache_line = line;
-  g->cache_node = node;
-  g->cache_count = count;
+  cache = LabelCache{file, node, line, count};
 }
 
 uint32_t LevelFile(int32_t index, int32_t name_kind) {
@@ -903,7 +930,6 @@ void hltex_end_list(int tail) {
     for (size_t i = g->stack.size(); i > 0; --i)
       if (g->stack[i - 1].kind == Kind::kList && !g->stack[i - 1].tail) {
         g->stack[i - 1].tail = true;
-        ++g->stack_version;
         return;
       }
     return;
@@ -930,7 +956,6 @@ void hltex_file_end(int32_t index) {
   for (size_t i = g->stack.size(); i > 0; --i)
     if (g->stack[i - 1].kind == Kind::kFile && g->stack[i - 1].index == index) {
       g->stack.resize(i - 1);
-      ++g->stack_version;
       break;
     }
   if (index >= 0 && size_t(index) < g->file_at_index.size()) g->file_at_index[size_t(index)] = 0;
@@ -982,7 +1007,6 @@ void hltex_profile(int on) {
   g->on = on != 0;
   uint64_t now_ns = ClockNs(CLOCK_MONOTONIC);
   g->writer.add(fmt::StateRecord{now_ns, Tid(), uint64_t(g->on), fmt::StateSource::kApi});
-  g->cache_version = ~uint64_t(0);
 }
 
 void hltex_format_dumped(const char* fmt_path) {
@@ -1004,18 +1028,30 @@ void hltex_format_loaded(const char* fmt_path) {
   std::string path = std::string(fmt_path) + ".hotline-defs";
   FILE* f = std::fopen(path.c_str(), "r");
   if (!f) return;  // a format not made by this engine: its macros' sites are unknown
-  char line[4096];
-  while (std::fgets(line, sizeof line, f)) {
-    char* end = nullptr;
-    long ref = std::strtol(line, &end, 10);
-    if (!end || *end != ' ') continue;
-    unsigned long long at = std::strtoull(end + 1, &end, 10);
-    if (!end || *end != ' ') continue;
-    std::string name = end + 1;
-    if (!name.empty() && name.back() == '\n') name.pop_back();
-    if (Def* d = g->defs.at(int32_t(ref))) *d = Def{FileId(name), at, 1};
-  }
+  // Read whole (45,000 lines for LaTeX), one line at a time from memory: "REF LINE FILE".
+  std::string text;
+  char buffer[1 << 16];
+  for (size_t n; (n = std::fread(buffer, 1, sizeof buffer, f)) > 0;) text.append(buffer, n);
   std::fclose(f);
+  std::string_view last_name;
+  uint32_t last_file = 0;
+  for (size_t at = 0; at < text.size();) {
+    size_t eol = text.find('\n', at);
+    if (eol == std::string::npos) eol = text.size();
+    const char* begin = text.c_str() + at;
+    at = eol + 1;
+    char* end = nullptr;
+    long ref = std::strtol(begin, &end, 10);
+    if (end == begin || *end != ' ') continue;
+    unsigned long long def_line = std::strtoull(end + 1, &end, 10);
+    if (*end != ' ') continue;
+    std::string_view name(end + 1, size_t(text.c_str() + eol - (end + 1)));
+    if (name != last_name || !last_file) {
+      last_name = name;
+      last_file = FileId(std::string(name));
+    }
+    if (Def* d = g->defs.at(int32_t(ref))) *d = Def{last_file, 1, def_line};
+  }
 }
 
 void hltex_finish(int exit_code) {
