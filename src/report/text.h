@@ -16,6 +16,11 @@ namespace hotline::report {
 
 // "850ns", "12.34us", "5.00ms", "1.25s"; with machine, the integer nanoseconds.
 std::string FormatTime(uint64_t ns, bool machine);
+// A row's spread over the runs a profile adds up (Summary::runs > 1): its least and greatest
+// run, "1.20ms–1.52ms"; with machine, "1200000-1520000" (nanoseconds).
+std::string FormatSpread(const model::RunSpread& spread, bool machine);
+// The cells of a row as the table writer takes them.
+std::vector<std::string_view> Cells(const std::vector<std::string>& cells);
 // Two decimals, no sign.
 std::string FormatPercent(double percent);
 // A relative change (new/old − 1) as a signed percent with one decimal: "+20.3%"; beyond
