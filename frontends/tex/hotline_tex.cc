@@ -343,6 +343,36 @@ struct Entry {
   LabelCache label;
 };
 
+// The logical stack. Popped entries stay allocated, so that a push writes only the fields a new
+// entry needs: the format build pushes 13.6 million.
+class EntryStack {
+ public:
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  Entry& back() { return entries_[size_ - 1]; }
+  Entry& operator[](size_t i) { return entries_[i]; }
+  // Drops the entries from `n` up (never grows).
+  void resize(size_t n) {
+    if (n < size_) size_ = n;
+  }
+  // A new entry on top, its nodes, caches and counts not looked up yet.
+  Entry& push() {
+    if (size_ == entries_.size()) entries_.resize(entries_.size() * 2 + 64);
+    Entry& e = entries_[size_++];
+    e.tail = false;
+    e.base = e.node = 0;
+    e.line = 1;
+    e.def_count = nullptr;
+    e.ref = 0;
+    e.label.node = 0;
+    return e;
+  }
+
+ private:
+  std::vector<Entry> entries_;
+  size_t size_ = 0;
+};
+
 struct Profiler {
   std::string output;
   int fd = -1;
@@ -383,7 +413,7 @@ struct Profiler {
   Def pending_def;
   bool def_pending = false;
 
-  std::vector<Entry> stack;
+  EntryStack stack;
   uint32_t root_func = 0, root_node = 0;
 
   // The slot being charged.
@@ -689,12 +719,11 @@ void FinishAtExit() { Finish(0); }
 // ---- The stack -------------------------------------------------------------------------------
 
 void Push(Kind kind, uint32_t func, uint64_t caller_line, int32_t index) {
-  Entry e;
+  Entry& e = g->stack.push();
   e.kind = kind;
   e.func = func;
   e.caller_line = caller_line;
   e.index = index;
-  g->stack.push_back(e);
   if (g->stack.size() > g->max_depth) g->max_depth = g->stack.size();
 }
 
@@ -717,7 +746,7 @@ void EnterList(uint32_t func, int32_t ref, int32_t index, int64_t line) {
       g->stack.resize(i - 1);
       again.tail = false;
       again.ref = ref;
-      g->stack.push_back(again);
+      g->stack.push() = again;
       return;
     }
   Push(Kind::kList, func, CallerLine(index, line), 0);
