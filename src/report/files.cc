@@ -22,7 +22,7 @@ void PrintFiles(const model::Profile& p, const ReportOptions& options, std::stri
   // Several runs: each row's least and greatest run.
   bool runs = p.summary.runs > 1;
   std::vector<std::string> header = {"file", "percent", "time", "count", "lines", "file name"};
-  if (runs) header.insert(header.end() - 1, "spread");
+  if (runs) AddSpreadCells(header, {"spread"}, w.machine());
   w.header(Cells(header));
   for (uint32_t f : order) {
     const model::File& file = p.files[f];
@@ -30,7 +30,7 @@ void PrintFiles(const model::Profile& p, const ReportOptions& options, std::stri
         FileNumber(model::FileId(f)),          FormatPercent(p.percentOfTotal(file.time_ns)),
         FormatTime(file.time_ns, w.machine()), fmt::format("{}", file.count),
         fmt::format("{}", file.lines_hit),     file.path};
-    if (runs) row.insert(row.end() - 1, FormatSpread(file.spread, w.machine()));
+    if (runs) AddSpreadCells(row, {FormatSpread(file.spread, w.machine())}, w.machine());
     w.row(Cells(row));
   }
 }

@@ -18,7 +18,7 @@ void PrintTexCommands(const model::Profile& p, const ReportOptions& options, std
   // Several runs: each row's least and greatest run.
   bool runs = p.summary.runs > 1;
   std::vector<std::string> header = {"percent", "time", "slots", "time/slot", "code", "command"};
-  if (runs) header.insert(header.end() - 1, "spread");
+  if (runs) AddSpreadCells(header, {"spread"}, w.machine());
   w.header(Cells(header));
   for (const model::TexCommand& c : p.tex_commands) {
     if (p.percentOfTotal(c.ns) < options.otherCutoff()) continue;
@@ -28,7 +28,7 @@ void PrintTexCommands(const model::Profile& p, const ReportOptions& options, std
                                     FormatAverage(c.slots ? c.ns / c.slots : 0, true, w.machine()),
                                     std::to_string(c.code),
                                     c.name};
-    if (runs) row.insert(row.end() - 1, FormatSpread(c.spread, w.machine()));
+    if (runs) AddSpreadCells(row, {FormatSpread(c.spread, w.machine())}, w.machine());
     w.row(Cells(row));
   }
 }

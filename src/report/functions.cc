@@ -33,7 +33,7 @@ void PrintFunctions(const model::Profile& p, const ReportOptions& options, std::
   // Several runs: each row's least and greatest run, of self and of cumulative time.
   bool runs = p.summary.runs > 1;
   std::vector<std::string> header = {"file", "line", "calls", "self", "cumulative", "name"};
-  if (runs) header.insert(header.end() - 1, {"self spread", "cumulative spread"});
+  if (runs) AddSpreadCells(header, {"self spread", "cumulative spread"}, w.machine());
   w.header(Cells(header));
   for (uint32_t i : order) {
     const model::Function& f = p.functions[i];
@@ -44,8 +44,9 @@ void PrintFunctions(const model::Profile& p, const ReportOptions& options, std::
                                     FormatTime(f.inclusive_ns, w.machine()),
                                     FunctionLabel(p, model::FunctionId(i), options)};
     if (runs)
-      row.insert(row.end() - 1, {FormatSpread(f.spread, w.machine()),
-                                 FormatSpread(f.inclusive_spread, w.machine())});
+      AddSpreadCells(
+          row, {FormatSpread(f.spread, w.machine()), FormatSpread(f.inclusive_spread, w.machine())},
+          w.machine());
     w.row(Cells(row));
   }
 }

@@ -32,7 +32,7 @@ void PrintLines(const model::Profile& p, const ReportOptions& options, std::stri
   bool several = p.summary.runs > 1;
   std::vector<std::string> header = {"file",  "line",    "percent",  "time",
                                      "count", "average", "file name"};
-  if (several) header.insert(header.end() - 1, "spread");
+  if (several) AddSpreadCells(header, {"spread"}, w.machine());
   w.header(Cells(header));
   for (uint32_t f : files) {
     bool any = false;
@@ -52,7 +52,7 @@ void PrintLines(const model::Profile& p, const ReportOptions& options, std::stri
           FormatCount(l.count, p.summary.exact_line_counts, w.machine()),
           FormatAverage(average, p.summary.exact_line_counts, w.machine()),
           p.files[f].path};
-      if (several) row.insert(row.end() - 1, FormatSpread(l.spread, w.machine()));
+      if (several) AddSpreadCells(row, {FormatSpread(l.spread, w.machine())}, w.machine());
       w.row(Cells(row));
     }
   }

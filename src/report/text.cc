@@ -21,6 +21,12 @@ std::string FormatSpread(const model::RunSpread& spread, bool machine) {
   return FormatTime(spread.min_ns, false) + "\u2013" + FormatTime(spread.max_ns, false);
 }
 
+void AddSpreadCells(std::vector<std::string>& cells, const std::vector<std::string>& spreads,
+                    bool machine) {
+  cells.insert(machine || cells.empty() ? cells.end() : cells.end() - 1, spreads.begin(),
+               spreads.end());
+}
+
 std::vector<std::string_view> Cells(const std::vector<std::string>& cells) {
   return std::vector<std::string_view>(cells.begin(), cells.end());
 }

@@ -314,8 +314,6 @@ std::vector<std::vector<std::string>> MachineRows(const std::string& text) {
   return rows;
 }
 
-constexpr size_t kLast = SIZE_MAX;
-
 // The profile file of several runs cut into one file per run, as each run wrote it.
 std::vector<std::string> SplitRuns(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -341,8 +339,8 @@ std::vector<std::string> SplitRuns(const std::string& path) {
 
 // For one table (`flag`) of the profile of several runs: every row's spread column holds the
 // least and the greatest of the row's time in the runs' own reports (0 in a run without it).
-// `key` picks a row's identity (columns before the spread, or kLast: the name), `time` its time
-// column, `spread` its spread column (a single run's table has none). Returns the
+// `key` picks a row's identity, `time` its time column, `spread` its spread column (a single
+// run's table has none, and the same columns before it). Returns the
 // rows checked, and whether every spread was one number (min = max).
 std::pair<size_t, bool> CheckSpread(const std::string& dir, const std::string& merged,
                                     const std::vector<std::string>& runs, const std::string& flag,
@@ -354,11 +352,7 @@ std::pair<size_t, bool> CheckSpread(const std::string& dir, const std::string& m
     std::vector<std::vector<std::string>> all = MachineRows(r.out);
     for (size_t i = 0; i < all.size(); ++i) {
       std::string k;
-      for (size_t c : key)
-        k += (c == kLast && !all[i].empty() ? all[i].back()
-              : c < all[i].size()           ? all[i][c]
-                                            : "?") +
-             "|";
+      for (size_t c : key) k += (c < all[i].size() ? all[i][c] : "?") + "|";
       rows[k] = all[i];
     }
     return rows;
@@ -404,15 +398,16 @@ TEST(Tex, RepeatShowsTheSpreadPerRow) {
     ASSERT_EQ(r.exit_code, 0) << r.err;
     std::vector<std::string> runs = SplitRuns(dir + "/" + out);
     ASSERT_EQ(runs.size(), 3u);
-    // -F: file, percent, time, count, lines, spread, file name.
-    auto files = CheckSpread(dir, out, runs, "-F", {kLast}, 2, 5);
-    // -L: file, line, percent, time, count, average, spread, file name.
-    auto lines = CheckSpread(dir, out, runs, "-L", {kLast, 1}, 3, 6);
-    // -M: file, line, calls, self, cumulative, self spread, cumulative spread, name.
-    auto self = CheckSpread(dir, out, runs, "-M", {0, 1, kLast}, 3, 5);
-    auto cumulative = CheckSpread(dir, out, runs, "-M", {0, 1, kLast}, 4, 6);
-    // -C: percent, time, slots, time/slot, code, spread, command.
-    auto commands = CheckSpread(dir, out, runs, "-C", {kLast}, 1, 5);
+    // With -m the spreads follow the name, so that the other columns keep their places.
+    // -F: file, percent, time, count, lines, file name, spread.
+    auto files = CheckSpread(dir, out, runs, "-F", {5}, 2, 6);
+    // -L: file, line, percent, time, count, average, file name, spread.
+    auto lines = CheckSpread(dir, out, runs, "-L", {6, 1}, 3, 7);
+    // -M: file, line, calls, self, cumulative, name, self spread, cumulative spread.
+    auto self = CheckSpread(dir, out, runs, "-M", {0, 1, 5}, 3, 6);
+    auto cumulative = CheckSpread(dir, out, runs, "-M", {0, 1, 5}, 4, 7);
+    // -C: percent, time, slots, time/slot, code, command, spread.
+    auto commands = CheckSpread(dir, out, runs, "-C", {5}, 1, 6);
     for (auto [checked, flat] : {files, lines, self, cumulative, commands}) {
       EXPECT_GT(checked, 0u) << cost;
       // Tokens are the same in every run: no spread at all.
