@@ -32,7 +32,9 @@ struct TexOptions {
 
   void Register(CLI::App& cmd) {
     cmd.add_option("-o,--output", output, "the profile to write (default: DOC.hotline here)");
-    cmd.add_option("--repeat", repeat, "run the document N times and keep every run (merged)")
+    cmd.add_option("--repeat", repeat,
+                   "run the document N times and keep every run: the report shows their sum and "
+                   "each row's spread")
         ->check(CLI::Range(1u, 1000u));
     cmd.add_option("--cost", cost,
                    "time: CPU time of each command slot; tokens: tokens read and commands run "

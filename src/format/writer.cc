@@ -169,6 +169,12 @@ uint64_t Writer::internStackNode(uint64_t parent, uint64_t address) {
   return id;
 }
 
+uint64_t Writer::addNewStackNode(uint64_t parent, uint64_t address) {
+  uint64_t id = id_base_ + ++nodes_count_;
+  addStackNode(id, parent, address);
+  return id;
+}
+
 void Writer::beginRecord(RecordKind kind) {
   if (chunk_.size() == 0) chunk_.varint(last_time_);  // the chunk's base time
   kind_ = kind;

@@ -49,6 +49,10 @@ class Writer {
   uint64_t internString(const char* text);
   // Returns the id of the stack node (parent, address), writing a STACK_NODE the first time.
   uint64_t internStackNode(uint64_t parent, uint64_t address);
+  // Writes a STACK_NODE the caller knows to be new (it interns its nodes itself, as the TeX
+  // hooks do) and returns its id, without the interning table's memory and lookups. Never mix
+  // with internStackNode for the same node.
+  uint64_t addNewStackNode(uint64_t parent, uint64_t address);
 
   void add(const ProcessRecord& r);
   void add(const ModuleLoadRecord& r);

@@ -68,12 +68,14 @@ class Merger {
       auto it = std::find_if(p_.tex_commands.begin(), p_.tex_commands.end(),
                              [&](const TexCommand& t) { return t.name == c.name; });
       if (it == p_.tex_commands.end()) {
-        p_.tex_commands.push_back(c);
-      } else {
-        it->slots += c.slots;
-        it->ns += c.ns;
+        p_.tex_commands.push_back(TexCommand{c.code, c.name, 0, 0, {}});
+        it = p_.tex_commands.end() - 1;
       }
+      it->slots += c.slots;
+      it->ns += c.ns;
+      it->spread.add(c.ns);
     }
+    addSpreads(run, files, lines, functions);
     SortTexCommands(p_.tex_commands);
     addSummary(run);
     ++runs_;
@@ -86,6 +88,15 @@ class Merger {
       for (Line& l : p_.lines) l.count_exact = false;
     if (!all_calls_exact_)
       for (Function& f : p_.functions) f.calls_exact = false;
+    // A run without a row had none of its time: the least is 0.
+    uint32_t runs = static_cast<uint32_t>(runs_);
+    auto absent = [runs](RunSpread& s) {
+      if (s.seen < runs) s.min_ns = 0;
+    };
+    for (File& f : p_.files) absent(f.spread);
+    for (Line& l : p_.lines) absent(l.spread);
+    for (Function& f : p_.functions) absent(f.spread), absent(f.inclusive_spread);
+    for (TexCommand& c : p_.tex_commands) absent(c.spread);
     for (File& f : p_.files) f.time_ns = f.count = f.lines_hit = 0;
     for (const Line& l : p_.lines) {
       File& f = p_.files[l.file.index()];
@@ -98,6 +109,7 @@ class Merger {
     for (const File& f : p_.files) s.files += f.time_ns > 0 ? 1 : 0;
     for (const Function& f : p_.functions) s.functions += f.self_ns > 0 || f.inclusive_ns > 0;
     s.exact_line_counts = all_lines_exact_;
+    s.runs = runs;
     PutInOrder(p_);
     return std::move(p_);
   }
@@ -246,6 +258,38 @@ class Merger {
     if (added) p_.stack_times.push_back(StackTime{stack, thread, 0, 0});
     p_.stack_times[it->second].ns += t.ns;
     p_.stack_times[it->second].samples += t.samples;
+  }
+
+  // Each row's time in this run, into its spread (rows of one run that meet in one merged row
+  // count as one).
+  void addSpreads(const Profile& run, const std::vector<FileId>& files,
+                  const std::vector<LineId>& lines, const std::vector<FunctionId>& functions) {
+    auto fold = [](auto& rows, auto spread_of,
+                   const std::vector<std::pair<uint32_t, uint64_t>>& add) {
+      std::unordered_map<uint32_t, uint64_t> sum;
+      for (auto [row, ns] : add) sum[row] += ns;
+      for (auto [row, ns] : sum) spread_of(rows[row]).add(ns);
+    };
+    std::vector<std::pair<uint32_t, uint64_t>> add;
+    for (size_t i = 0; i < run.files.size(); ++i)
+      add.emplace_back(files[i].index(), run.files[i].time_ns);
+    fold(
+        p_.files, [](File& f) -> RunSpread& { return f.spread; }, add);
+    add.clear();
+    for (size_t i = 0; i < run.lines.size(); ++i)
+      add.emplace_back(lines[i].index(), run.lines[i].time_ns);
+    fold(
+        p_.lines, [](Line& l) -> RunSpread& { return l.spread; }, add);
+    add.clear();
+    for (size_t i = 0; i < run.functions.size(); ++i)
+      add.emplace_back(functions[i].index(), run.functions[i].self_ns);
+    fold(
+        p_.functions, [](Function& f) -> RunSpread& { return f.spread; }, add);
+    add.clear();
+    for (size_t i = 0; i < run.functions.size(); ++i)
+      add.emplace_back(functions[i].index(), run.functions[i].inclusive_ns);
+    fold(
+        p_.functions, [](Function& f) -> RunSpread& { return f.inclusive_spread; }, add);
   }
 
   void addSummary(const Profile& run) {

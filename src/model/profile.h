@@ -43,6 +43,22 @@ enum class PseudoKind : uint8_t {
   kUnsampled,    // CPU time a thread used that no sample stands for
 };
 
+// One row's time across the runs a profile adds up (hotline merge, hotline tex --repeat): the
+// least and the greatest of its per-run times, and their squares' sum (the standard deviation's).
+// A run without the row counts 0. Summary::runs says how many runs; with one, all is its time.
+struct RunSpread {
+  uint32_t seen = 0;  // runs that have the row
+  uint64_t min_ns = 0, max_ns = 0;
+  double sum_squares = 0;
+  // Adds one run's time of the row.
+  void add(uint64_t ns) {
+    min_ns = seen ? std::min(min_ns, ns) : ns;
+    max_ns = seen ? std::max(max_ns, ns) : ns;
+    sum_squares += double(ns) * double(ns);
+    ++seen;
+  }
+};
+
 struct Module {
   std::string path;  // pseudo-modules (for pseudo-functions outside any module) are `[...]`
   PseudoKind pseudo = PseudoKind::kNone;
@@ -61,6 +77,7 @@ struct File {
   uint64_t time_ns = 0;  // Σ of its lines
   uint64_t count = 0;    // Σ of its lines' entry counts
   uint32_t lines_hit = 0;
+  RunSpread spread;  // of time_ns
 };
 
 struct Line {
@@ -73,6 +90,7 @@ struct Line {
   // Time of the samples with this line anywhere on their stack, once per sample: for a line
   // that calls, its own time and its callees'. Never below time_ns.
   uint64_t inclusive_ns = 0;
+  RunSpread spread;  // of time_ns
 };
 
 // A function is identified by (name, definition file, definition line): two static functions of
@@ -95,6 +113,8 @@ struct Function {
   uint64_t traced_min_ns = 0, traced_max_ns = 0;
   uint64_t traced_call_sum_ns = 0;  // Σ of every call's duration: the average's numerator
   uint32_t end_line = 0;            // its last line, from gcov (--coverage builds); 0 when unknown
+  RunSpread spread;                 // of self_ns
+  RunSpread inclusive_spread;       // of inclusive_ns
 };
 
 // One parent→child edge of the call graph, kept in its parent's section.
@@ -232,12 +252,16 @@ struct Summary {
   std::vector<std::string> argv;
   // The input size of the whole run (a SIZE record without a call: `hotline sweep`).
   std::optional<uint64_t> run_size;
+  // The runs the profile adds up (a file of several: hotline merge, hotline tex --repeat); the
+  // rows' RunSpreads are over these.
+  uint32_t runs = 1;
 };
 
 struct TexCommand {
   uint64_t code = 0;
   std::string name;
   uint64_t slots = 0, ns = 0;
+  RunSpread spread;  // of ns
 };
 // By decreasing time, then name: the order every view shows.
 inline void SortTexCommands(std::vector<TexCommand>& commands) {

@@ -19,12 +19,19 @@ void PrintFiles(const model::Profile& p, const ReportOptions& options, std::stri
 
   TableWriter w(p, options, out);
   w.title("files", "Files (" + SampledClock(p) + ")");
-  w.header({"file", "percent", "time", "count", "lines", "file name"});
+  // Several runs: each row's least and greatest run.
+  bool runs = p.summary.runs > 1;
+  std::vector<std::string> header = {"file", "percent", "time", "count", "lines", "file name"};
+  if (runs) AddSpreadCells(header, {"spread"}, w.machine());
+  w.header(Cells(header));
   for (uint32_t f : order) {
     const model::File& file = p.files[f];
-    w.row({FileNumber(model::FileId(f)), FormatPercent(p.percentOfTotal(file.time_ns)),
-           FormatTime(file.time_ns, w.machine()), fmt::format("{}", file.count),
-           fmt::format("{}", file.lines_hit), file.path});
+    std::vector<std::string> row = {
+        FileNumber(model::FileId(f)),          FormatPercent(p.percentOfTotal(file.time_ns)),
+        FormatTime(file.time_ns, w.machine()), fmt::format("{}", file.count),
+        fmt::format("{}", file.lines_hit),     file.path};
+    if (runs) AddSpreadCells(row, {FormatSpread(file.spread, w.machine())}, w.machine());
+    w.row(Cells(row));
   }
 }
 

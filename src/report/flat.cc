@@ -15,13 +15,21 @@ namespace {
 void PrintTexCommands(const model::Profile& p, const ReportOptions& options, std::string& out) {
   TableWriter w(p, options, out);
   w.title("flat", "TeX commands by time (" + SampledClock(p) + ")");
-  w.header({"percent", "time", "slots", "time/slot", "code", "command"});
+  // Several runs: each row's least and greatest run.
+  bool runs = p.summary.runs > 1;
+  std::vector<std::string> header = {"percent", "time", "slots", "time/slot", "code", "command"};
+  if (runs) AddSpreadCells(header, {"spread"}, w.machine());
+  w.header(Cells(header));
   for (const model::TexCommand& c : p.tex_commands) {
     if (p.percentOfTotal(c.ns) < options.otherCutoff()) continue;
-    w.row({FormatPercent(p.percentOfTotal(c.ns)), FormatTime(c.ns, w.machine()),
-           FormatCount(c.slots, true, w.machine()),
-           FormatAverage(c.slots ? c.ns / c.slots : 0, true, w.machine()), std::to_string(c.code),
-           c.name});
+    std::vector<std::string> row = {FormatPercent(p.percentOfTotal(c.ns)),
+                                    FormatTime(c.ns, w.machine()),
+                                    FormatCount(c.slots, true, w.machine()),
+                                    FormatAverage(c.slots ? c.ns / c.slots : 0, true, w.machine()),
+                                    std::to_string(c.code),
+                                    c.name};
+    if (runs) AddSpreadCells(row, {FormatSpread(c.spread, w.machine())}, w.machine());
+    w.row(Cells(row));
   }
 }
 

@@ -30,13 +30,24 @@ void PrintFunctions(const model::Profile& p, const ReportOptions& options, std::
 
   TableWriter w(p, options, out);
   w.title("functions", "Functions (" + SampledClock(p) + ")");
-  w.header({"file", "line", "calls", "self", "cumulative", "name"});
+  // Several runs: each row's least and greatest run, of self and of cumulative time.
+  bool runs = p.summary.runs > 1;
+  std::vector<std::string> header = {"file", "line", "calls", "self", "cumulative", "name"};
+  if (runs) AddSpreadCells(header, {"self spread", "cumulative spread"}, w.machine());
+  w.header(Cells(header));
   for (uint32_t i : order) {
     const model::Function& f = p.functions[i];
-    w.row({FileNumber(f.file), fmt::format("{}", f.line),
-           FormatCount(f.calls, f.calls_exact, w.machine()), FormatTime(f.self_ns, w.machine()),
-           FormatTime(f.inclusive_ns, w.machine()),
-           FunctionLabel(p, model::FunctionId(i), options)});
+    std::vector<std::string> row = {FileNumber(f.file),
+                                    fmt::format("{}", f.line),
+                                    FormatCount(f.calls, f.calls_exact, w.machine()),
+                                    FormatTime(f.self_ns, w.machine()),
+                                    FormatTime(f.inclusive_ns, w.machine()),
+                                    FunctionLabel(p, model::FunctionId(i), options)};
+    if (runs)
+      AddSpreadCells(
+          row, {FormatSpread(f.spread, w.machine()), FormatSpread(f.inclusive_spread, w.machine())},
+          w.machine());
+    w.row(Cells(row));
   }
 }
 

@@ -28,7 +28,12 @@ void PrintLines(const model::Profile& p, const ReportOptions& options, std::stri
   w.title("lines",
           fmt::format("Lines ({} counts; {})", p.summary.exact_line_counts ? "exact" : "estimated",
                       SampledClock(p)));
-  w.header({"file", "line", "percent", "time", "count", "average", "file name"});
+  // Several runs: each row's least and greatest run.
+  bool several = p.summary.runs > 1;
+  std::vector<std::string> header = {"file",  "line",    "percent",  "time",
+                                     "count", "average", "file name"};
+  if (several) AddSpreadCells(header, {"spread"}, w.machine());
+  w.header(Cells(header));
   for (uint32_t f : files) {
     bool any = false;
     for (size_t i = runs[f].first; i < runs[f].second; ++i) {
@@ -39,10 +44,16 @@ void PrintLines(const model::Profile& p, const ReportOptions& options, std::stri
         out += fmt::format("{}: {}\n", FileNumber(model::FileId(f)), p.files[f].path);
       any = true;
       uint64_t average = l.count ? l.time_ns / l.count : 0;
-      w.row({FileNumber(l.file), fmt::format("{}", l.line), FormatPercent(percent),
-             FormatTime(l.time_ns, w.machine()),
-             FormatCount(l.count, p.summary.exact_line_counts, w.machine()),
-             FormatAverage(average, p.summary.exact_line_counts, w.machine()), p.files[f].path});
+      std::vector<std::string> row = {
+          FileNumber(l.file),
+          fmt::format("{}", l.line),
+          FormatPercent(percent),
+          FormatTime(l.time_ns, w.machine()),
+          FormatCount(l.count, p.summary.exact_line_counts, w.machine()),
+          FormatAverage(average, p.summary.exact_line_counts, w.machine()),
+          p.files[f].path};
+      if (several) AddSpreadCells(row, {FormatSpread(l.spread, w.machine())}, w.machine());
+      w.row(Cells(row));
     }
   }
 }

@@ -16,6 +16,21 @@ std::string FormatTime(uint64_t ns, bool machine) {
   return fmt::format("{:.2f}s", v / 1e9);
 }
 
+std::string FormatSpread(const model::RunSpread& spread, bool machine) {
+  if (machine) return fmt::format("{}-{}", spread.min_ns, spread.max_ns);
+  return FormatTime(spread.min_ns, false) + "\u2013" + FormatTime(spread.max_ns, false);
+}
+
+void AddSpreadCells(std::vector<std::string>& cells, const std::vector<std::string>& spreads,
+                    bool machine) {
+  cells.insert(machine || cells.empty() ? cells.end() : cells.end() - 1, spreads.begin(),
+               spreads.end());
+}
+
+std::vector<std::string_view> Cells(const std::vector<std::string>& cells) {
+  return std::vector<std::string_view>(cells.begin(), cells.end());
+}
+
 std::string FormatPercent(double percent) { return fmt::format("{:.2f}", percent); }
 
 std::string SampledClock(const model::Profile& p) {

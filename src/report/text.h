@@ -16,6 +16,15 @@ namespace hotline::report {
 
 // "850ns", "12.34us", "5.00ms", "1.25s"; with machine, the integer nanoseconds.
 std::string FormatTime(uint64_t ns, bool machine);
+// A row's spread over the runs a profile adds up (Summary::runs > 1): its least and greatest
+// run, "1.20ms–1.52ms"; with machine, "1200000-1520000" (nanoseconds).
+std::string FormatSpread(const model::RunSpread& spread, bool machine);
+// Adds the spread cells to a row (or header) of a table whose last cell is the name: before the
+// name for people; after it with -m, so that the columns scripts read keep their places.
+void AddSpreadCells(std::vector<std::string>& cells, const std::vector<std::string>& spreads,
+                    bool machine);
+// The cells of a row as the table writer takes them.
+std::vector<std::string_view> Cells(const std::vector<std::string>& cells);
 // Two decimals, no sign.
 std::string FormatPercent(double percent);
 // A relative change (new/old − 1) as a signed percent with one decimal: "+20.3%"; beyond

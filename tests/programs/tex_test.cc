@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <set>
 #include <sstream>
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "format/raw_profile.h"
+#include "format/reader.h"
 #include "format/schema.h"
 #include "harness.h"
 
@@ -294,6 +296,124 @@ TEST(Tex, RepeatKeepsEveryRun) {
   RunResult commands = Hotline({"report", "-C", "-m", "loop.hotline"}, dir);
   ASSERT_EQ(commands.exit_code, 0) << commands.err;
   EXPECT_NE(commands.out.find("\t93900\t"), std::string::npos) << commands.out;
+}
+
+// The rows of one table of `hotline report -m`: each row's cells, by TAB.
+std::vector<std::vector<std::string>> MachineRows(const std::string& text) {
+  std::vector<std::vector<std::string>> rows;
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    std::vector<std::string> cells;
+    std::istringstream cells_in(line);
+    std::string cell;
+    while (std::getline(cells_in, cell, '\t')) cells.push_back(cell);
+    rows.push_back(cells);
+  }
+  return rows;
+}
+
+// The profile file of several runs cut into one file per run, as each run wrote it.
+std::vector<std::string> SplitRuns(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::vector<uint64_t> starts;
+  for (uint64_t offset = 0;;) {
+    starts.push_back(offset);
+    format::RawProfile raw;
+    format::ReadStats stats;
+    EXPECT_TRUE(format::ReadProfileFile(path, raw, &stats, offset).ok());
+    if (stats.next_run == 0) break;
+    offset = stats.next_run;
+  }
+  std::vector<std::string> runs;
+  for (size_t i = 0; i < starts.size(); ++i) {
+    uint64_t end = i + 1 < starts.size() ? starts[i + 1] : bytes.size();
+    std::string run = path + ".run" + std::to_string(i + 1);
+    std::ofstream(run, std::ios::binary) << bytes.substr(starts[i], end - starts[i]);
+    runs.push_back(run);
+  }
+  return runs;
+}
+
+// For one table (`flag`) of the profile of several runs: every row's spread column holds the
+// least and the greatest of the row's time in the runs' own reports (0 in a run without it).
+// `key` picks a row's identity, `time` its time column, `spread` its spread column (a single
+// run's table has none, and the same columns before it). Returns the
+// rows checked, and whether every spread was one number (min = max).
+std::pair<size_t, bool> CheckSpread(const std::string& dir, const std::string& merged,
+                                    const std::vector<std::string>& runs, const std::string& flag,
+                                    const std::vector<size_t>& key, size_t time, size_t spread) {
+  auto table = [&](const std::string& file) {
+    RunResult r = Hotline({"report", flag, "-m", "-N", "-p", "0", file}, dir);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    std::map<std::string, std::vector<std::string>> rows;
+    std::vector<std::vector<std::string>> all = MachineRows(r.out);
+    for (size_t i = 0; i < all.size(); ++i) {
+      std::string k;
+      for (size_t c : key) k += (c < all[i].size() ? all[i][c] : "?") + "|";
+      rows[k] = all[i];
+    }
+    return rows;
+  };
+  // The table for people names the column; a single run's has none.
+  RunResult people = Hotline({"report", flag, "-N", "-p", "0", merged}, dir);
+  EXPECT_NE(people.out.find("spread"), std::string::npos) << people.out;
+  std::map<std::string, std::vector<std::string>> rows = table(merged);
+  std::vector<std::map<std::string, std::vector<std::string>>> per_run;
+  for (const std::string& run : runs) {
+    RunResult one = Hotline({"report", flag, "-N", "-p", "0", run}, dir);
+    EXPECT_EQ(one.out.find("spread"), std::string::npos) << one.out;
+    per_run.push_back(table(run));
+  }
+  size_t checked = 0;
+  bool all_flat = true;
+  for (const auto& [k, row] : rows) {
+    EXPECT_LT(spread, row.size()) << flag << " " << k;
+    if (spread >= row.size()) continue;
+    uint64_t least = UINT64_MAX, most = 0, sum = 0;
+    for (const auto& run : per_run) {
+      auto it = run.find(k);
+      uint64_t t = it == run.end() ? 0 : std::stoull(it->second[time]);
+      least = std::min(least, t);
+      most = std::max(most, t);
+      sum += t;
+    }
+    EXPECT_EQ(row[spread], std::to_string(least) + "-" + std::to_string(most)) << flag << " " << k;
+    EXPECT_EQ(std::stoull(row[time]), sum) << flag << " " << k;
+    all_flat = all_flat && least == most;
+    ++checked;
+  }
+  return {checked, all_flat};
+}
+
+TEST(Tex, RepeatShowsTheSpreadPerRow) {
+  std::string dir = DocDir("tex_spread", {"loop.tex", "twice.tex"});
+  for (std::string cost : {"time", "tokens"}) {
+    std::string out = cost + ".hotline";
+    RunResult r = Tex({"--repeat", "3", "--cost", cost, "-o", out, "--", "pdftex",
+                       "-interaction=nonstopmode", "loop.tex"},
+                      dir);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    std::vector<std::string> runs = SplitRuns(dir + "/" + out);
+    ASSERT_EQ(runs.size(), 3u);
+    // With -m the spreads follow the name, so that the other columns keep their places.
+    // -F: file, percent, time, count, lines, file name, spread.
+    auto files = CheckSpread(dir, out, runs, "-F", {5}, 2, 6);
+    // -L: file, line, percent, time, count, average, file name, spread.
+    auto lines = CheckSpread(dir, out, runs, "-L", {6, 1}, 3, 7);
+    // -M: file, line, calls, self, cumulative, name, self spread, cumulative spread.
+    auto self = CheckSpread(dir, out, runs, "-M", {0, 1, 5}, 3, 6);
+    auto cumulative = CheckSpread(dir, out, runs, "-M", {0, 1, 5}, 4, 7);
+    // -C: percent, time, slots, time/slot, code, command, spread.
+    auto commands = CheckSpread(dir, out, runs, "-C", {5}, 1, 6);
+    for (auto [checked, flat] : {files, lines, self, cumulative, commands}) {
+      EXPECT_GT(checked, 0u) << cost;
+      // Tokens are the same in every run: no spread at all.
+      if (cost == "tokens") EXPECT_TRUE(flat);
+    }
+  }
 }
 
 TEST(Tex, KnuthsPlainFormat) {

@@ -531,6 +531,27 @@ TEST_F(MergeTest, RunsAddUpAndKeepTheInvariants) {
   EXPECT_EQ(m.threads.size(), 3u);  // the runs' threads stay apart
 }
 
+TEST_F(MergeTest, KeepsEachRowsSpreadOverTheRuns) {
+  Profile a = run({{1, {0x1111, 0x1200}}, {1, {0x1111, 0x1300}}});
+  Profile b = run({{1, {0x1111, 0x1204}}, {2, {0x1111, 0x1200}}, {2, {0x1111, 0x1200}}});
+  Profile m = Merged({&a, &b});
+  EXPECT_EQ(m.summary.runs, 2u);
+  EXPECT_EQ(a.summary.runs, 1u);
+  for (const Function& f : m.functions) {
+    const Function* fa = find(a, f.name);
+    const Function* fb = find(b, f.name);
+    uint64_t ta = fa ? fa->self_ns : 0, tb = fb ? fb->self_ns : 0;
+    EXPECT_EQ(f.spread.min_ns, std::min(ta, tb)) << f.name;
+    EXPECT_EQ(f.spread.max_ns, std::max(ta, tb)) << f.name;
+    EXPECT_EQ(f.spread.sum_squares, double(ta) * double(ta) + double(tb) * double(tb)) << f.name;
+  }
+  // A line only one run has: the other counts 0.
+  const Line* only_a = findLine(m, "util.h", 5);  // 0x1300, in run a only
+  ASSERT_NE(only_a, nullptr);
+  EXPECT_EQ(only_a->spread.min_ns, 0u);
+  EXPECT_EQ(only_a->spread.max_ns, only_a->time_ns);
+}
+
 TEST_F(MergeTest, IsAssociativeAndCommutative) {
   Profile a = run({{1, {0x1111, 0x1200}}, {1, {0x1111, 0x1300}}, {1, {0x1400}}});
   Profile b = run({{1, {0x1111, 0x1204}}, {2, {0x1111, 0x1111, 0x1200}}});
