@@ -77,7 +77,7 @@ struct File {
   uint64_t time_ns = 0;  // Σ of its lines
   uint64_t count = 0;    // Σ of its lines' entry counts
   uint32_t lines_hit = 0;
-  RunSpread spread;  // of time_ns
+  RunSpread spread{};  // of time_ns
 };
 
 struct Line {
@@ -90,7 +90,7 @@ struct Line {
   // Time of the samples with this line anywhere on their stack, once per sample: for a line
   // that calls, its own time and its callees'. Never below time_ns.
   uint64_t inclusive_ns = 0;
-  RunSpread spread;  // of time_ns
+  RunSpread spread{};  // of time_ns
 };
 
 // A function is identified by (name, definition file, definition line): two static functions of
@@ -113,8 +113,8 @@ struct Function {
   uint64_t traced_min_ns = 0, traced_max_ns = 0;
   uint64_t traced_call_sum_ns = 0;  // Σ of every call's duration: the average's numerator
   uint32_t end_line = 0;            // its last line, from gcov (--coverage builds); 0 when unknown
-  RunSpread spread;                 // of self_ns
-  RunSpread inclusive_spread;       // of inclusive_ns
+  RunSpread spread{};               // of self_ns
+  RunSpread inclusive_spread{};     // of inclusive_ns
 };
 
 // One parent→child edge of the call graph, kept in its parent's section.
@@ -261,7 +261,7 @@ struct TexCommand {
   uint64_t code = 0;
   std::string name;
   uint64_t slots = 0, ns = 0;
-  RunSpread spread;  // of ns
+  RunSpread spread{};  // of ns
 };
 // By decreasing time, then name: the order every view shows.
 inline void SortTexCommands(std::vector<TexCommand>& commands) {

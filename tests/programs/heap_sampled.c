@@ -1,7 +1,8 @@
 /* Known allocations for the sampled heap mode, whose estimates heap_test checks against these
  * truths within their standard errors: 100000 temporaries of 100 bytes (make_temporaries),
  * 4000 blocks of 2000 bytes kept to the end (keep_blocks), and 10 blocks of 4 MiB live at once
- * on top of those (the peak, make_peak). -O0 keeps every call. */
+ * on top of those (the peak, make_peak). -O0 keeps every call. With an argument, it pauses for
+ * 200 ms after the temporaries. */
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -31,8 +32,10 @@ static void make_peak(void) {
   for (int i = 0; i < 10; ++i) free(big[i]);
 }
 
-int main(void) {
+int main(int argc, char** argv) {
+  (void)argv;
   make_temporaries();
+  if (argc > 1) usleep(200000); /* "pause": the runtime flushes the temporaries on its own */
   keep_blocks();
   make_peak();
   const char done[] = "heap_sampled done\n";

@@ -261,12 +261,14 @@ void ExpectWithin(uint64_t estimate, double truth, double variance, const char* 
 }
 
 std::string RecordSampled(const std::string& name, const std::string& program,
-                          const std::vector<std::string>& options, RunResult* run) {
+                          const std::vector<std::string>& options, RunResult* run,
+                          const std::vector<std::string>& program_args = {}) {
   std::string dir = ScratchDir(name);
   std::string profile = dir + "/" + name + ".hotline";
   std::vector<std::string> args = {"record", "-q", "-o", profile};
   args.insert(args.end(), options.begin(), options.end());
   args.insert(args.end(), {"--", program});
+  args.insert(args.end(), program_args.begin(), program_args.end());
   *run = Hotline(args, dir);
   EXPECT_EQ(run->exit_code, 0) << run->err;
   return profile;
@@ -510,8 +512,10 @@ TEST(Heap, StreamedHeapEqualsTheFullyReadOne) {
 // of what was read; a file that is no profile gets a one-line error.
 TEST(Heap, DamagedHeapProfilesAreReportedAsFarAsTheyGoOrRefused) {
   RunResult run;
+  // The pause between the temporaries and the kept blocks outlasts the runtime's flush interval,
+  // so the temporaries are in a chunk of their own, before the last one.
   std::string profile =
-      RecordSampled("heap_damaged", PROGRAM_heap_sampled, {"-F", "0", "--heap"}, &run);
+      RecordSampled("heap_damaged", PROGRAM_heap_sampled, {"-F", "0", "--heap"}, &run, {"pause"});
   std::string dir = profile.substr(0, profile.rfind('/'));
   std::string bytes;
   {
