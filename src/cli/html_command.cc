@@ -248,14 +248,9 @@ int RunHtml(HtmlCommandOptions& o) {
   if (o.diff) return RunHtmlDiff(o);
   if (o.history) return RunHtmlHistory(o);
   bool named = !o.files.empty();
-  if (!named) o.files.emplace_back();
-  for (std::string& f : o.files) {
-    Expected<std::string> file = ProfileArgument(f);
-    if (!file) {
-      fmt::print(stderr, "hotline: html: {}\n", file.status().message());
-      return 1;
-    }
-    f = *file;
+  if (Status resolved = ResolveProfileArguments(o.files); !resolved.ok()) {
+    fmt::print(stderr, "hotline: html: {}\n", resolved.message());
+    return 1;
   }
   std::vector<std::string> files = ExpandDirectories(o.files);
   if (files.size() > 1) return RunHtmlRuns(o, files);

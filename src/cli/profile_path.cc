@@ -78,6 +78,16 @@ Expected<std::string> ProfileArgument(const std::string& file) {
   return file;
 }
 
+Status ResolveProfileArguments(std::vector<std::string>& files) {
+  if (files.empty()) files.emplace_back();
+  for (std::string& f : files) {
+    Expected<std::string> file = ProfileArgument(f);
+    if (!file) return file.status();
+    f = *file;
+  }
+  return {};
+}
+
 std::vector<std::string> ExpandDirectories(const std::vector<std::string>& files) {
   std::vector<std::string> out;
   for (const std::string& f : files) {

@@ -22,6 +22,9 @@ std::vector<std::string> ChildProfilePaths(const std::string& output, uint32_t p
 // `file` when given, else the newest *.hotline here.
 Expected<std::string> ProfileArgument(const std::string& file);
 
+// ProfileArgument of each of `files`, in place; no files stands for the newest *.hotline here.
+Status ResolveProfileArguments(std::vector<std::string>& files);
+
 // `files` with each directory replaced by the *.hotline files in it (a sweep's), by name; a
 // directory without any stays, for its reader to say it is unreadable.
 std::vector<std::string> ExpandDirectories(const std::vector<std::string>& files);

@@ -187,14 +187,9 @@ int RunReport(ReportCommandOptions& o) {
         asked.procedures || asked.raw || asked.stack_changes || o.heap || o.watch || o.complexity))
     asked.top = asked.flat = true;
   bool named = !o.files.empty();
-  if (!named) o.files.emplace_back();
-  for (std::string& f : o.files) {
-    Expected<std::string> file = ProfileArgument(f);
-    if (!file) {
-      fmt::print(stderr, "hotline: {}\n", file.status().message());
-      return 1;
-    }
-    f = *file;
+  if (Status resolved = ResolveProfileArguments(o.files); !resolved.ok()) {
+    fmt::print(stderr, "hotline: {}\n", resolved.message());
+    return 1;
   }
   if (o.complexity) o.files = ExpandDirectories(o.files);
   o.file = o.files.front();
