@@ -176,7 +176,9 @@ async function timeline(report) {
     await visit(page, report, 'timeline');
     const titles = await page.$$eval('div.call', ds => ds.map(d => d.getAttribute('title')));
     check(titles.some(t => t.startsWith('main\n')), 'timeline: no call of main drawn');
-    check(titles.filter(t => t.startsWith('fib\n')).length > 100, 'timeline: too few calls of fib drawn');
+    // Calls narrower than a pixel are not drawn: on a busy machine one preempted call can take
+    // most of the width, and fewer of fib(20)'s 21891 calls are wide enough.
+    check(titles.filter(t => t.startsWith('fib\n')).length > 20, 'timeline: too few calls of fib drawn');
     // A click on a call of fib below the outermost zooms to it: it then spans the whole width.
     const share = await page.evaluate(() => {
       const fib = [...document.querySelectorAll('div.call')]
