@@ -8,6 +8,7 @@
 //       SOURCE with HOT_LINE highlighted; a screenshot of the main page goes to SCREENSHOT
 //   node report_test.js hostile REPORT     hostile names and sources run no script
 //   node report_test.js heap REPORT        the heap page draws without errors
+//   node report_test.js watches REPORT NAME...  one chart per watched variable, each named
 //   node report_test.js timeline REPORT    a timed trace's calls are drawn; a click zooms in
 //   node report_test.js timing REPORT      prints the milliseconds until the flame graph is drawn
 //   node report_test.js diff REPORT SLOWER SCREENSHOT
@@ -163,6 +164,24 @@ async function heap(report) {
     // analytics::crunch, called from stage_a and stage_b).
     const chains = await page.$$eval('div.chains div', ds => ds.map(d => d.textContent));
     check(chains.some(c => c.includes('← stage_a(')), 'heap page: no caller chain through stage_a: ' + chains.join(' | '));
+    check(page.problems.length === 0, 'errors: ' + page.problems.join(' | '));
+  } finally {
+    await browser.close();
+  }
+}
+
+// The watched-variables page: one value-over-time chart per variable that was written, each a
+// step line through its writes, and the summary table naming every variable.
+async function watches(report, ...names) {
+  const browser = await openBrowser();
+  try {
+    const page = await watchedPage(browser);
+    await visit(page, report, 'watches');
+    const charts = await page.$$eval('svg.chart polyline.live', ps => ps.map(p => p.getAttribute('points').split(' ').length));
+    check(charts.length === names.length, 'watch page: ' + charts.length + ' charts for ' + names.length + ' variables');
+    check(charts.every(n => n >= 2), 'watch page: a chart without its steps');
+    const cells = await page.$$eval('td', ts => ts.map(t => t.textContent));
+    for (const name of names) check(cells.includes(name), 'watch page: no row for ' + name);
     check(page.problems.length === 0, 'errors: ' + page.problems.join(' | '));
   } finally {
     await browser.close();
@@ -346,9 +365,9 @@ async function history(report, series) {
 }
 
 const [mode, ...args] = process.argv.slice(2);
-const modes = { main, hostile, heap, timeline, timing, diff, history, complexity };
+const modes = { main, hostile, heap, watches, timeline, timing, diff, history, complexity };
 if (!modes[mode]) {
-  console.error('usage: report_test.js main|hostile|heap|timeline|timing|diff|history|complexity REPORT ...');
+  console.error('usage: report_test.js main|hostile|heap|watches|timeline|timing|diff|history|complexity REPORT ...');
   process.exit(2);
 }
 modes[mode](...args).then(() => {

@@ -324,6 +324,19 @@ TEST_F(HtmlBrowser, HeapPageDraws) {
   EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
 }
 
+TEST_F(HtmlBrowser, WatchPageDrawsEachVariable) {
+  std::string dir = ScratchDir("html-browser-watch");
+  // watch_known exits with 3 on purpose: the profiled program keeps its status.
+  RunResult recorded = Hotline({"record", "-q", "-o", "p.hotline", "--watch", "total,paint,ratio",
+                                "--", PROGRAM_watch_known},
+                               dir);
+  ASSERT_EQ(recorded.exit_code, 3) << recorded.err;
+  RunResult html = Hotline({"html", "p.hotline", "-o", "report"}, dir);
+  ASSERT_EQ(html.exit_code, 0) << html.err;
+  RunResult run = Browse({"watches", dir + "/report", "total", "paint", "ratio"});
+  EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
+}
+
 TEST_F(HtmlBrowser, ComplexityPageDrawsTheFits) {
   std::string dir = Sweep("browser-complexity");
   RunResult html = Hotline({"html", "poly", "-o", "report"}, dir);

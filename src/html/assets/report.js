@@ -497,29 +497,35 @@
       el('h2', {}, 'Leaks'), leaks.length ? el('div', {}, ...leaks) : el('p', {}, 'none'));
     setReady();
   }
+  // SVG elements, and a value that steps at each point's time (it holds until the next one).
+  const SVG = 'http://www.w3.org/2000/svg';
+  function svgEl(tag, attrs, text) {
+    const e = document.createElementNS(SVG, tag);
+    for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, v);
+    if (text !== undefined) e.textContent = text;
+    return e;
+  }
+  function stepLine(points, xy, first) {
+    let previous = first;
+    return svgEl('polyline', { class: 'live', points: points.map(([t, y]) => { const s = xy(t, previous) + ' ' + xy(t, y); previous = y; return s; }).join(' ') });
+  }
+  // An axis from 0 to a round value above `highest`, in about four round steps. (10 × the
+  // magnitude can fall short: highest = 3.9e6 has steps of 1e5 × 1 … 10, and 4 × 1e6 < 1.05 × 3.9e6.)
+  function roundAxis(highest) {
+    const magnitude = Math.pow(10, Math.floor(Math.log10(highest / 4)));
+    const step = [1, 2, 2.5, 5, 10, 20].map(m => m * magnitude).find(d => 4 * d >= highest * 1.05);
+    return { step, ceiling: step * Math.ceil(highest * 1.05 / step) };
+  }
   function heapChart(h) {
-    const NS = 'http://www.w3.org/2000/svg';
     const w = 900, ht = 220;
-    const svg = document.createElementNS(NS, 'svg');
-    svg.setAttribute('viewBox', '0 0 ' + w + ' ' + ht);
-    svg.setAttribute('class', 'chart');
+    const svg = svgEl('svg', { viewBox: '0 0 ' + w + ' ' + ht, class: 'chart' });
     const points = h.timeline;
     const tmax = points.length ? points[points.length - 1][0] || 1 : 1;
     const bmax = h.peak_bytes || 1;
     const xy = (t, b) => (40 + (w - 50) * t / tmax).toFixed(1) + ',' + (ht - 20 - (ht - 30) * b / bmax).toFixed(1);
-    const line = document.createElementNS(NS, 'polyline');
-    let previous = 0;
-    line.setAttribute('points', points.map(([t, b]) => { const s = xy(t, previous) + ' ' + xy(t, b); previous = b; return s; }).join(' '));
-    line.setAttribute('class', 'live');
-    svg.appendChild(line);
-    const peak = document.createElementNS(NS, 'circle');
     const [px, py] = xy(h.peak_time_ns, h.peak_bytes).split(',');
-    peak.setAttribute('cx', px); peak.setAttribute('cy', py); peak.setAttribute('r', '4'); peak.setAttribute('class', 'peak');
-    svg.appendChild(peak);
-    const label = document.createElementNS(NS, 'text');
-    label.setAttribute('x', '42'); label.setAttribute('y', '14');
-    label.textContent = 'peak ' + fmtBytes(h.peak_bytes) + ' at ' + fmtTime(h.peak_time_ns) + '; run ' + fmtTime(tmax);
-    svg.appendChild(label);
+    svg.append(stepLine(points, xy, 0), svgEl('circle', { cx: px, cy: py, r: '4', class: 'peak' }),
+      svgEl('text', { x: '42', y: '14' }, 'peak ' + fmtBytes(h.peak_bytes) + ' at ' + fmtTime(h.peak_time_ns) + '; run ' + fmtTime(tmax)));
     return svg;
   }
 
@@ -547,27 +553,16 @@
     setReady();
   }
   function watchChart(v) {
-    const NS = 'http://www.w3.org/2000/svg';
     const w = 900, ht = 160;
-    const svg = document.createElementNS(NS, 'svg');
-    svg.setAttribute('viewBox', '0 0 ' + w + ' ' + ht);
-    svg.setAttribute('class', 'chart');
+    const svg = svgEl('svg', { viewBox: '0 0 ' + w + ' ' + ht, class: 'chart' });
     const points = v.timeline;
     const t0 = points[0][0], t1 = points[points.length - 1][0];
     let lo = Infinity, hi = -Infinity;
     for (const [, y] of points) { if (y < lo) lo = y; if (y > hi) hi = y; }
     const span = hi > lo ? hi - lo : 1, tspan = t1 > t0 ? t1 - t0 : 1;
     const xy = (t, y) => (40 + (w - 50) * (t - t0) / tspan).toFixed(1) + ',' + (ht - 20 - (ht - 40) * (y - lo) / span).toFixed(1);
-    const line = document.createElementNS(NS, 'polyline');
-    let previous = points[0][1];
-    line.setAttribute('points', points.map(([t, y]) => { const s = xy(t, previous) + ' ' + xy(t, y); previous = y; return s; }).join(' '));
-    line.setAttribute('class', 'live');
-    svg.appendChild(line);
-    const label = document.createElementNS(NS, 'text');
-    label.setAttribute('x', '42'); label.setAttribute('y', '14');
-    label.textContent = 'values written, ' + v.min + ' to ' + v.max + ', over ' + fmtTime(tspan) +
-      (points.length < v.writes ? ' (' + points.length + ' of ' + v.writes + ' writes drawn)' : '');
-    svg.appendChild(label);
+    svg.append(stepLine(points, xy, points[0][1]), svgEl('text', { x: '42', y: '14' }, 'values written, ' + v.min + ' to ' + v.max + ', over ' + fmtTime(tspan) +
+      (points.length < v.writes ? ' (' + points.length + ' of ' + v.writes + ' writes drawn)' : '')));
     return svg;
   }
 
@@ -665,20 +660,6 @@
   // One chart per series: the mean per commit (oldest on the left), each commit's min–max range as
   // a band and a bar, commits without runs as gaps, the change's commit marked, dirty commits
   // hollow. hotline computed every value and label; here they only become positions.
-  const SVG = 'http://www.w3.org/2000/svg';
-  function svgEl(tag, attrs, text) {
-    const e = document.createElementNS(SVG, tag);
-    for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, v);
-    if (text !== undefined) e.textContent = text;
-    return e;
-  }
-  // An axis from 0 to a round value above `highest`, in about four round steps. (10 × the
-  // magnitude can fall short: highest = 3.9e6 has steps of 1e5 × 1 … 10, and 4 × 1e6 < 1.05 × 3.9e6.)
-  function roundAxis(highest) {
-    const magnitude = Math.pow(10, Math.floor(Math.log10(highest / 4)));
-    const step = [1, 2, 2.5, 5, 10, 20].map(m => m * magnitude).find(d => 4 * d >= highest * 1.05);
-    return { step, ceiling: step * Math.ceil(highest * 1.05 / step) };
-  }
   function historyPage() {
     const h = D.history;
     document.title = 'hotline history: ' + h.workload;
