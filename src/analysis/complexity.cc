@@ -426,6 +426,20 @@ std::string Definition(const model::Profile& p, const model::Function& f) {
   return p.file(f.file).path + ":" + std::to_string(f.line);
 }
 
+// The series of function `key` in `in`, named after `f` when it is new.
+Series& SeriesOf(std::map<std::string, Series>& in, const std::string& key, const model::Profile& p,
+                 const model::Function& f, FunctionComplexity::Source source,
+                 FunctionComplexity::Measure measure) {
+  Series& s = in[key];
+  if (s.fc.name.empty()) {
+    s.fc.name = f.name;
+    s.fc.definition = Definition(p, f);
+    s.fc.source = source;
+    s.fc.measure = measure;
+  }
+  return s;
+}
+
 // The executions of each function's own lines in one run: Σ of the exact counts of the lines
 // of its file between its definition and its last line (gcov's range), by function index.
 std::vector<uint64_t> OwnLineExecutions(const model::Profile& p) {
@@ -447,9 +461,8 @@ std::vector<uint64_t> OwnLineExecutions(const model::Profile& p) {
 
 // Per run, from the runs with exact line counts: the lines series of the functions whose own
 // lines reach `min_percent` of some run's executed lines (0 in a run that lacks them).
-template <typename SeriesOf>
 void AddLineSeries(const std::vector<const model::Profile*>& runs, double min_percent,
-                   std::map<std::string, Series>& lines, SeriesOf series) {
+                   std::map<std::string, Series>& lines) {
   std::vector<std::vector<uint64_t>> executions;
   std::map<std::string, bool> chosen;
   for (const model::Profile* p : runs) {
@@ -473,8 +486,8 @@ void AddLineSeries(const std::vector<const model::Profile*>& runs, double min_pe
       std::string key = model::FunctionKey(p, f);
       if (!chosen.count(key) || seen[key] || !f.end_line) continue;
       seen[key] = true;
-      Series& s = series(lines, key, p, f, FunctionComplexity::Source::kRuns,
-                         FunctionComplexity::Measure::kLines);
+      Series& s = SeriesOf(lines, key, p, f, FunctionComplexity::Source::kRuns,
+                           FunctionComplexity::Measure::kLines);
       s.fc.points.push_back(SizePoint{*p.summary.run_size, double(executions[r][i])});
       s.largest = std::max(s.largest, double(executions[r][i]));
     }
@@ -491,24 +504,12 @@ std::vector<FunctionComplexity> FitProfiles(const std::vector<const model::Profi
   using Source = FunctionComplexity::Source;
   using Measure = FunctionComplexity::Measure;
   std::map<std::string, Series> calls, times, counts, lines;  // by function key
-  auto series = [](std::map<std::string, Series>& in, const std::string& key,
-                   const model::Profile& p, const model::Function& f, Source source,
-                   Measure measure) -> Series& {
-    Series& s = in[key];
-    if (s.fc.name.empty()) {
-      s.fc.name = f.name;
-      s.fc.definition = Definition(p, f);
-      s.fc.source = source;
-      s.fc.measure = measure;
-    }
-    return s;
-  };
   // Per call.
   for (const model::Profile* p : profiles)
     for (const model::SizedCall& c : p->sized_calls) {
       const model::Function& f = p->function(c.function);
       Series& s =
-          series(calls, model::FunctionKey(*p, f), *p, f, Source::kCalls, Measure::kTracedTime);
+          SeriesOf(calls, model::FunctionKey(*p, f), *p, f, Source::kCalls, Measure::kTracedTime);
       s.fc.points.push_back(SizePoint{c.n, double(c.ns)});
       s.largest = std::max(s.largest, double(c.ns));
     }
@@ -535,12 +536,12 @@ std::vector<FunctionComplexity> FitProfiles(const std::vector<const model::Profi
       if (!chosen.count(key) || seen[key]) continue;
       seen[key] = true;
       uint64_t ns = f.timed ? f.traced_inclusive_ns : f.inclusive_ns;
-      Series& t = series(times, key, *p, f, Source::kRuns,
-                         f.timed ? Measure::kTracedTime : Measure::kSampledTime);
+      Series& t = SeriesOf(times, key, *p, f, Source::kRuns,
+                           f.timed ? Measure::kTracedTime : Measure::kSampledTime);
       t.fc.points.push_back(SizePoint{*p->summary.run_size, double(ns)});
       t.largest = std::max(t.largest, double(ns));
       if (f.calls_exact) {
-        Series& c = series(counts, key, *p, f, Source::kRuns, Measure::kCalls);
+        Series& c = SeriesOf(counts, key, *p, f, Source::kRuns, Measure::kCalls);
         c.fc.points.push_back(SizePoint{*p->summary.run_size, double(f.calls)});
       }
     }
@@ -548,7 +549,7 @@ std::vector<FunctionComplexity> FitProfiles(const std::vector<const model::Profi
       if (!seen.count(key) && times.count(key))
         times[key].fc.points.push_back(SizePoint{*p->summary.run_size, 0});
   }
-  AddLineSeries(runs, min_percent, lines, series);
+  AddLineSeries(runs, min_percent, lines);
 
   std::vector<Series*> order;
   for (auto* in : {&calls, &times})

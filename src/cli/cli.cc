@@ -145,4 +145,13 @@ int RunCli(int argc, char** argv) {
   return exit_code;
 }
 
+int TakeAfterSeparator(int argc, char** argv, std::vector<std::string>& command) {
+  for (int i = 2; i < argc; ++i)
+    if (std::string(argv[i]) == "--") {
+      command.insert(command.end(), argv + i + 1, argv + argc);
+      return i;
+    }
+  return argc;
+}
+
 }  // namespace hotline::cli

@@ -4,6 +4,8 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <string>
+#include <vector>
 
 namespace hotline::cli {
 
@@ -26,6 +28,9 @@ CLI::Validator Positive();
 // `hotline record` hands everything from the program's name on (or after `--`) to the program
 // untouched, so it is split off before CLI11 parses. Returns how many of argv CLI11 should see.
 int TakeRecordProgram(CLI::App& app, int argc, char** argv);
+// The words after the first `--` of argv (from argv[2] on) appended to `command`; returns the
+// index of that `--`, or argc when there is none.
+int TakeAfterSeparator(int argc, char** argv, std::vector<std::string>& command);
 // The same for `hotline sweep`, whose program comes after `--`.
 int TakeSweepProgram(int argc, char** argv);
 // `hotline tex` takes the TeX command line after `--` the same way.

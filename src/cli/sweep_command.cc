@@ -155,12 +155,7 @@ void RegisterSweepCommand(CLI::App& app, int* exit_code) {
 
 int TakeSweepProgram(int argc, char** argv) {
   if (argc < 2 || std::string(argv[1]) != "sweep" || !g_sweep_options) return argc;
-  for (int i = 2; i < argc; ++i)
-    if (std::string(argv[i]) == "--") {
-      for (int k = i + 1; k < argc; ++k) g_sweep_options->command.emplace_back(argv[k]);
-      return i;
-    }
-  return argc;
+  return TakeAfterSeparator(argc, argv, g_sweep_options->command);
 }
 
 }  // namespace hotline::cli

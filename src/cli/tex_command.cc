@@ -143,13 +143,9 @@ void RegisterTexCommand(CLI::App& app, int* exit_code) {
 
 int TakeTexCommand(int argc, char** argv) {
   if (argc < 2 || std::string(argv[1]) != "tex" || !g_tex_options) return argc;
-  for (int i = 2; i < argc; ++i)
-    if (std::string(argv[i]) == "--") {
-      g_tex_options->saw_separator = true;
-      for (int k = i + 1; k < argc; ++k) g_tex_options->command.emplace_back(argv[k]);
-      return i;
-    }
-  return argc;
+  int separator = TakeAfterSeparator(argc, argv, g_tex_options->command);
+  g_tex_options->saw_separator = separator < argc;
+  return separator;
 }
 
 }  // namespace hotline::cli
