@@ -23,10 +23,28 @@ void WriteFile(const std::string& path, const std::string& data) {
   out << data;
 }
 
+namespace {
+
+// This process's scratch folder, removed when the test binary exits (ctest runs each test in a
+// process of its own, so a folder per process left behind would pile up by the hundred).
+struct ProcessScratch {
+  std::filesystem::path root;
+  ProcessScratch() {
+    const char* tmp = std::getenv("TMPDIR");
+    root = std::filesystem::path(tmp && *tmp ? tmp : "/tmp") /
+           ("hotline-report-test-" + std::to_string(getpid()));
+  }
+  ~ProcessScratch() {
+    std::error_code ec;
+    std::filesystem::remove_all(root, ec);
+  }
+};
+
+}  // namespace
+
 std::string ScratchDir(const std::string& name) {
-  const char* tmp = std::getenv("TMPDIR");
-  std::filesystem::path dir = std::filesystem::path(tmp && *tmp ? tmp : "/tmp") /
-                              ("hotline-report-test-" + std::to_string(getpid())) / name;
+  static ProcessScratch scratch;
+  std::filesystem::path dir = scratch.root / name;
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   return dir.string();
