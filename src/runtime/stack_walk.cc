@@ -131,8 +131,7 @@ struct Bytes {
         ok = false;
         return 0;  // textrel, funcrel, aligned: not on x86-64 Linux
     }
-    if (enc & 0x80) ok = false;  // indirect: never used for code addresses here
-    return v;
+    return v;  // DW_EH_PE_indirect (0x80) marks only personality pointers, which are skipped
   }
 };
 
