@@ -1,11 +1,11 @@
-// Allocations from stacks of every shape the heap collector's stack walker meets (built -O2
-// without frame pointers, as libraries are): the same function reached through different call
-// sites at the same depth, recursion deeper than the recorded 128 frames, alloca frames (the
-// CFA on rbp), frames in libc (qsort's comparator) and libstdc++ (containers, exceptions, a
-// destructor allocating while an exception unwinds), longjmp out of a deep stack, signal
-// handlers on the thread's stack and on an alternate one, and four threads. heap_test records
-// it with HOTLINE_HEAP_VERIFY=1 (every stack compared with unw_backtrace's) and checks the
-// groupings it knows in advance.
+// Allocations, of sizes no library call here makes, from stacks of every shape the heap
+// collector's stack walker meets (built -O2 without frame pointers, as libraries are): the same
+// function reached through different call sites at the same depth, recursion deeper than the
+// recorded 128 frames, alloca frames (the CFA on rbp), frames in libc (qsort's comparator) and
+// libstdc++ (containers, exceptions, a destructor allocating while an exception unwinds),
+// longjmp out of a deep stack, signal handlers on the thread's stack and on an alternate one,
+// and four threads. heap_test records it with HOTLINE_HEAP_VERIFY=1 (every stack compared with
+// unw_backtrace's) and checks the groupings it knows in advance.
 #include <alloca.h>
 #include <pthread.h>
 #include <signal.h>
@@ -35,7 +35,7 @@ __attribute__((noinline)) void AllocateAndFree(size_t size) {
 
 // Leaf is reached through Middle from SiteOne (3 times) and SiteTwo (5 times): the same frames
 // at the same stack addresses but for the return address into SiteOne or SiteTwo.
-__attribute__((noinline)) void Leaf() { AllocateAndFree(77); }
+__attribute__((noinline)) void Leaf() { AllocateAndFree(1077); }
 __attribute__((noinline)) void Middle() {
   Leaf();
   sink = sink + 1;
@@ -102,18 +102,18 @@ void CppWork() {
 jmp_buf jump;
 
 __attribute__((noinline)) void DeepThenJump(int depth) {
-  AllocateAndFree(55);
+  AllocateAndFree(1055);
   if (depth == 0) longjmp(jump, 1);
   DeepThenJump(depth - 1);
   sink = sink + 1;
 }
 
-void OnSignal(int) { AllocateAndFree(99); }
+void OnSignal(int) { AllocateAndFree(1099); }
 
 void* Thread(void* arg) {
   int id = int(reinterpret_cast<long>(arg));
-  for (int i = 0; i < 200; ++i) Recurse((i * 7 + id * 13) % 40, 64);
-  for (int i = 0; i < 20; ++i) WithAlloca(16 + i * 8 + id);
+  for (int i = 0; i < 200; ++i) Recurse((i * 7 + id * 13) % 40, 1064);
+  for (int i = 0; i < 20; ++i) WithAlloca(2000 + i * 8 + id);
   return nullptr;
 }
 
@@ -125,7 +125,7 @@ int main() {
 
   // Deeper than 128 frames: the recorded stacks are cut to the 128 innermost.
   for (int depth : {10, 150, 140, 160, 5, 135, 150}) Recurse(depth, 1234);
-  for (int i = 0; i < 300; ++i) Recurse((i * 37) % 60, 48);
+  for (int i = 0; i < 300; ++i) Recurse((i * 37) % 60, 1048);
   for (int i = 0; i < 30; ++i) WithAlloca(24 + i * 16);
 
   int values[64];
@@ -136,7 +136,7 @@ int main() {
 
   for (int round = 0; round < 3; ++round) {
     if (setjmp(jump) == 0) DeepThenJump(20 + round * 5);
-    AllocateAndFree(56);
+    AllocateAndFree(1056);
   }
 
   struct sigaction action {};
