@@ -33,9 +33,13 @@ __attribute__((noinline)) void AllocateAndFree(size_t size) {
   free(p);
 }
 
-// Leaf is reached through Middle from SiteOne (3 times) and SiteTwo (5 times): the same frames
-// at the same stack addresses but for the return address into SiteOne or SiteTwo.
-__attribute__((noinline)) void Leaf() { AllocateAndFree(1077); }
+// Leaf is reached through Middle from SiteOne (3 times) and SiteTwo (5 times), each called from
+// a loop of main's: the same inner frames at the same stack addresses, with different return
+// addresses outside them (into SiteOne or SiteTwo, and into main).
+__attribute__((noinline)) void Leaf() {
+  AllocateAndFree(1077);
+  sink = sink + 3;  // not a tail call: Leaf keeps its frame
+}
 __attribute__((noinline)) void Middle() {
   Leaf();
   sink = sink + 1;
@@ -101,6 +105,9 @@ void CppWork() {
 
 jmp_buf jump;
 
+// Loop bounds the compiler cannot see: an unrolled loop would make each call a site of its own.
+volatile int ones = 3, twos = 5, rounds = 3;
+
 __attribute__((noinline)) void DeepThenJump(int depth) {
   AllocateAndFree(1055);
   if (depth == 0) longjmp(jump, 1);
@@ -120,8 +127,8 @@ void* Thread(void* arg) {
 }  // namespace
 
 int main() {
-  for (int i = 0; i < 3; ++i) SiteOne();
-  for (int i = 0; i < 5; ++i) SiteTwo();
+  for (int i = 0; i < ones; ++i) SiteOne();
+  for (int i = 0; i < twos; ++i) SiteTwo();
 
   // Deeper than 128 frames: the recorded stacks are cut to the 128 innermost.
   for (int depth : {10, 150, 140, 160, 5, 135, 150}) Recurse(depth, 1234);
@@ -134,7 +141,7 @@ int main() {
 
   CppWork();
 
-  for (int round = 0; round < 3; ++round) {
+  for (int round = 0; round < rounds; ++round) {
     if (setjmp(jump) == 0) DeepThenJump(20 + round * 5);
     AllocateAndFree(1056);
   }
