@@ -653,11 +653,12 @@ namespace {
 
 // The verification's counts (HOTLINE_HEAP_VERIFY), written whenever they changed: a reader
 // takes the last of each.
+uint64_t g_verify_written = 0;  // heap_verify_stacks as last written
+
 void WriteVerifyStats(format::Writer& writer) {
-  static uint64_t written = 0;
   uint64_t verified = g_verified.load(std::memory_order_relaxed);
-  if (verified == written) return;
-  written = verified;
+  if (verified == g_verify_written) return;
+  g_verify_written = verified;
   uint64_t now = NowNs();
   auto stat = [&](const char* name, const std::atomic<uint64_t>& value) {
     writer.add(
@@ -709,6 +710,9 @@ void ResetHeapAfterFork() {
   if (g_stacks) std::memset(g_stacks, 0, g_stacks_capacity * sizeof(StackSlot));
   g_stacks_count = 0;
   g_sampled.forget();
+  for (auto* count : {&g_verified, &g_mismatched, &g_walked, &g_reused_frames, &g_gave_up})
+    count->store(0, std::memory_order_relaxed);
+  g_verify_written = 0;
 }
 
 }  // namespace hotline::rt

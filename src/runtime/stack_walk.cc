@@ -20,7 +20,7 @@ enum RuleKind : uint8_t {
 // DWARF register numbers of x86-64 (psABI figure 3.36).
 constexpr uint64_t kDwarfRbp = 6, kDwarfRsp = 7, kDwarfRa = 16;
 
-// ---- Reading the loaded image's unwind tables, inside its loaded segments only. ----
+// ---- Reading the loaded image's unwind tables, inside its readable loaded segments only. ----
 
 constexpr int kMaxSegments = 16;
 
@@ -134,37 +134,6 @@ struct Bytes {
     return v;  // DW_EH_PE_indirect (0x80) marks only personality pointers, which are skipped
   }
 };
-
-struct FindModule {
-  uint64_t pc;
-  Module* module;
-  bool found = false;
-};
-
-int OnModule(dl_phdr_info* info, size_t, void* data) {
-  auto* find = static_cast<FindModule*>(data);
-  bool holds = false;
-  for (int i = 0; i < info->dlpi_phnum; ++i) {
-    const ElfW(Phdr)& ph = info->dlpi_phdr[i];
-    uint64_t start = info->dlpi_addr + ph.p_vaddr;
-    if (ph.p_type == PT_LOAD && find->pc >= start && find->pc - start < ph.p_memsz) holds = true;
-  }
-  if (!holds) return 0;
-  Module& m = *find->module;
-  m = Module{};
-  for (int i = 0; i < info->dlpi_phnum; ++i) {
-    const ElfW(Phdr)& ph = info->dlpi_phdr[i];
-    uint64_t start = info->dlpi_addr + ph.p_vaddr;
-    if (ph.p_type == PT_GNU_EH_FRAME) m.eh_frame_hdr = start;
-    if (ph.p_type == PT_LOAD && m.segments < kMaxSegments) {
-      m.seg_start[m.segments] = start;
-      m.seg_end[m.segments] = start + ph.p_memsz;
-      ++m.segments;
-    }
-  }
-  find->found = true;
-  return 1;
-}
 
 // The FDE whose range holds `pc`, through the .eh_frame_hdr's sorted table (as libunwind
 // finds it); 0 when there is none or the table is not the searchable kind.
@@ -408,15 +377,12 @@ Exec Execute(Bytes r, const Cie& cie, const Row& initial, uint64_t target, uint6
   return r.ok ? Exec::kEnded : Exec::kFailed;
 }
 
-// The rule for the frame whose lookup address is `pc` (a return address - 1), from .eh_frame.
-UnwindRule DecodeRule(uint64_t pc) {
+// The rule for the frame whose lookup address is `pc` (a return address - 1), from the
+// .eh_frame of module `m`.
+UnwindRule RuleIn(const Module& m, uint64_t pc) {
   UnwindRule rule;
   rule.pc = pc;
   rule.kind = kUnknown;
-  Module m;
-  FindModule find{pc, &m};
-  dl_iterate_phdr(OnModule, &find);
-  if (!find.found) return rule;
   uint64_t fde = FindFde(m, pc);
   if (!fde) return rule;
   Bytes r{fde, SegmentEnd(m, fde)};
@@ -457,6 +423,42 @@ UnwindRule DecodeRule(uint64_t pc) {
     rule.rbp_offset = int16_t(row.rbp_offset);
   }
   return rule;
+}
+
+struct FindModule {
+  uint64_t pc;
+  UnwindRule rule;
+};
+
+int OnModule(dl_phdr_info* info, size_t, void* data) {
+  auto* find = static_cast<FindModule*>(data);
+  bool holds = false;
+  for (int i = 0; i < info->dlpi_phnum; ++i) {
+    const ElfW(Phdr)& ph = info->dlpi_phdr[i];
+    uint64_t start = info->dlpi_addr + ph.p_vaddr;
+    if (ph.p_type == PT_LOAD && find->pc >= start && find->pc - start < ph.p_memsz) holds = true;
+  }
+  if (!holds) return 0;
+  Module m;
+  for (int i = 0; i < info->dlpi_phnum; ++i) {
+    const ElfW(Phdr)& ph = info->dlpi_phdr[i];
+    uint64_t start = info->dlpi_addr + ph.p_vaddr;
+    if (ph.p_type == PT_GNU_EH_FRAME) m.eh_frame_hdr = start;
+    if (ph.p_type == PT_LOAD && (ph.p_flags & PF_R) && m.segments < kMaxSegments) {
+      m.seg_start[m.segments] = start;
+      m.seg_end[m.segments] = start + ph.p_memsz;
+      ++m.segments;
+    }
+  }
+  // Decoded here, with the loader's lock held: the module cannot be unloaded meanwhile.
+  find->rule = RuleIn(m, find->pc);
+  return 1;
+}
+
+UnwindRule DecodeRule(uint64_t pc) {
+  FindModule find{pc, UnwindRule{pc, 0, 0, kUnknown, 0}};
+  dl_iterate_phdr(OnModule, &find);
+  return find.rule;
 }
 
 const UnwindRule& RuleFor(StackWalker* w, uint64_t pc) {
