@@ -17,6 +17,18 @@ enum RuleKind : uint8_t {
   kUnknown,       // anything else: libunwind's job
 };
 
+// The walker reads memory at addresses it computed (stack slots, unwind tables), each checked
+// against the bounds of its mapping before it is read.
+inline const void* At(uint64_t address) {
+  return reinterpret_cast<const void*>(address);  // NOLINT(performance-no-int-to-ptr)
+}
+inline uint64_t LoadWord(uint64_t address) {
+  uint64_t v;
+  std::memcpy(&v, At(address), 8);
+  return v;
+}
+inline uint8_t LoadByte(uint64_t address) { return *static_cast<const uint8_t*>(At(address)); }
+
 // DWARF register numbers of x86-64 (psABI figure 3.36).
 constexpr uint64_t kDwarfRbp = 6, kDwarfRsp = 7, kDwarfRa = 16;
 
@@ -50,7 +62,7 @@ struct Bytes {
   uint64_t fixed(int n) {
     if (!has(uint64_t(n))) return 0;
     uint64_t v = 0;
-    std::memcpy(&v, reinterpret_cast<const void*>(p), size_t(n));
+    std::memcpy(&v, At(p), size_t(n));
     p += uint64_t(n);
     return v;
   }
@@ -62,7 +74,7 @@ struct Bytes {
   uint64_t uleb() {
     uint64_t v = 0;
     for (int shift = 0; has(1); shift += 7) {
-      uint8_t b = *reinterpret_cast<const uint8_t*>(p++);
+      uint8_t b = LoadByte(p++);
       if (shift < 64) v |= uint64_t(b & 0x7f) << shift;
       if (!(b & 0x80)) return v;
     }
@@ -72,7 +84,7 @@ struct Bytes {
     uint64_t v = 0;
     int shift = 0;
     while (has(1)) {
-      uint8_t b = *reinterpret_cast<const uint8_t*>(p++);
+      uint8_t b = LoadByte(p++);
       if (shift < 64) v |= uint64_t(b & 0x7f) << shift;
       shift += 7;
       if (!(b & 0x80)) {
@@ -150,7 +162,7 @@ uint64_t FindFde(const Module& m, uint64_t pc) {
   uint64_t table = r.p;
   auto initial = [&](uint64_t i) {
     int32_t v;
-    std::memcpy(&v, reinterpret_cast<const void*>(table + i * 8), 4);
+    std::memcpy(&v, At(table + i * 8), 4);
     return hdr + uint64_t(int64_t(v));
   };
   if (pc < initial(0)) return 0;
@@ -164,7 +176,7 @@ uint64_t FindFde(const Module& m, uint64_t pc) {
     }
   }
   int32_t fde;
-  std::memcpy(&fde, reinterpret_cast<const void*>(table + lo * 8 + 4), 4);
+  std::memcpy(&fde, At(table + lo * 8 + 4), 4);
   return hdr + uint64_t(int64_t(fde));
 }
 
@@ -484,8 +496,8 @@ int ReadLoaderCounters(dl_phdr_info* info, size_t size, void* data) {
 bool OuterFramesUnchanged(const StackWalker* w, int k) {
   for (int i = 0; i <= k; ++i) {
     const WalkedFrame& f = w->frames[i];
-    if (f.ra_slot && *reinterpret_cast<const uint64_t*>(f.ra_slot) != f.ra_value) return false;
-    if (f.bp_slot && *reinterpret_cast<const uint64_t*>(f.bp_slot) != f.bp_value) return false;
+    if (f.ra_slot && LoadWord(f.ra_slot) != f.ra_value) return false;
+    if (f.bp_slot && LoadWord(f.bp_slot) != f.bp_value) return false;
   }
   return true;
 }
@@ -543,13 +555,13 @@ int WalkStack(StackWalker* w, uint64_t pc, uint64_t sp, uint64_t bp, uint64_t lo
     uint64_t cfa = (rule.cfa_from_rbp ? bp : sp) + uint64_t(int64_t(rule.cfa_offset));
     uint64_t ra_slot = cfa - 8;
     if (cfa <= sp || cfa > high || ra_slot < sp || ra_slot > high - 8) return -1;
-    uint64_t ra = *reinterpret_cast<const uint64_t*>(ra_slot);
+    uint64_t ra = LoadWord(ra_slot);
     f.ra_slot = ra_slot, f.ra_value = ra;
     uint64_t next_bp = bp;
     if (rule.kind == kStepSavedRbp) {
       uint64_t bp_slot = cfa + uint64_t(int64_t(rule.rbp_offset));
       if (bp_slot < sp || bp_slot > high - 8) return -1;
-      next_bp = *reinterpret_cast<const uint64_t*>(bp_slot);
+      next_bp = LoadWord(bp_slot);
       f.bp_slot = bp_slot, f.bp_value = next_bp;
     }
     // libunwind's fast trace ends a stack at a return address this low (0 above all).
