@@ -257,21 +257,30 @@ int LibunwindStack(uint64_t* frames) {
   return depth > 0 ? depth : 0;
 }
 
-// The allocation's call stack: return addresses, innermost first, from the caller of the
-// interposed function whose frame (set up with a frame pointer: __builtin_frame_address) is
-// `shim_frame`. The walker (stack_walk.h) gives it; libunwind where the walker gives up.
-uint64_t CaptureStack(HeapRing* ring, const void* shim_frame) {
+// The registers of an interposed function's caller as the function found them: the return
+// address, the stack pointer above it, and the caller's rbp, which the function's prologue
+// saved (__builtin_frame_address makes the function set up a frame pointer). Read while the
+// function's frame lives: operator new's forms end in a tail call, after which it is reused.
+struct CallerFrame {
+  uint64_t pc, sp, bp;
+};
+inline CallerFrame CallerOf(const void* frame) {
+  const auto* fp = static_cast<const uint64_t*>(frame);
+  return CallerFrame{fp[1], uint64_t(fp + 2), fp[0]};
+}
+#define HOTLINE_CALLER_FRAME CallerOf(__builtin_frame_address(0))
+
+// The allocation's call stack: return addresses, innermost first, from `caller` on. The walker
+// (stack_walk.h) gives it; libunwind where the walker gives up.
+uint64_t CaptureStack(HeapRing* ring, const CallerFrame& caller) {
   static_assert(kMaxWalkFrames == kMaxHeapFrames);
-  const auto* fp = static_cast<const uint64_t*>(shim_frame);
   const ThreadSlot* slot = CurrentSlot();
   StackWalker& walker = ring->walker;
   uint64_t hash = 0;
   int depth = -1;
   const uint64_t reused_before = walker.reused_frames;
-  // The caller's registers as the shim found them: its return address, its stack pointer
-  // (above the return address) and its rbp (which the shim's prologue pushed).
   if (slot)
-    depth = WalkStack(&walker, fp[1], uint64_t(fp + 2), fp[0], slot->bounds.low, slot->bounds.high,
+    depth = WalkStack(&walker, caller.pc, caller.sp, caller.bp, slot->bounds.low, slot->bounds.high,
                       &hash);
   uint64_t own[kMaxHeapFrames];
   const bool walked = depth >= 0;
@@ -308,8 +317,7 @@ uint64_t CaptureStack(HeapRing* ring, const void* shim_frame) {
 // An allocation event's kind word: the AllocKind, and this bit when it was sampled.
 constexpr uint64_t kSampledBit = 1u << 8;
 
-// `frame`: the interposed function's own frame (see CaptureStack).
-void RecordAlloc(void* p, size_t size, format::AllocKind kind, const void* frame,
+void RecordAlloc(void* p, size_t size, format::AllocKind kind, const CallerFrame& frame,
                  bool sampled = false) {
   InRuntime guard;  // a sample landing here is the profiler's time
   HeapRing* ring = MyRing();
@@ -595,7 +603,7 @@ __attribute__((always_inline)) inline bool TakeSample(size_t size, const void* c
 
 // A sampled event is rare (one per g_sample_bytes allocated): each one offers the writer's
 // round, so that a threadless session drains and flushes as often as a writer thread would.
-void RecordSampledAlloc(void* p, size_t size, format::AllocKind kind, const void* frame) {
+void RecordSampledAlloc(void* p, size_t size, format::AllocKind kind, const CallerFrame& frame) {
   Busy busy;
   if (g_sampled.insert(uint64_t(p))) RecordAlloc(p, size, kind, frame, true);
   InRuntime guard;
@@ -617,7 +625,7 @@ void RecordSampledRelease(void* p, format::FreeKind kind, uint64_t size) {
 // The shape of every sampled allocation: the real call, then the decision.
 template <typename Call>
 inline void* SampledAllocation(Call call, size_t size, format::AllocKind kind, const void* caller,
-                               const void* frame) {
+                               const CallerFrame& frame) {
   void* p;
   {
     Busy busy;
@@ -725,11 +733,11 @@ HOTLINE_EXPORT void* malloc(size_t size) {
   if (!Ready()) return BootAlloc(size, 16);
   if (SampledMode())
     return SampledAllocation([&] { return g_real.malloc(size); }, size, AllocKind::kMalloc,
-                             __builtin_return_address(0), __builtin_frame_address(0));
+                             __builtin_return_address(0), HOTLINE_CALLER_FRAME);
   if (!Recording(__builtin_return_address(0))) return g_real.malloc(size);
   Busy busy;
   void* p = g_real.malloc(size);
-  if (p) RecordAlloc(p, size, AllocKind::kMalloc, __builtin_frame_address(0));
+  if (p) RecordAlloc(p, size, AllocKind::kMalloc, HOTLINE_CALLER_FRAME);
   return p;
 }
 
@@ -755,11 +763,11 @@ HOTLINE_EXPORT void* calloc(size_t count, size_t size) {
   if (!Ready()) return BootAlloc(bytes, 16);
   if (SampledMode())
     return SampledAllocation([&] { return g_real.calloc(count, size); }, bytes, AllocKind::kCalloc,
-                             __builtin_return_address(0), __builtin_frame_address(0));
+                             __builtin_return_address(0), HOTLINE_CALLER_FRAME);
   if (!Recording(__builtin_return_address(0))) return g_real.calloc(count, size);
   Busy busy;
   void* p = g_real.calloc(count, size);
-  if (p) RecordAlloc(p, bytes, AllocKind::kCalloc, __builtin_frame_address(0));
+  if (p) RecordAlloc(p, bytes, AllocKind::kCalloc, HOTLINE_CALLER_FRAME);
   return p;
 }
 
@@ -776,7 +784,7 @@ HOTLINE_EXPORT void* realloc(void* old, size_t size) {
     uint64_t before = was_sampled ? PreciseNow() : 0;
     void* p =
         SampledAllocation([&] { return g_real.realloc(old, size); }, size, AllocKind::kRealloc,
-                          __builtin_return_address(0), __builtin_frame_address(0));
+                          __builtin_return_address(0), HOTLINE_CALLER_FRAME);
     if (was_sampled) {
       Busy busy;
       if (p || size == 0) {
@@ -792,7 +800,7 @@ HOTLINE_EXPORT void* realloc(void* old, size_t size) {
   uint64_t before = PreciseNow();
   void* p = g_real.realloc(old, size);
   if (old && (p || size == 0)) RecordFree(old, FreeKind::kRealloc, 0, before);
-  if (p) RecordAlloc(p, size, AllocKind::kRealloc, __builtin_frame_address(0));
+  if (p) RecordAlloc(p, size, AllocKind::kRealloc, HOTLINE_CALLER_FRAME);
   return p;
 }
 
@@ -808,13 +816,13 @@ HOTLINE_EXPORT int posix_memalign(void** out, size_t align, size_t size) {
           result = g_real.posix_memalign(out, align, size);
           return result == 0 ? *out : nullptr;
         },
-        size, AllocKind::kAligned, __builtin_return_address(0), __builtin_frame_address(0));
+        size, AllocKind::kAligned, __builtin_return_address(0), HOTLINE_CALLER_FRAME);
     return result;
   }
   if (!Recording(__builtin_return_address(0))) return g_real.posix_memalign(out, align, size);
   Busy busy;
   int result = g_real.posix_memalign(out, align, size);
-  if (result == 0) RecordAlloc(*out, size, AllocKind::kAligned, __builtin_frame_address(0));
+  if (result == 0) RecordAlloc(*out, size, AllocKind::kAligned, HOTLINE_CALLER_FRAME);
   return result;
 }
 
@@ -824,11 +832,11 @@ HOTLINE_EXPORT int posix_memalign(void** out, size_t align, size_t size) {
     if (!Ready()) return BootAlloc(SIZE, BOOT_ALIGN);                                       \
     if (SampledMode())                                                                      \
       return SampledAllocation([&] { return g_real.NAME ARGS; }, SIZE, AllocKind::kAligned, \
-                               __builtin_return_address(0), __builtin_frame_address(0));    \
+                               __builtin_return_address(0), HOTLINE_CALLER_FRAME);          \
     if (!Recording(__builtin_return_address(0))) return g_real.NAME ARGS;                   \
     Busy busy;                                                                              \
     void* p = g_real.NAME ARGS;                                                             \
-    if (p) RecordAlloc(p, SIZE, AllocKind::kAligned, __builtin_frame_address(0));           \
+    if (p) RecordAlloc(p, SIZE, AllocKind::kAligned, HOTLINE_CALLER_FRAME);                 \
     return p;                                                                               \
   }
 HOTLINE_ALIGNED_SHIM(aligned_alloc, (size_t align, size_t size), (align, size), size, align)
@@ -850,14 +858,14 @@ HOTLINE_EXPORT void* mmap(void* address, size_t length, int prot, int flags, int
           p = g_real.mmap(address, length, prot, flags, fd, offset);
           return p == MAP_FAILED ? nullptr : p;
         },
-        length, AllocKind::kMmap, __builtin_return_address(0), __builtin_frame_address(0));
+        length, AllocKind::kMmap, __builtin_return_address(0), HOTLINE_CALLER_FRAME);
     return p;
   }
   if (!Recording(__builtin_return_address(0)))
     return g_real.mmap(address, length, prot, flags, fd, offset);
   Busy busy;
   void* p = g_real.mmap(address, length, prot, flags, fd, offset);
-  if (p != MAP_FAILED) RecordAlloc(p, length, AllocKind::kMmap, __builtin_frame_address(0));
+  if (p != MAP_FAILED) RecordAlloc(p, length, AllocKind::kMmap, HOTLINE_CALLER_FRAME);
   return p;
 }
 
@@ -887,7 +895,7 @@ using Nothrow = const std::nothrow_t&;
 using Align = std::align_val_t;
 
 template <typename Fn, typename... Args>
-void* NewWith(Fn real, AllocKind kind, void* caller, void* frame, size_t size, Args... args) {
+void* NewWith(Fn real, AllocKind kind, void* caller, CallerFrame frame, size_t size, Args... args) {
   if (!real) return nullptr;
   if (SampledMode())
     return SampledAllocation([&] { return real(size, args...); }, size, kind, caller, frame);
@@ -915,19 +923,19 @@ void DeleteWith(Fn real, FreeKind kind, void* caller, void* p, Args... args) {
 
 #define HOTLINE_REAL(FN_TYPE, MANGLED) \
   static FN_TYPE real = reinterpret_cast<FN_TYPE>(dlsym(RTLD_NEXT, MANGLED))
-#define HOTLINE_NEW_FORM(MANGLED, KIND, PARAMS, ...)                                               \
-  __attribute__((visibility("default"))) void* operator new PARAMS {                               \
-    using Fn = void*(*)PARAMS;                                                                     \
-    HOTLINE_REAL(Fn, MANGLED);                                                                     \
-    return NewWith(real, AllocKind::KIND, __builtin_return_address(0), __builtin_frame_address(0), \
-                   __VA_ARGS__);                                                                   \
+#define HOTLINE_NEW_FORM(MANGLED, KIND, PARAMS, ...)                                         \
+  __attribute__((visibility("default"))) void* operator new PARAMS {                         \
+    using Fn = void*(*)PARAMS;                                                               \
+    HOTLINE_REAL(Fn, MANGLED);                                                               \
+    return NewWith(real, AllocKind::KIND, __builtin_return_address(0), HOTLINE_CALLER_FRAME, \
+                   __VA_ARGS__);                                                             \
   }
-#define HOTLINE_NEW_ARRAY_FORM(MANGLED, KIND, PARAMS, ...)                                         \
-  __attribute__((visibility("default"))) void* operator new[] PARAMS {                             \
-    using Fn = void*(*)PARAMS;                                                                     \
-    HOTLINE_REAL(Fn, MANGLED);                                                                     \
-    return NewWith(real, AllocKind::KIND, __builtin_return_address(0), __builtin_frame_address(0), \
-                   __VA_ARGS__);                                                                   \
+#define HOTLINE_NEW_ARRAY_FORM(MANGLED, KIND, PARAMS, ...)                                   \
+  __attribute__((visibility("default"))) void* operator new[] PARAMS {                       \
+    using Fn = void*(*)PARAMS;                                                               \
+    HOTLINE_REAL(Fn, MANGLED);                                                               \
+    return NewWith(real, AllocKind::KIND, __builtin_return_address(0), HOTLINE_CALLER_FRAME, \
+                   __VA_ARGS__);                                                             \
   }
 #define HOTLINE_DELETE_FORM(OP, MANGLED, KIND, PARAMS, ...)                     \
   __attribute__((visibility("default"))) void OP PARAMS noexcept {              \

@@ -322,6 +322,32 @@ TEST(Heap, WalkedStacksAreLibunwindsFrameForFrame) {
   }
 }
 
+// The same comparison on the other heap programs, every child of heap_fork included: none of
+// them allocates under a signal frame, so the walker gives every stack itself.
+TEST(Heap, EveryHeapProgramsStacksAreWalkedAsLibunwindWalksThem) {
+  setenv("HOTLINE_HEAP_VERIFY", "1", 1);
+  for (std::string program : {PROGRAM_heap_known, PROGRAM_heap_cpp, PROGRAM_heap_sites,
+                              PROGRAM_heap_threads, PROGRAM_heap_fork, PROGRAM_heap_stacks}) {
+    std::string name = "verify_" + program.substr(program.rfind('/') + 1);
+    RunResult run;
+    std::string profile = RecordHeap(name, program, &run);
+    std::vector<std::string> profiles = ProfilesIn(profile.substr(0, profile.rfind('/')));
+    EXPECT_FALSE(profiles.empty()) << name;
+    for (const std::string& path : profiles) {
+      format::RawProfile p = Load(path);
+      std::map<std::string, uint64_t> stats;  // the last value of each
+      for (const auto& [key, value] : p.stats) stats[key] = value;
+      uint64_t with_stack = 0;
+      for (const auto& a : p.allocs) with_stack += a.node != 0;
+      EXPECT_GT(with_stack, 0u) << path;
+      EXPECT_EQ(stats["heap_verify_stacks"], with_stack) << path;
+      EXPECT_EQ(stats["heap_verify_mismatches"], 0u) << path;
+      EXPECT_EQ(stats["heap_verify_walked"], with_stack) << path;
+    }
+  }
+  unsetenv("HOTLINE_HEAP_VERIFY");
+}
+
 // The sampled mode's standard error of a sum over allocations of `size` bytes, `calls` of them,
 // sampled at one per `n` bytes: each stands for 1/p with p = 1 - exp(-size/n) (docs/heap.md).
 struct Truth {
