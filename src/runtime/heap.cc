@@ -20,6 +20,7 @@
 #include "runtime/modules.h"
 #include "runtime/session.h"
 #include "runtime/signals.h"
+#include "runtime/stack_walk.h"
 #include "runtime/threads.h"
 
 #define HOTLINE_EXPORT extern "C" __attribute__((visibility("default")))
@@ -124,6 +125,7 @@ struct HeapRing {
   pid_t tid;
   uint64_t seen[kSeenStacks];  // stack hashes this thread has sent (direct-mapped)
   uint64_t words[kRingWords];
+  StackWalker walker;  // the allocating thread's unwind rules and its last stack
 };
 
 constexpr int kMaxRings = 4096;
@@ -159,6 +161,7 @@ HeapRing* MyRing() {
   ring->head.store(0);
   ring->tail.store(0);
   std::memset(ring->seen, 0, sizeof ring->seen);
+  ResetWalker(&ring->walker, true);  // the rules hold for any thread, the last stack does not
   t_ring = ring;
   return ring;
 }
@@ -205,7 +208,10 @@ void Publish(HeapRing* ring, size_t words) {
 uint64_t PreciseNow() { return __builtin_ia32_rdtsc(); }
 
 uint64_t g_tick0 = 0, g_ns0 = 0;
-long double g_ns_per_tick = 0;  // 0: not measured yet
+// Nanoseconds per tick in 24.40 fixed point (a multiply and a shift per event, where a long
+// double took the x87 unit); 0: not measured yet.
+constexpr int kRateShift = 40;
+uint64_t g_ns_per_tick_q40 = 0;
 constexpr uint64_t kCalibrationNs = 2'000'000;
 
 // Notes the clocks when the collector starts; the rate is measured from there at the first
@@ -221,45 +227,87 @@ void FinishTickCalibration() {
   while ((ns_end = NowNs()) - g_ns0 < kCalibrationNs) {
   }
   tick_end = __builtin_ia32_rdtsc();
-  g_ns_per_tick = tick_end > g_tick0
-                      ? (long double)(ns_end - g_ns0) / (long double)(tick_end - g_tick0)
-                      : 1.0L;  // a counter that did not advance: no better guess
+  unsigned __int128 rate = uint64_t(1) << kRateShift;  // a counter that did not advance
+  if (tick_end > g_tick0)
+    rate = ((unsigned __int128)(ns_end - g_ns0) << kRateShift) / (tick_end - g_tick0);
+  g_ns_per_tick_q40 = rate == 0 ? 1 : rate > UINT64_MAX ? UINT64_MAX : uint64_t(rate);
 }
 
 // With the session lock held (every caller drains under it).
 uint64_t TicksToNs(uint64_t tick) {
-  if (g_ns_per_tick == 0) FinishTickCalibration();
-  return g_ns0 + uint64_t((long double)(int64_t)(tick - g_tick0) * g_ns_per_tick);
+  if (g_ns_per_tick_q40 == 0) FinishTickCalibration();
+  __int128 ticks = int64_t(tick - g_tick0);  // a stamp taken a little before the start: < 0
+  return g_ns0 + uint64_t(int64_t((ticks * g_ns_per_tick_q40) >> kRateShift));
 }
 
-uint64_t HashFrames(const void* const* frames, int depth) {
-  uint64_t h = 0x9E3779B97F4A7C15ull ^ uint64_t(depth);
-  for (int i = 0; i < depth; ++i) {
-    h ^= uint64_t(frames[i]);
-    h *= 0xBF58476D1CE4E5B9ull;
-    h ^= h >> 31;
-  }
-  return h | 1;  // 0 means "no stack"
-}
+// HOTLINE_HEAP_VERIFY=1 (read when the collector starts): every stack the walker gives is
+// compared with unw_backtrace's, and the counts are written into the profile as statistics.
+bool g_verify = false;
+std::atomic<uint64_t> g_verified{0}, g_mismatched{0}, g_walked{0}, g_reused_frames{0}, g_gave_up{0};
 
-// The allocation's call stack: return addresses, innermost first, without this library's frames.
-uint64_t CaptureStack(HeapRing* ring) {
+// unw_backtrace's stack, without this library's frames, at most kMaxHeapFrames of it.
+int LibunwindStack(uint64_t* frames) {
   void* raw[kMaxHeapFrames + 8];
   int depth = unw_backtrace(raw, kMaxHeapFrames + 8);
   int skip = 0;
   while (skip < depth && IsRuntimeCode(raw[skip])) ++skip;
-  void** frames = raw + skip;
   depth -= skip;
   if (depth > kMaxHeapFrames) depth = kMaxHeapFrames;
-  if (depth <= 0) return 0;
-  uint64_t hash = HashFrames(frames, depth);
+  for (int i = 0; i < depth; ++i) frames[i] = uint64_t(raw[skip + i]);
+  return depth > 0 ? depth : 0;
+}
+
+// The registers of an interposed function's caller as the function found them: the return
+// address, the stack pointer above it, and the caller's rbp, which the function's prologue
+// saved (__builtin_frame_address makes the function set up a frame pointer). Read while the
+// function's frame lives: operator new's forms end in a tail call, after which it is reused.
+struct CallerFrame {
+  uint64_t pc, sp, bp;
+};
+inline CallerFrame CallerOf(const void* frame) {
+  const auto* fp = static_cast<const uint64_t*>(frame);
+  return CallerFrame{fp[1], uint64_t(fp + 2), fp[0]};
+}
+#define HOTLINE_CALLER_FRAME CallerOf(__builtin_frame_address(0))
+
+// The allocation's call stack: return addresses, innermost first, from `caller` on. The walker
+// (stack_walk.h) gives it; libunwind where the walker gives up.
+uint64_t CaptureStack(HeapRing* ring, const CallerFrame& caller) {
+  static_assert(kMaxWalkFrames == kMaxHeapFrames);
+  const ThreadSlot* slot = CurrentSlot();
+  StackWalker& walker = ring->walker;
+  uint64_t hash = 0;
+  int depth = -1;
+  const uint64_t reused_before = walker.reused_frames;
+  if (slot)
+    depth = WalkStack(&walker, caller.pc, caller.sp, caller.bp, slot->bounds.low, slot->bounds.high,
+                      &hash);
+  uint64_t own[kMaxHeapFrames];
+  const bool walked = depth >= 0;
+  if (!walked) {
+    depth = LibunwindStack(own);
+    hash = HashStack(own, depth);
+  }
+  if (depth == 0) return 0;
+  // The walker's frames lie in walker.frames outermost first; libunwind's innermost first.
+  auto frame = [&](int i) { return walked ? walker.frames[depth - 1 - i].pc : own[i]; };
+  if (g_verify) {
+    (walked ? g_walked : g_gave_up).fetch_add(1, std::memory_order_relaxed);
+    g_reused_frames.fetch_add(walker.reused_frames - reused_before, std::memory_order_relaxed);
+    uint64_t check[kMaxHeapFrames];
+    int check_depth = LibunwindStack(check);
+    bool same = check_depth == depth;
+    for (int i = 0; same && i < depth; ++i) same = check[i] == frame(i);
+    g_verified.fetch_add(1, std::memory_order_relaxed);
+    if (!same) g_mismatched.fetch_add(1, std::memory_order_relaxed);
+  }
   uint64_t& seen = ring->seen[hash % kSeenStacks];
   if (seen != hash) {
     uint64_t* w = Reserve(ring, 3 + size_t(depth));
     w[0] = kStackEvent << 56 | uint64_t(3 + depth);
     w[1] = hash;
     w[2] = uint64_t(depth);
-    for (int i = 0; i < depth; ++i) w[3 + i] = uint64_t(frames[i]);
+    for (int i = 0; i < depth; ++i) w[3 + i] = frame(i);
     Publish(ring, 3 + size_t(depth));
     seen = hash;
   }
@@ -269,11 +317,12 @@ uint64_t CaptureStack(HeapRing* ring) {
 // An allocation event's kind word: the AllocKind, and this bit when it was sampled.
 constexpr uint64_t kSampledBit = 1u << 8;
 
-void RecordAlloc(void* p, size_t size, format::AllocKind kind, bool sampled = false) {
+void RecordAlloc(void* p, size_t size, format::AllocKind kind, const CallerFrame& frame,
+                 bool sampled = false) {
   InRuntime guard;  // a sample landing here is the profiler's time
   HeapRing* ring = MyRing();
   if (!ring) return;
-  uint64_t stack = CaptureStack(ring);
+  uint64_t stack = CaptureStack(ring, frame);
   uint64_t* w = Reserve(ring, 6);
   w[0] = kAllocEvent << 56 | 6;
   w[1] = PreciseNow();
@@ -554,9 +603,9 @@ __attribute__((always_inline)) inline bool TakeSample(size_t size, const void* c
 
 // A sampled event is rare (one per g_sample_bytes allocated): each one offers the writer's
 // round, so that a threadless session drains and flushes as often as a writer thread would.
-void RecordSampledAlloc(void* p, size_t size, format::AllocKind kind) {
+void RecordSampledAlloc(void* p, size_t size, format::AllocKind kind, const CallerFrame& frame) {
   Busy busy;
-  if (g_sampled.insert(uint64_t(p))) RecordAlloc(p, size, kind, true);
+  if (g_sampled.insert(uint64_t(p))) RecordAlloc(p, size, kind, frame, true);
   InRuntime guard;
   WriteIfDue();
 }
@@ -575,13 +624,14 @@ void RecordSampledRelease(void* p, format::FreeKind kind, uint64_t size) {
 
 // The shape of every sampled allocation: the real call, then the decision.
 template <typename Call>
-inline void* SampledAllocation(Call call, size_t size, format::AllocKind kind, const void* caller) {
+inline void* SampledAllocation(Call call, size_t size, format::AllocKind kind, const void* caller,
+                               const CallerFrame& frame) {
   void* p;
   {
     Busy busy;
     p = call();
   }
-  if (p && TakeSample(size, caller)) RecordSampledAlloc(p, size, kind);
+  if (p && TakeSample(size, caller)) RecordSampledAlloc(p, size, kind, frame);
   return p;
 }
 
@@ -591,6 +641,8 @@ bool HeapOn() { return g_heap_on.load(); }
 
 void StartHeap(format::Writer& writer, uint64_t now, uint64_t sample_bytes, uint64_t seed) {
   Resolve();
+  const char* verify = getenv("HOTLINE_HEAP_VERIFY");
+  g_verify = verify && std::strcmp(verify, "1") == 0;
   StartTickCalibration();
   if (sample_bytes) {
     g_sample_bytes = sample_bytes;
@@ -605,7 +657,32 @@ void StartHeap(format::Writer& writer, uint64_t now, uint64_t sample_bytes, uint
   g_heap_on.store(true);
 }
 
+namespace {
+
+// The verification's counts (HOTLINE_HEAP_VERIFY), written whenever they changed: a reader
+// takes the last of each.
+uint64_t g_verify_written = 0;  // heap_verify_stacks as last written
+
+void WriteVerifyStats(format::Writer& writer) {
+  uint64_t verified = g_verified.load(std::memory_order_relaxed);
+  if (verified == g_verify_written) return;
+  g_verify_written = verified;
+  uint64_t now = NowNs();
+  auto stat = [&](const char* name, const std::atomic<uint64_t>& value) {
+    writer.add(
+        format::StatsRecord{now, writer.internString(name), value.load(std::memory_order_relaxed)});
+  };
+  stat("heap_verify_stacks", g_verified);
+  stat("heap_verify_mismatches", g_mismatched);
+  stat("heap_verify_walked", g_walked);
+  stat("heap_verify_reused_frames", g_reused_frames);
+  stat("heap_verify_libunwind", g_gave_up);
+}
+
+}  // namespace
+
 void DrainHeapLocked(format::Writer& writer) {
+  if (g_verify) WriteVerifyStats(writer);
   int count = g_ring_count.load();
   for (int i = 0; i < count && i < kMaxRings; ++i) {
     HeapRing* ring = g_rings[i];
@@ -641,6 +718,9 @@ void ResetHeapAfterFork() {
   if (g_stacks) std::memset(g_stacks, 0, g_stacks_capacity * sizeof(StackSlot));
   g_stacks_count = 0;
   g_sampled.forget();
+  for (auto* count : {&g_verified, &g_mismatched, &g_walked, &g_reused_frames, &g_gave_up})
+    count->store(0, std::memory_order_relaxed);
+  g_verify_written = 0;
 }
 
 }  // namespace hotline::rt
@@ -653,11 +733,11 @@ HOTLINE_EXPORT void* malloc(size_t size) {
   if (!Ready()) return BootAlloc(size, 16);
   if (SampledMode())
     return SampledAllocation([&] { return g_real.malloc(size); }, size, AllocKind::kMalloc,
-                             __builtin_return_address(0));
+                             __builtin_return_address(0), HOTLINE_CALLER_FRAME);
   if (!Recording(__builtin_return_address(0))) return g_real.malloc(size);
   Busy busy;
   void* p = g_real.malloc(size);
-  if (p) RecordAlloc(p, size, AllocKind::kMalloc);
+  if (p) RecordAlloc(p, size, AllocKind::kMalloc, HOTLINE_CALLER_FRAME);
   return p;
 }
 
@@ -683,11 +763,11 @@ HOTLINE_EXPORT void* calloc(size_t count, size_t size) {
   if (!Ready()) return BootAlloc(bytes, 16);
   if (SampledMode())
     return SampledAllocation([&] { return g_real.calloc(count, size); }, bytes, AllocKind::kCalloc,
-                             __builtin_return_address(0));
+                             __builtin_return_address(0), HOTLINE_CALLER_FRAME);
   if (!Recording(__builtin_return_address(0))) return g_real.calloc(count, size);
   Busy busy;
   void* p = g_real.calloc(count, size);
-  if (p) RecordAlloc(p, bytes, AllocKind::kCalloc);
+  if (p) RecordAlloc(p, bytes, AllocKind::kCalloc, HOTLINE_CALLER_FRAME);
   return p;
 }
 
@@ -702,8 +782,9 @@ HOTLINE_EXPORT void* realloc(void* old, size_t size) {
   if (SampledMode()) {
     bool was_sampled = old && TakeSampledRelease(old);
     uint64_t before = was_sampled ? PreciseNow() : 0;
-    void* p = SampledAllocation([&] { return g_real.realloc(old, size); }, size,
-                                AllocKind::kRealloc, __builtin_return_address(0));
+    void* p =
+        SampledAllocation([&] { return g_real.realloc(old, size); }, size, AllocKind::kRealloc,
+                          __builtin_return_address(0), HOTLINE_CALLER_FRAME);
     if (was_sampled) {
       Busy busy;
       if (p || size == 0) {
@@ -719,7 +800,7 @@ HOTLINE_EXPORT void* realloc(void* old, size_t size) {
   uint64_t before = PreciseNow();
   void* p = g_real.realloc(old, size);
   if (old && (p || size == 0)) RecordFree(old, FreeKind::kRealloc, 0, before);
-  if (p) RecordAlloc(p, size, AllocKind::kRealloc);
+  if (p) RecordAlloc(p, size, AllocKind::kRealloc, HOTLINE_CALLER_FRAME);
   return p;
 }
 
@@ -735,13 +816,13 @@ HOTLINE_EXPORT int posix_memalign(void** out, size_t align, size_t size) {
           result = g_real.posix_memalign(out, align, size);
           return result == 0 ? *out : nullptr;
         },
-        size, AllocKind::kAligned, __builtin_return_address(0));
+        size, AllocKind::kAligned, __builtin_return_address(0), HOTLINE_CALLER_FRAME);
     return result;
   }
   if (!Recording(__builtin_return_address(0))) return g_real.posix_memalign(out, align, size);
   Busy busy;
   int result = g_real.posix_memalign(out, align, size);
-  if (result == 0) RecordAlloc(*out, size, AllocKind::kAligned);
+  if (result == 0) RecordAlloc(*out, size, AllocKind::kAligned, HOTLINE_CALLER_FRAME);
   return result;
 }
 
@@ -751,11 +832,11 @@ HOTLINE_EXPORT int posix_memalign(void** out, size_t align, size_t size) {
     if (!Ready()) return BootAlloc(SIZE, BOOT_ALIGN);                                       \
     if (SampledMode())                                                                      \
       return SampledAllocation([&] { return g_real.NAME ARGS; }, SIZE, AllocKind::kAligned, \
-                               __builtin_return_address(0));                                \
+                               __builtin_return_address(0), HOTLINE_CALLER_FRAME);          \
     if (!Recording(__builtin_return_address(0))) return g_real.NAME ARGS;                   \
     Busy busy;                                                                              \
     void* p = g_real.NAME ARGS;                                                             \
-    if (p) RecordAlloc(p, SIZE, AllocKind::kAligned);                                       \
+    if (p) RecordAlloc(p, SIZE, AllocKind::kAligned, HOTLINE_CALLER_FRAME);                 \
     return p;                                                                               \
   }
 HOTLINE_ALIGNED_SHIM(aligned_alloc, (size_t align, size_t size), (align, size), size, align)
@@ -777,14 +858,14 @@ HOTLINE_EXPORT void* mmap(void* address, size_t length, int prot, int flags, int
           p = g_real.mmap(address, length, prot, flags, fd, offset);
           return p == MAP_FAILED ? nullptr : p;
         },
-        length, AllocKind::kMmap, __builtin_return_address(0));
+        length, AllocKind::kMmap, __builtin_return_address(0), HOTLINE_CALLER_FRAME);
     return p;
   }
   if (!Recording(__builtin_return_address(0)))
     return g_real.mmap(address, length, prot, flags, fd, offset);
   Busy busy;
   void* p = g_real.mmap(address, length, prot, flags, fd, offset);
-  if (p != MAP_FAILED) RecordAlloc(p, length, AllocKind::kMmap);
+  if (p != MAP_FAILED) RecordAlloc(p, length, AllocKind::kMmap, HOTLINE_CALLER_FRAME);
   return p;
 }
 
@@ -814,14 +895,14 @@ using Nothrow = const std::nothrow_t&;
 using Align = std::align_val_t;
 
 template <typename Fn, typename... Args>
-void* NewWith(Fn real, AllocKind kind, void* caller, size_t size, Args... args) {
+void* NewWith(Fn real, AllocKind kind, void* caller, CallerFrame frame, size_t size, Args... args) {
   if (!real) return nullptr;
   if (SampledMode())
-    return SampledAllocation([&] { return real(size, args...); }, size, kind, caller);
+    return SampledAllocation([&] { return real(size, args...); }, size, kind, caller, frame);
   if (!Recording(caller)) return real(size, args...);
   Busy busy;
   void* p = real(size, args...);
-  if (p) RecordAlloc(p, size, kind);
+  if (p) RecordAlloc(p, size, kind, frame);
   return p;
 }
 
@@ -842,17 +923,19 @@ void DeleteWith(Fn real, FreeKind kind, void* caller, void* p, Args... args) {
 
 #define HOTLINE_REAL(FN_TYPE, MANGLED) \
   static FN_TYPE real = reinterpret_cast<FN_TYPE>(dlsym(RTLD_NEXT, MANGLED))
-#define HOTLINE_NEW_FORM(MANGLED, KIND, PARAMS, ...)                                 \
-  __attribute__((visibility("default"))) void* operator new PARAMS {                 \
-    using Fn = void*(*)PARAMS;                                                       \
-    HOTLINE_REAL(Fn, MANGLED);                                                       \
-    return NewWith(real, AllocKind::KIND, __builtin_return_address(0), __VA_ARGS__); \
+#define HOTLINE_NEW_FORM(MANGLED, KIND, PARAMS, ...)                                         \
+  __attribute__((visibility("default"))) void* operator new PARAMS {                         \
+    using Fn = void*(*)PARAMS;                                                               \
+    HOTLINE_REAL(Fn, MANGLED);                                                               \
+    return NewWith(real, AllocKind::KIND, __builtin_return_address(0), HOTLINE_CALLER_FRAME, \
+                   __VA_ARGS__);                                                             \
   }
-#define HOTLINE_NEW_ARRAY_FORM(MANGLED, KIND, PARAMS, ...)                           \
-  __attribute__((visibility("default"))) void* operator new[] PARAMS {               \
-    using Fn = void*(*)PARAMS;                                                       \
-    HOTLINE_REAL(Fn, MANGLED);                                                       \
-    return NewWith(real, AllocKind::KIND, __builtin_return_address(0), __VA_ARGS__); \
+#define HOTLINE_NEW_ARRAY_FORM(MANGLED, KIND, PARAMS, ...)                                   \
+  __attribute__((visibility("default"))) void* operator new[] PARAMS {                       \
+    using Fn = void*(*)PARAMS;                                                               \
+    HOTLINE_REAL(Fn, MANGLED);                                                               \
+    return NewWith(real, AllocKind::KIND, __builtin_return_address(0), HOTLINE_CALLER_FRAME, \
+                   __VA_ARGS__);                                                             \
   }
 #define HOTLINE_DELETE_FORM(OP, MANGLED, KIND, PARAMS, ...)                     \
   __attribute__((visibility("default"))) void OP PARAMS noexcept {              \

@@ -1,8 +1,9 @@
 // The heap collector (`hotline record --heap`, or --heap-sample for its sampled mode, below
 // in heap.cc): malloc and friends, operator new/delete and
 // anonymous mmap/munmap are interposed; every allocation is recorded with its size, address,
-// time and call stack, every release with its address. The allocating thread unwinds (libunwind)
-// and writes into its own ring; a stack it has sent before costs only its hash. The writer
+// time and call stack, every release with its address. The allocating thread walks its stack
+// (stack_walk.h, libunwind where the walker gives up) and writes into its own ring; a stack it
+// has sent before costs only its hash. The writer
 // thread (or the thread itself when its ring is full: nothing is ever dropped) turns rings into
 // ALLOC and FREE records.
 #pragma once

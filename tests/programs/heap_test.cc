@@ -240,6 +240,114 @@ TEST(Heap, StacksThatChangeBetweenAllocationsAreEachExact) {
   EXPECT_EQ(seen, expected);
 }
 
+// The stacks of `record --heap` come from the runtime's own walker (src/runtime/stack_walk.h),
+// which reuses the part of a thread's stack unchanged since its previous allocation.
+// HOTLINE_HEAP_VERIFY=1 makes the runtime also ask unw_backtrace for every stack and count the
+// differences; heap_walk.cc makes stacks of every shape, and the groupings it knows in advance
+// are checked on the recorded stacks themselves.
+TEST(Heap, WalkedStacksAreLibunwindsFrameForFrame) {
+  setenv("HOTLINE_HEAP_VERIFY", "1", 1);
+  RunResult run;
+  std::string profile = RecordHeap("heap_walk", PROGRAM_heap_walk, &run);
+  unsetenv("HOTLINE_HEAP_VERIFY");
+  EXPECT_EQ(run.out, "heap_walk done 63\n");
+  format::RawProfile p = Load(profile);
+  std::map<std::string, uint64_t> stats;  // the last value of each
+  for (const auto& [key, value] : p.stats) stats[key] = value;
+  uint64_t with_stack = 0;
+  for (const auto& a : p.allocs) with_stack += a.node != 0;
+  EXPECT_EQ(stats["heap_verify_stacks"], with_stack);
+  EXPECT_EQ(stats["heap_verify_mismatches"], 0u);
+  // Only the 8 allocations in signal handlers (a signal frame; half of them on an alternate
+  // stack) are left to libunwind; every other stack is walked, mostly reusing frames.
+  EXPECT_EQ(stats["heap_verify_libunwind"], 8u);
+  EXPECT_EQ(stats["heap_verify_walked"], with_stack - 8);
+  EXPECT_GT(stats["heap_verify_reused_frames"], with_stack);
+
+  auto chain = [&](uint64_t node) {
+    std::vector<uint64_t> frames;  // innermost first
+    for (; node != 0 && frames.size() < 1000; node = p.stack_nodes[node].parent)
+      frames.push_back(p.stack_nodes[node].address);
+    return frames;
+  };
+  std::map<uint64_t, std::vector<const format::AllocRecord*>> by_size;
+  for (const auto& a : p.allocs) by_size[a.size].push_back(&a);
+
+  // Leaf through SiteOne 3 times and through SiteTwo 5 times: two stacks of the same depth,
+  // the same in their three innermost frames (AllocateAndFree, Leaf, Middle), different in the
+  // next two (SiteOne or SiteTwo, and main's call of it), the same again from main's caller on.
+  std::map<uint64_t, int> sites;
+  for (const auto* a : by_size[1077]) ++sites[a->node];
+  ASSERT_EQ(sites.size(), 2u);
+  std::vector<int> counts;
+  for (const auto& [node, calls] : sites) counts.push_back(calls);
+  std::sort(counts.begin(), counts.end());
+  EXPECT_EQ(counts, (std::vector<int>{3, 5}));
+  std::vector<uint64_t> one = chain(sites.begin()->first), two = chain(sites.rbegin()->first);
+  ASSERT_EQ(one.size(), two.size());
+  ASSERT_GE(one.size(), 6u);
+  for (size_t i = 0; i < one.size(); ++i)
+    EXPECT_EQ(one[i] != two[i], i == 3 || i == 4) << "frame " << i;
+
+  // After longjmp out of DeepThenJump, main allocates directly: the stack of main's own
+  // allocation is Leaf's without Leaf, Middle and SiteOne/Two, whatever the deep stack before.
+  std::map<uint64_t, int> after_jump;
+  for (const auto* a : by_size[1056]) ++after_jump[a->node];
+  ASSERT_EQ(after_jump.size(), 1u);
+  EXPECT_EQ(after_jump.begin()->second, 3);
+  std::vector<uint64_t> direct = chain(after_jump.begin()->first);
+  ASSERT_EQ(direct.size() + 3, one.size());
+  EXPECT_EQ(direct[0], one[0]);  // the same return address in AllocateAndFree
+  EXPECT_TRUE(std::equal(direct.begin() + 2, direct.end(), one.begin() + 5));  // main's callers
+
+  // Recursion 150, 140, 160, 135 and 150 deep: stacks cut to the 128 innermost frames; 10 deep:
+  // whole.
+  std::vector<size_t> deep;
+  for (const auto* a : by_size[1234]) deep.push_back(chain(a->node).size());
+  ASSERT_EQ(deep.size(), 7u);
+  EXPECT_LT(deep[0], 128u);
+  EXPECT_LT(deep[4], 128u);
+  EXPECT_EQ(deep[4] + 5, deep[0]);  // 5 and 10 levels deep
+  for (size_t i : {1, 2, 3, 5, 6}) EXPECT_EQ(deep[i], 128u) << i;
+
+  // Each thread recursed to every depth from 0 to 39 five times: 40 consecutive stack depths,
+  // 5 allocations at each.
+  std::map<uint64_t, std::map<size_t, int>> depths;  // thread → stack depth → allocations
+  for (const auto* a : by_size[1064]) ++depths[a->tid][chain(a->node).size()];
+  ASSERT_EQ(depths.size(), 4u);
+  for (const auto& [tid, per_depth] : depths) {
+    ASSERT_EQ(per_depth.size(), 40u) << "thread " << tid;
+    EXPECT_EQ(per_depth.rbegin()->first - per_depth.begin()->first, 39u) << "thread " << tid;
+    for (const auto& [depth, calls] : per_depth) EXPECT_EQ(calls, 5) << "depth " << depth;
+  }
+}
+
+// The same comparison on the other heap programs, every child of heap_fork included: none of
+// them allocates under a signal frame, so the walker gives every stack itself.
+TEST(Heap, EveryHeapProgramsStacksAreWalkedAsLibunwindWalksThem) {
+  setenv("HOTLINE_HEAP_VERIFY", "1", 1);
+  for (std::string program : {PROGRAM_heap_known, PROGRAM_heap_cpp, PROGRAM_heap_sites,
+                              PROGRAM_heap_threads, PROGRAM_heap_fork, PROGRAM_heap_stacks}) {
+    std::string name = "verify_" + program.substr(program.rfind('/') + 1);
+    RunResult run;
+    std::string profile = RecordHeap(name, program, &run);
+    std::vector<std::string> profiles = ProfilesIn(profile.substr(0, profile.rfind('/')));
+    EXPECT_FALSE(profiles.empty()) << name;
+    for (const std::string& path : profiles) {
+      format::RawProfile p = Load(path);
+      std::map<std::string, uint64_t> stats;  // the last value of each
+      for (const auto& [key, value] : p.stats) stats[key] = value;
+      uint64_t with_stack = 0;
+      for (const auto& a : p.allocs) with_stack += a.node != 0;
+      EXPECT_GT(with_stack, 0u) << path;
+      EXPECT_EQ(stats["heap_verify_stacks"], with_stack) << path;
+      EXPECT_EQ(stats["heap_verify_mismatches"], 0u) << path;
+      EXPECT_EQ(stats["heap_verify_walked"], with_stack) << path;
+    }
+  }
+  unsetenv("HOTLINE_HEAP_VERIFY");
+}
+
 // The sampled mode's standard error of a sum over allocations of `size` bytes, `calls` of them,
 // sampled at one per `n` bytes: each stands for 1/p with p = 1 - exp(-size/n) (docs/heap.md).
 struct Truth {
