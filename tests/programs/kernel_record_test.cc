@@ -195,8 +195,13 @@ TEST(KernelRecord, AttachesToARunningProcessAndLeavesItAsItWas) {
   EXPECT_EQ(p.end->how, format::EndHow::kDetached);
   EXPECT_EQ(testing::ProgramThreads(p), 2u);
   auto per_thread = p.samplesPerThread();
-  for (const format::RawThread& t : p.threads)  // up to 1 s each at 1 kHz, as the CPUs allow
-    EXPECT_GT(per_thread[t.tid], 100u) << "thread " << t.tid;
+  // Each thread is sampled for the CPU time it got in that second: at most 1 s at 1 kHz, and how
+  // much less depends on the machine's load (a busy runner gave one thread 89 ms), so only that
+  // both were seen and neither beyond the rate decides.
+  for (const format::RawThread& t : p.threads) {
+    EXPECT_GT(per_thread[t.tid], 0u) << "thread " << t.tid;
+    EXPECT_LE(per_thread[t.tid], 1100u) << "thread " << t.tid;
+  }
   uint64_t total = 0;
   auto rows = Inclusive(dir + "/p.hotline", &total);
   EXPECT_GT(rows["spin"], total * 9 / 10);
