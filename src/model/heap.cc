@@ -3,13 +3,14 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <iterator>
 #include <limits>
 #include <map>
-#include <string_view>
+#include <optional>
+#include <queue>
 #include <tuple>
 #include <unordered_map>
-#include <unordered_set>
-#include <variant>
+#include <utility>
 
 #include "model/system_code.h"
 
@@ -170,56 +171,130 @@ class SiteTable {
   std::map<std::tuple<std::string, std::string, uint32_t, std::string>, uint32_t> by_place_;
 };
 
-uint64_t SizeClass(uint64_t size) {
-  if (size == 0) return 0;
-  uint64_t c = 1;
-  while (c <= size / 2) c <<= 1;
-  return c;
+// The index of the power-of-two size class of `size` among 0, 1, 2, 4, ...: 0 for 0, else the
+// bit width of size.
+unsigned SizeClassIndex(uint64_t size) {
+  return size == 0 ? 0u : 64u - unsigned(__builtin_clzll(size));
 }
 
 constexpr char kNoHeapRecords[] =
     "the profile has no heap records (record with hotline record --heap)";
 
-// What the replay needs to know before the first event.
-struct HeapPlan {
-  uint64_t events = 0;        // ALLOC and FREE records
-  uint64_t start = 0;         // the earliest event's time: the timeline's zero
-  uint64_t sample_bytes = 0;  // the STATS record heap_sample_bytes; 0 when there is none
+// A map from a 64-bit key (an address, a thread id, a stack node) to `Value`, by open
+// addressing with linear probing: the replay looks one up for every event, and a map of nodes
+// would allocate one for every block. Holds at most half its slots; never shrinks.
+template <typename Value>
+class FlatMap {
+ public:
+  FlatMap() { resize(16); }
+
+  Value* find(uint64_t key) {
+    for (size_t i = home(key);; i = next(i)) {
+      Slot& s = slots_[i];
+      if (!s.used) return nullptr;
+      if (s.key == key) return &s.value;
+    }
+  }
+
+  // The value at `key`, value-initialised when it is new; and whether it is.
+  std::pair<Value*, bool> insert(uint64_t key) {
+    if ((count_ + 1) * 2 > slots_.size()) resize(slots_.size() * 2);
+    for (size_t i = home(key);; i = next(i)) {
+      Slot& s = slots_[i];
+      if (!s.used) {
+        s = Slot{key, true, Value{}};
+        ++count_;
+        return {&s.value, true};
+      }
+      if (s.key == key) return {&s.value, false};
+    }
+  }
+
+  // Removes `key` if it is there, moving back the entries after it that probed past its slot.
+  void erase(uint64_t key) {
+    size_t hole = home(key);
+    for (;; hole = next(hole)) {
+      if (!slots_[hole].used) return;
+      if (slots_[hole].key == key) break;
+    }
+    for (size_t j = next(hole); slots_[j].used; j = next(j)) {
+      size_t h = home(slots_[j].key);
+      // The entry at j stays when its home lies cyclically in (hole, j].
+      bool stays = hole <= j ? (hole < h && h <= j) : (hole < h || h <= j);
+      if (stays) continue;
+      slots_[hole] = slots_[j];
+      hole = j;
+    }
+    slots_[hole].used = false;
+    --count_;
+  }
+
+  template <typename Visit>
+  void forEach(Visit visit) const {
+    for (const Slot& s : slots_)
+      if (s.used) visit(s.key, s.value);
+  }
+
+ private:
+  struct Slot {
+    uint64_t key = 0;
+    bool used = false;
+    Value value{};
+  };
+
+  size_t home(uint64_t key) const {
+    return size_t((key * 0x9E3779B97F4A7C15ull) >> shift_);  // Fibonacci hashing
+  }
+  size_t next(size_t i) const { return (i + 1) & (slots_.size() - 1); }
+
+  void resize(size_t size) {  // a power of two
+    std::vector<Slot> old = std::move(slots_);
+    slots_.assign(size, Slot{});
+    shift_ = 64u - unsigned(__builtin_ctzll(size));
+    count_ = 0;
+    for (const Slot& s : old)
+      if (s.used) *insert(s.key).first = s.value;
+  }
+
+  std::vector<Slot> slots_;
+  size_t count_ = 0;
+  unsigned shift_ = 60;
 };
+
+// The timeline keeps every `step`-th event's point, and when it holds this many, every other
+// one, doubling the step: between half this and this many points, however many events.
+constexpr size_t kTimelinePoints = 1024;
 
 // Replays the heap events one by one in the program's order: by time, a release before an
 // allocation at the same time (the runtime stamps a release before the block can be reused),
 // else in file order. Keeps the live blocks, sums per stack node and per thread its last
-// allocation; never an event once it has been applied. Stacks are symbolized and grouped into
-// sites only at the end, with every module and stack node of the file known, so a reading
+// allocation; never an event once it has been applied. Needs nothing known in advance: the
+// first event applied is the earliest, the timeline's zero. Stacks are symbolized and grouped
+// into sites only at the end, with every module and stack node of the file known, so a reading
 // that streams gets the same frames as one that read everything first.
 class HeapReplay {
  public:
-  HeapReplay(const format::RawProfile& raw, AddressResolver& resolver, const HeapOptions& options,
-             const HeapPlan& plan)
-      : sites_(raw, resolver, options),
-        plan_(plan),
-        timeline_step_(std::max<uint64_t>(1, plan.events / 1000)) {
-    heap_.sample_bytes = plan.sample_bytes;
-  }
+  HeapReplay(const format::RawProfile& raw, AddressResolver& resolver, const HeapOptions& options)
+      : sites_(raw, resolver, options) {}
 
   // How many events were applied.
   uint64_t applied() const { return event_; }
 
   void allocate(const format::AllocRecord& a) {
+    if (event_ == 0) start_ = a.time;
     forget(a.address);  // a block allocated again without a release we saw: it was freed
     bool mmap = a.kind == AllocKind::kMmap;
     uint32_t stack = stackOf(a.node, a.time);
     double weight = SampleWeight(a.size, a.sample_bytes);
     double bytes = weight * double(a.size);
     if (a.sample_bytes) {
-      if (!heap_.sample_bytes) heap_.sample_bytes = a.sample_bytes;
+      if (!first_sample_bytes_) first_sample_bytes_ = a.sample_bytes;
       if (!mmap) {
         ++heap_.sampled_calls;
         variance_ += bytes * bytes * (1.0 - 1.0 / weight);  // size² (1 − p) / p²
       }
     }
-    live_[a.address] = Live{a.size, weight, bytes, stack, mmap, event_};
+    *live_.insert(a.address).first = Live{a.size, weight, bytes, stack, mmap, event_};
     if (mmap) {
       mmap_calls_ += weight;
       mmap_bytes_ += bytes;
@@ -229,11 +304,13 @@ class HeapReplay {
       current_ += bytes;
       stack_sums_[stack].calls += weight;
       stack_sums_[stack].bytes += bytes;
-      histogram_[SizeClass(a.size)] += weight;
-      last_alloc_of_thread_[a.tid] = a.address;
+      unsigned size_class = SizeClassIndex(a.size);
+      histogram_[size_class] += weight;
+      histogram_used_[size_class] = true;
+      *last_alloc_of_thread_.insert(a.tid).first = a.address;
       if (current_ > peak_) {
         peak_ = current_;
-        heap_.peak_time_ns = a.time - plan_.start;
+        heap_.peak_time_ns = a.time - start_;
         peak_event_ = event_;
         released_since_peak_.clear();  // all were released before this peak
       }
@@ -242,33 +319,44 @@ class HeapReplay {
   }
 
   void deallocate(const format::FreeRecord& f) {
-    auto it = live_.find(f.address);
-    if (it == live_.end()) {
+    if (event_ == 0) start_ = f.time;
+    Live* block = live_.find(f.address);
+    if (!block) {
       if (f.kind != FreeKind::kRealloc) ++heap_.unknown_frees;
       ++event_;
       return;
     }
-    if (it->second.mmap) {
-      if (f.kind == FreeKind::kMunmap) munmap_calls_ += it->second.calls;
+    if (block->mmap) {
+      if (f.kind == FreeKind::kMunmap) munmap_calls_ += block->calls;
       forget(f.address);
       ++event_;
       return;
     }
-    if (f.kind != FreeKind::kRealloc) free_calls_ += it->second.calls;
-    // Whether other allocations came between cannot be told from samples.
-    auto last = last_alloc_of_thread_.find(f.tid);
-    if (!heap_.sample_bytes && last != last_alloc_of_thread_.end() && last->second == f.address &&
-        f.kind != FreeKind::kRealloc) {
-      ++heap_.temporary_calls;
-      ++stack_sums_[it->second.stack].temporary_calls;
+    if (f.kind != FreeKind::kRealloc) free_calls_ += block->calls;
+    // A temporary, unless the profile turns out to be sampled (finish): whether other
+    // allocations came between cannot be told from samples.
+    uint64_t* last = last_alloc_of_thread_.find(f.tid);
+    if (last && *last == f.address && f.kind != FreeKind::kRealloc) {
+      ++temporary_calls_;
+      ++stack_sums_[block->stack].temporary_calls;
     }
-    if (last != last_alloc_of_thread_.end()) last->second = 0;
+    if (last) *last = 0;
     forget(f.address);
     point(f.time);
   }
 
-  HeapProfile finish() {
+  // `sample_bytes`: the STATS record heap_sample_bytes, 0 when there is none.
+  HeapProfile finish(uint64_t sample_bytes) {
     HeapProfile& heap = heap_;
+    heap.sample_bytes = sample_bytes ? sample_bytes : first_sample_bytes_;
+    if (heap.sample_bytes) {
+      temporary_calls_ = 0;
+      for (StackSums& sums : stack_sums_) sums.temporary_calls = 0;
+    }
+    heap.temporary_calls = temporary_calls_;
+    if (!last_point_in_timeline_ && last_point_)
+      heap.timeline.push_back(HeapPoint{last_point_->first - start_, Round(last_point_->second)});
+
     // The stacks and their sites, in the order of first use: the stack nodes' indexes here
     // are the stacks' there.
     std::vector<uint32_t> site_of(first_use_.size());
@@ -288,10 +376,10 @@ class HeapReplay {
     };
     std::unordered_map<uint32_t, LeakSums> leaks_by_stack;
     double leaked_calls = 0, leaked_bytes = 0, mmap_leaked_bytes = 0;
-    for (const auto& [address, block] : live_) {
+    live_.forEach([&](uint64_t, const Live& block) {
       if (block.mmap) {
         mmap_leaked_bytes += block.bytes;
-        continue;
+        return;
       }
       leaked_calls += block.calls;
       leaked_bytes += block.bytes;
@@ -302,7 +390,7 @@ class HeapReplay {
       LeakSums& leak = leaks_by_stack[block.stack];
       leak.calls += block.calls;
       leak.bytes += block.bytes;
-    }
+    });
     for (auto& [stack, sums] : leaks_by_stack) {
       HeapLeak leak;
       leak.calls = Round(sums.calls);
@@ -322,8 +410,9 @@ class HeapReplay {
         site_sums[site_of[stack]].peak_bytes += bytes;
         peak_variance += bytes * bytes * (1.0 - 1.0 / weight);
       };
-      for (const auto& [address, block] : live_)
+      live_.forEach([&](uint64_t, const Live& block) {
         if (!block.mmap && block.event <= peak_event_) add(block.stack, block.bytes, block.calls);
+      });
       for (const Released& block : released_since_peak_) add(block.stack, block.bytes, block.calls);
       heap.peak_bytes_error = Round(std::sqrt(peak_variance));
     }
@@ -359,8 +448,9 @@ class HeapReplay {
     sites_.addChains();
     heap.sites = std::move(sites_.sites());
     heap.stacks = std::move(sites_.stacks());
-    for (const auto& [size_class, calls] : histogram_)
-      heap.size_histogram.emplace_back(size_class, Round(calls));
+    for (unsigned i = 0; i < std::size(histogram_); ++i)
+      if (histogram_used_[i])
+        heap.size_histogram.emplace_back(i == 0 ? 0 : uint64_t(1) << (i - 1), Round(histogram_[i]));
     return std::move(heap);
   }
 
@@ -373,45 +463,76 @@ class HeapReplay {
 
   // The index of stack `node`, by first use; its first use's time symbolizes it (moduleAt).
   uint32_t stackOf(uint64_t node, uint64_t time) {
-    auto [it, added] = stack_index_.try_emplace(node, uint32_t(first_use_.size()));
+    if (node == last_node_ && !first_use_.empty()) return last_stack_;
+    auto [index, added] = stack_index_.insert(node);
     if (added) {
+      *index = uint32_t(first_use_.size());
       first_use_.emplace_back(node, time);
       stack_sums_.emplace_back();
     }
-    return it->second;
+    last_node_ = node;
+    last_stack_ = *index;
+    return *index;
   }
 
   // Forgets the live block at `address`, if there is one.
   void forget(uint64_t address) {
-    auto it = live_.find(address);
-    if (it == live_.end()) return;
-    const Live& block = it->second;
-    if (!block.mmap) {
-      current_ -= block.bytes;
-      if (peak_ > 0 && block.event <= peak_event_)
-        released_since_peak_.push_back(Released{block.bytes, block.calls, block.stack});
+    Live* block = live_.find(address);
+    if (!block) return;
+    if (!block->mmap) {
+      current_ -= block->bytes;
+      if (peak_ > 0 && block->event <= peak_event_)
+        released_since_peak_.push_back(Released{block->bytes, block->calls, block->stack});
     }
-    live_.erase(it);
+    live_.erase(address);
   }
 
   // After an event that changed the live heap: a point of the timeline, every so many events.
   void point(uint64_t time) {
-    if (event_ % timeline_step_ == 0 || event_ + 1 == plan_.events)
-      heap_.timeline.push_back(HeapPoint{time - plan_.start, Round(current_)});
+    last_point_in_timeline_ = event_ % timeline_step_ == 0;
+    if (last_point_in_timeline_) {
+      heap_.timeline.push_back(HeapPoint{time - start_, Round(current_)});
+      timeline_events_.push_back(event_);
+      if (heap_.timeline.size() == kTimelinePoints) thinTimeline();
+    }
+    last_point_ = {time, current_};
     ++event_;
   }
 
+  // Every other point of the timeline: those at a multiple of twice the step.
+  void thinTimeline() {
+    timeline_step_ *= 2;
+    size_t kept = 0;
+    for (size_t i = 0; i < heap_.timeline.size(); ++i) {
+      if (timeline_events_[i] % timeline_step_ != 0) continue;
+      heap_.timeline[kept] = heap_.timeline[i];
+      timeline_events_[kept] = timeline_events_[i];
+      ++kept;
+    }
+    heap_.timeline.resize(kept);
+    timeline_events_.resize(kept);
+    last_point_in_timeline_ = !timeline_events_.empty() && timeline_events_.back() == event_;
+  }
+
   SiteTable sites_;
-  HeapPlan plan_;
-  uint64_t timeline_step_;
   HeapProfile heap_;
-  uint64_t event_ = 0;                                    // the index of the next event
-  std::unordered_map<uint64_t, uint32_t> stack_index_;    // stack node → index
+  uint64_t start_ = 0;                     // the first event's time
+  uint64_t event_ = 0;                     // the index of the next event
+  uint64_t timeline_step_ = 1;             // events between points (thinTimeline)
+  std::vector<uint64_t> timeline_events_;  // the event of each point of the timeline
+  std::optional<std::pair<uint64_t, double>> last_point_;  // the last event's time and bytes
+  bool last_point_in_timeline_ = false;
+  FlatMap<uint32_t> stack_index_;                         // stack node → index
+  uint64_t last_node_ = 0;                                // the last allocation's stack node
+  uint32_t last_stack_ = 0;                               // and its index
   std::vector<std::pair<uint64_t, uint64_t>> first_use_;  // by index: node, time
   std::vector<StackSums> stack_sums_;                     // by index
-  std::unordered_map<uint64_t, Live> live_;
-  std::unordered_map<uint64_t, uint64_t> last_alloc_of_thread_;  // tid → address, 0 once used
-  std::map<uint64_t, double> histogram_;
+  FlatMap<Live> live_;                                    // by address
+  FlatMap<uint64_t> last_alloc_of_thread_;                // tid → address, 0 once used
+  double histogram_[65] = {};                             // by SizeClassIndex
+  bool histogram_used_[65] = {};
+  uint64_t first_sample_bytes_ = 0;  // of the first sampled allocation
+  uint64_t temporary_calls_ = 0;
   double alloc_calls_ = 0, total_bytes_ = 0, free_calls_ = 0, mmap_calls_ = 0, mmap_bytes_ = 0;
   double munmap_calls_ = 0, current_ = 0, peak_ = 0, variance_ = 0;
   uint64_t peak_event_ = 0;
@@ -420,29 +541,35 @@ class HeapReplay {
 
 // ---- Reading a file: the events put back into the program's order as they arrive. ----
 
-// Events are grouped, in file order, in blocks of this many: the first reading notes each
-// block's earliest time, and after each block of the second the events earlier than every
-// later block's can be applied.
+// A heap event read and not yet applied.
+struct Pending {
+  uint64_t time;
+  uint64_t index;  // in file order
+  uint64_t tid, address, size, node, sample_bytes;
+  uint8_t kind;
+  bool is_alloc;
+};
+
+// The program's order (HeapReplay).
+bool Before(const Pending& a, const Pending& b) {
+  if (a.time != b.time) return a.time < b.time;
+  if (a.is_alloc != b.is_alloc) return !a.is_alloc;
+  return a.index < b.index;
+}
+
+// Events are grouped, in file order, in blocks of this many: the exact way's first reading
+// notes each block's earliest time, and after each block of the second the events earlier than
+// every later block's can be applied.
 constexpr uint64_t kBlockEvents = 4096;
 
-// The first reading: how many events, from when, and how late in the file an early one comes.
+// The first reading of the exact way: how many events, and how late in the file an early one
+// comes.
 class HeapPlanner : public format::RecordVisitor {
  public:
-  void onString(const format::StringRecord& r) override {
-    // A STATS key is a string id; only heap_sample_bytes matters here.
-    if (std::string_view(r.text, r.size) == "heap_sample_bytes") {
-      sample_bytes_keys_.insert(r.id);
-    } else {
-      sample_bytes_keys_.erase(r.id);
-    }
-  }
-  void onStats(const format::StatsRecord& r) override {
-    if (sample_bytes_keys_.count(r.key)) plan_.sample_bytes = r.value;
-  }
   void onAlloc(const format::AllocRecord& r) override { add(r.time); }
   void onFree(const format::FreeRecord& r) override { add(r.time); }
 
-  const HeapPlan& plan() const { return plan_; }
+  uint64_t events() const { return events_; }
   // For each block, the earliest time of all the blocks after it (none: the largest time).
   std::vector<uint64_t> laterMinima() const {
     std::vector<uint64_t> later(earliest_.size(), std::numeric_limits<uint64_t>::max());
@@ -452,101 +579,164 @@ class HeapPlanner : public format::RecordVisitor {
 
  private:
   void add(uint64_t time) {
-    if (plan_.events % kBlockEvents == 0) {
+    if (events_ % kBlockEvents == 0) {
       earliest_.push_back(time);
     } else {
       earliest_.back() = std::min(earliest_.back(), time);
     }
-    plan_.start = plan_.events == 0 ? time : std::min(plan_.start, time);
-    ++plan_.events;
+    ++events_;
   }
 
-  HeapPlan plan_;
+  uint64_t events_ = 0;
   std::vector<uint64_t> earliest_;  // by block
-  std::unordered_set<uint64_t> sample_bytes_keys_;
 };
 
-// The second reading: a RawProfile that keeps what resolves stacks (modules, stack nodes,
-// strings, threads) but not the events, each held only until its place in the program's order
-// is certain, then applied. The runtime's per-thread rings write each thread's events in time
-// order but interleave threads up to a drain of the rings apart; the first reading's block
-// minima say when nothing earlier can follow.
-class HeapStream : public format::RawProfile {
+// A thread that wrote no heap event for this long after the latest one is taken to have none
+// left that is older (the writer drains every thread's ring every 25 ms).
+constexpr uint64_t kQuietNs = 250'000'000;
+// Events held at most by the one reading; beyond, the earliest is applied on trust.
+constexpr size_t kMaxHeld = size_t(1) << 18;
+
+// A reading that builds the heap (and, asked, the time profile): keeps what resolves stacks
+// (modules, stack nodes, strings, threads) but not the events, each held only until its place
+// in the program's order is certain, then applied. The runtime's per-thread rings write each
+// thread's events in time order but interleave threads up to a drain of the rings apart. How
+// the reading knows that nothing earlier can follow:
+//  - by the threads' clocks (the one reading): an event is certain once every thread that wrote
+//    within kQuietNs of the latest event has written a later one. When that guess fails (a
+//    thread's ring was drained later still, more than kMaxHeld events were held, or the file
+//    is not in each thread's time order), an event arrives after a later one was applied:
+//    outOfOrder() says so, and the caller reads the file the exact way;
+//  - by the minima of later blocks (the exact way's second reading), from HeapPlanner.
+class HeapStream : public ProfileStream {
  public:
-  HeapStream(AddressResolver& resolver, const HeapOptions& options, const HeapPlan& plan,
+  // By the threads' clocks; with `build`, the time profile too.
+  HeapStream(AddressResolver& resolver, const HeapOptions& options,
+             std::optional<BuildOptions> build)
+      : ProfileStream(resolver, std::move(build)), replay_(*this, resolver, options) {}
+  // By the minima of later blocks, those of a first reading that saw `events` events.
+  HeapStream(AddressResolver& resolver, const HeapOptions& options, uint64_t events,
              std::vector<uint64_t> later_minima)
-      : replay_(*this, resolver, options, plan),
-        plan_(plan),
+      : ProfileStream(resolver, std::nullopt),
+        replay_(*this, resolver, options),
+        by_blocks_(true),
+        planned_events_(events),
         later_minima_(std::move(later_minima)) {}
 
-  void onAlloc(const format::AllocRecord& r) override { hold(Pending{r.time, true, read_, r}); }
-  void onFree(const format::FreeRecord& r) override { hold(Pending{r.time, false, read_, r}); }
-  // Records the heap has no use for, whose number grows with the run.
-  void onSample(const format::SampleRecord&) override {}
-  void onTraceEvents(const format::TraceEventsRecord&) override {}
-  void onWatchHits(const format::WatchHitsRecord&) override {}
-  void onSize(const format::SizeRecord&) override {}
+  void onAlloc(const format::AllocRecord& r) override {
+    hold(Pending{r.time, read_, r.tid, r.address, r.size, r.node, r.sample_bytes, uint8_t(r.kind),
+                 true});
+  }
+  void onFree(const format::FreeRecord& r) override {
+    hold(Pending{r.time, read_, r.tid, r.address, r.size, 0, 0, uint8_t(r.kind), false});
+  }
+  // Records the heap has no use for, whose number grows with the run: kept only for the time
+  // profile.
+  void onTraceEvents(const format::TraceEventsRecord& r) override {
+    if (buildsProfile()) ProfileStream::onTraceEvents(r);
+  }
+  void onWatchHits(const format::WatchHitsRecord& r) override {
+    if (buildsProfile()) ProfileStream::onWatchHits(r);
+  }
+  void onSize(const format::SizeRecord& r) override {
+    if (buildsProfile()) ProfileStream::onSize(r);
+  }
+
+  uint64_t events() const { return read_; }
+  // By the threads' clocks: whether an event came after a later one was applied.
+  bool outOfOrder() const { return !in_order_; }
 
   // After the reading: applies what is still held and gives the heap.
   Expected<HeapProfile> finish() {
-    applyBefore(std::numeric_limits<uint64_t>::max(), true);
-    if (!in_order_ || read_ != plan_.events || replay_.applied() != plan_.events)
-      return Status::Error("the file changed while it was read (" + std::to_string(plan_.events) +
-                           " heap events at the first reading, " + std::to_string(read_) +
-                           " at the second)");
-    return replay_.finish();
+    applyBefore(std::numeric_limits<uint64_t>::max());
+    if (by_blocks_ && (!in_order_ || read_ != planned_events_ || replay_.applied() != read_))
+      return Status::Error("the file changed while it was read (" +
+                           std::to_string(planned_events_) + " heap events at the first reading, " +
+                           std::to_string(read_) + " at the second)");
+    uint64_t sample_bytes = 0;
+    for (const auto& [key, value] : stats)
+      if (key == "heap_sample_bytes") sample_bytes = value;
+    return replay_.finish(sample_bytes);
   }
 
  private:
-  struct Pending {
-    uint64_t time;
-    bool is_alloc;
-    uint64_t index;  // in file order
-    std::variant<format::AllocRecord, format::FreeRecord> record;
+  struct Later {
+    bool operator()(const Pending& a, const Pending& b) const { return Before(b, a); }
   };
-  static bool Before(const Pending& a, const Pending& b) {
-    if (a.time != b.time) return a.time < b.time;
-    if (a.is_alloc != b.is_alloc) return !a.is_alloc;
-    return a.index < b.index;
-  }
+  struct ThreadClock {
+    uint64_t tid, time;  // the thread's latest event
+  };
 
   void hold(const Pending& event) {
-    held_.push_back(event);
     ++read_;
-    if (read_ % kBlockEvents == 0) {
-      size_t block = read_ / kBlockEvents - 1;
-      // A file longer than at its first reading: hold on (finish() says what happened).
-      applyBefore(block < later_minima_.size() ? later_minima_[block] : 0, false);
+    if (!by_blocks_ && !in_order_) return;  // to be read again the exact way
+    if (applied_any_ && Before(event, last_)) {
+      in_order_ = false;
+      if (!by_blocks_) {
+        held_ = {};
+        return;
+      }
     }
+    held_.push(event);
+    if (by_blocks_) {
+      if (read_ % kBlockEvents == 0) {
+        size_t block = read_ / kBlockEvents - 1;
+        // A file longer than at its first reading: hold on (finish() says what happened).
+        applyBefore(block < later_minima_.size() ? later_minima_[block] : 0);
+      }
+      return;
+    }
+    applyBefore(watermark(event.tid, event.time));
+    while (held_.size() > kMaxHeld) applyEarliest();
   }
 
-  // Applies, in order, the held events earlier than `time` (all of them when `all`).
-  void applyBefore(uint64_t time, bool all) {
-    auto fresh = held_.begin() + static_cast<std::ptrdiff_t>(sorted_);
-    std::sort(fresh, held_.end(), Before);
-    std::inplace_merge(held_.begin(), fresh, held_.end(), Before);
-    auto end = all ? held_.end()
-                   : std::partition_point(held_.begin(), held_.end(),
-                                          [&](const Pending& p) { return p.time < time; });
-    for (auto it = held_.begin(); it != end; ++it) {
-      if (applied_any_ && Before(*it, last_)) in_order_ = false;
-      if (it->is_alloc) {
-        replay_.allocate(std::get<format::AllocRecord>(it->record));
-      } else {
-        replay_.deallocate(std::get<format::FreeRecord>(it->record));
+  // The earliest time an event still to come can have, by the threads' clocks.
+  uint64_t watermark(uint64_t tid, uint64_t time) {
+    latest_ = std::max(latest_, time);
+    uint64_t low = time;
+    bool known = false;
+    size_t kept = 0;
+    for (ThreadClock clock : clocks_) {
+      if (clock.tid == tid) {
+        clock.time = std::max(clock.time, time);
+        known = true;
       }
-      last_ = *it;
-      applied_any_ = true;
+      if (latest_ - clock.time > kQuietNs) continue;  // quiet: nothing older left
+      low = std::min(low, clock.time);
+      clocks_[kept++] = clock;
     }
-    held_.erase(held_.begin(), end);
-    sorted_ = held_.size();
+    clocks_.resize(kept);
+    if (!known) clocks_.push_back(ThreadClock{tid, time});
+    return low;
+  }
+
+  // Applies, in order, the held events earlier than `time`.
+  void applyBefore(uint64_t time) {
+    while (!held_.empty() && held_.top().time < time) applyEarliest();
+    if (time == std::numeric_limits<uint64_t>::max())
+      while (!held_.empty()) applyEarliest();
+  }
+
+  void applyEarliest() {
+    const Pending& e = held_.top();
+    if (e.is_alloc) {
+      replay_.allocate(format::AllocRecord{e.time, e.tid, e.address, e.size, e.node,
+                                           AllocKind(e.kind), e.sample_bytes});
+    } else {
+      replay_.deallocate(format::FreeRecord{e.time, e.tid, e.address, FreeKind(e.kind), e.size});
+    }
+    last_ = e;
+    applied_any_ = true;
+    held_.pop();
   }
 
   HeapReplay replay_;
-  HeapPlan plan_;
+  bool by_blocks_ = false;
+  uint64_t planned_events_ = 0;
   std::vector<uint64_t> later_minima_;
-  std::vector<Pending> held_;  // the first sorted_ in the program's order, the rest as read
-  size_t sorted_ = 0;
+  std::priority_queue<Pending, std::vector<Pending>, Later> held_;  // the earliest on top
+  std::vector<ThreadClock> clocks_;                                 // the threads not quiet
+  uint64_t latest_ = 0;  // the latest time of an event read
   uint64_t read_ = 0;
   Pending last_{};  // the last event applied
   bool applied_any_ = false, in_order_ = true;
@@ -573,12 +763,10 @@ Expected<HeapProfile> BuildHeapProfile(const format::RawProfile& raw, AddressRes
     return !a.is_alloc && b.is_alloc;
   });
 
-  HeapPlan plan;
-  plan.events = events.size();
-  plan.start = events.front().time;
+  uint64_t sample_bytes = 0;
   for (const auto& [key, value] : raw.stats)
-    if (key == "heap_sample_bytes") plan.sample_bytes = value;
-  HeapReplay replay(raw, resolver, options, plan);
+    if (key == "heap_sample_bytes") sample_bytes = value;
+  HeapReplay replay(raw, resolver, options);
   for (const Event& ev : events) {
     if (ev.is_alloc) {
       replay.allocate(raw.allocs[ev.index]);
@@ -586,20 +774,32 @@ Expected<HeapProfile> BuildHeapProfile(const format::RawProfile& raw, AddressRes
       replay.deallocate(raw.frees[ev.index]);
     }
   }
-  return replay.finish();
+  return replay.finish(sample_bytes);
 }
 
 Expected<HeapLoad> LoadHeapProfile(const std::string& path, AddressResolver& resolver,
-                                   const HeapOptions& options) {
-  HeapPlanner planner;
-  format::ReadStats stats;
-  Status read = format::ReadProfileFile(path, planner, &stats);
+                                   const HeapOptions& options,
+                                   std::optional<BuildOptions> profile) {
+  HeapLoad load{Status::Error(kNoHeapRecords), {}, std::nullopt};
+  HeapStream stream(resolver, options, std::move(profile));
+  Status read = format::ReadProfileFile(path, stream, &load.stats);
   if (!read.ok()) return read;
-  if (planner.plan().events == 0) return HeapLoad{Status::Error(kNoHeapRecords), stats};
-  HeapStream stream(resolver, options, planner.plan(), planner.laterMinima());
-  read = format::ReadProfileFile(path, stream, &stats);
-  if (!read.ok()) return read;
-  return HeapLoad{stream.finish(), std::move(stats)};
+  if (stream.events() > 0 && !stream.outOfOrder()) {
+    load.heap = stream.finish();
+  } else if (stream.events() > 0) {
+    // The exact way: a first reading for the blocks' minima, a second to build.
+    HeapPlanner planner;
+    format::ReadStats again;
+    read = format::ReadProfileFile(path, planner, &again);
+    if (!read.ok()) return read;
+    HeapStream exact(resolver, options, planner.events(), planner.laterMinima());
+    read = format::ReadProfileFile(path, exact, &again);
+    if (!read.ok()) return read;
+    load.heap = exact.finish();
+  }
+  // After the heap, whose symbolizing may add to the resolver's warnings.
+  if (stream.buildsProfile()) load.profile = stream.finishProfile();
+  return load;
 }
 
 }  // namespace hotline::model

@@ -19,6 +19,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -118,15 +119,21 @@ Expected<HeapProfile> BuildHeapProfile(const format::RawProfile& raw, AddressRes
 struct HeapLoad {
   Expected<HeapProfile> heap;  // fails like BuildHeapProfile, or when the file changed meanwhile
   format::ReadStats stats;     // what the reader saw, as format::ReadProfileFile gives it
+  // The time profile of the same reading, when asked for: what LoadProfile gives for a file of
+  // one run.
+  std::optional<Expected<Profile>> profile;
 };
 
 // The heap of the profile at `path` (of its first run, when it holds several), built while the
 // records are read instead of from a RawProfile: what is kept grows with the distinct stacks
 // and the blocks live at once, not with the events (docs/heap.md, "Reading a heap profile").
-// The file is read twice: once to count the events and learn how far out of time order the
-// writer's per-thread rings put them, once to build. The result equals BuildHeapProfile's on
-// the whole file. Fails like format::ReadProfileFile when the file cannot be read at all.
+// One reading puts the events back into the program's order as they come, and with `profile`
+// also builds the time profile; only a file whose threads' events come further out of order
+// than the runtime writes them is read twice more, the exact way (once to learn how far out of
+// order, once to build). The result equals BuildHeapProfile's on the whole file. Fails like
+// format::ReadProfileFile when the file cannot be read at all.
 Expected<HeapLoad> LoadHeapProfile(const std::string& path, AddressResolver& resolver,
-                                   const HeapOptions& options = {});
+                                   const HeapOptions& options = {},
+                                   std::optional<BuildOptions> profile = std::nullopt);
 
 }  // namespace hotline::model
