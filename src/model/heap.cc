@@ -23,10 +23,11 @@ using format::FreeKind;
 // A block allocated and not yet released.
 struct Live {
   uint64_t size;
-  double calls, bytes;  // what the block stands for: 1 and size unless it was sampled
-  uint32_t stack;       // the allocation's stack node, by first use (HeapReplay)
-  bool mmap;
+  double calls;    // what the block stands for: 1 unless it was sampled
   uint64_t event;  // the index, in the program's order, of the event that allocated it
+  uint32_t stack;  // the allocation's stack node, by first use (HeapReplay)
+  bool mmap;
+  double bytes() const { return calls * double(size); }
 };
 
 // The allocations a sampled one stands for: 1 / P(sampled), P = 1 - exp(-size / N).
@@ -186,37 +187,37 @@ constexpr char kNoHeapRecords[] =
 template <typename Value>
 class FlatMap {
  public:
+  static constexpr size_t kNone = ~size_t(0);
+
   FlatMap() { resize(16); }
 
-  Value* find(uint64_t key) {
+  // The slot of `key`, or kNone.
+  size_t find(uint64_t key) const {
     for (size_t i = home(key);; i = next(i)) {
-      Slot& s = slots_[i];
-      if (!s.used) return nullptr;
-      if (s.key == key) return &s.value;
+      const Slot& s = slots_[i];
+      if (!s.used) return kNone;
+      if (s.key == key) return i;
     }
   }
+  // The value in a slot, valid until the next insert or erase.
+  Value& at(size_t slot) { return slots_[slot].value; }
 
-  // The value at `key`, value-initialised when it is new; and whether it is.
-  std::pair<Value*, bool> insert(uint64_t key) {
+  // The slot of `key`, whose value is value-initialised when it is new; and whether it is.
+  std::pair<size_t, bool> insert(uint64_t key) {
     if ((count_ + 1) * 2 > slots_.size()) resize(slots_.size() * 2);
     for (size_t i = home(key);; i = next(i)) {
       Slot& s = slots_[i];
       if (!s.used) {
         s = Slot{key, true, Value{}};
         ++count_;
-        return {&s.value, true};
+        return {i, true};
       }
-      if (s.key == key) return {&s.value, false};
+      if (s.key == key) return {i, false};
     }
   }
 
-  // Removes `key` if it is there, moving back the entries after it that probed past its slot.
-  void erase(uint64_t key) {
-    size_t hole = home(key);
-    for (;; hole = next(hole)) {
-      if (!slots_[hole].used) return;
-      if (slots_[hole].key == key) break;
-    }
+  // Empties a slot, moving back the entries after it that probed past it.
+  void erase(size_t hole) {
     for (size_t j = next(hole); slots_[j].used; j = next(j)) {
       size_t h = home(slots_[j].key);
       // The entry at j stays when its home lies cyclically in (hole, j].
@@ -245,19 +246,20 @@ class FlatMap {
   size_t home(uint64_t key) const {
     return size_t((key * 0x9E3779B97F4A7C15ull) >> shift_);  // Fibonacci hashing
   }
-  size_t next(size_t i) const { return (i + 1) & (slots_.size() - 1); }
+  size_t next(size_t i) const { return (i + 1) & mask_; }
 
   void resize(size_t size) {  // a power of two
     std::vector<Slot> old = std::move(slots_);
     slots_.assign(size, Slot{});
+    mask_ = size - 1;
     shift_ = 64u - unsigned(__builtin_ctzll(size));
     count_ = 0;
     for (const Slot& s : old)
-      if (s.used) *insert(s.key).first = s.value;
+      if (s.used) at(insert(s.key).first) = s.value;
   }
 
   std::vector<Slot> slots_;
-  size_t count_ = 0;
+  size_t count_ = 0, mask_ = 0;
   unsigned shift_ = 60;
 };
 
@@ -282,7 +284,8 @@ class HeapReplay {
 
   void allocate(const format::AllocRecord& a) {
     if (event_ == 0) start_ = a.time;
-    forget(a.address);  // a block allocated again without a release we saw: it was freed
+    auto [slot, added] = live_.insert(a.address);
+    if (!added) released(live_.at(slot));  // allocated again without a release we saw: freed
     bool mmap = a.kind == AllocKind::kMmap;
     uint32_t stack = stackOf(a.node, a.time);
     double weight = SampleWeight(a.size, a.sample_bytes);
@@ -294,7 +297,7 @@ class HeapReplay {
         variance_ += bytes * bytes * (1.0 - 1.0 / weight);  // size² (1 − p) / p²
       }
     }
-    *live_.insert(a.address).first = Live{a.size, weight, bytes, stack, mmap, event_};
+    live_.at(slot) = Live{a.size, weight, event_, stack, mmap};
     if (mmap) {
       mmap_calls_ += weight;
       mmap_bytes_ += bytes;
@@ -307,7 +310,7 @@ class HeapReplay {
       unsigned size_class = SizeClassIndex(a.size);
       histogram_[size_class] += weight;
       histogram_used_[size_class] = true;
-      *last_alloc_of_thread_.insert(a.tid).first = a.address;
+      last_alloc_of_thread_.at(last_alloc_of_thread_.insert(a.tid).first) = a.address;
       if (current_ > peak_) {
         peak_ = current_;
         heap_.peak_time_ns = a.time - start_;
@@ -320,28 +323,33 @@ class HeapReplay {
 
   void deallocate(const format::FreeRecord& f) {
     if (event_ == 0) start_ = f.time;
-    Live* block = live_.find(f.address);
-    if (!block) {
+    size_t slot = live_.find(f.address);
+    if (slot == FlatMap<Live>::kNone) {
       if (f.kind != FreeKind::kRealloc) ++heap_.unknown_frees;
       ++event_;
       return;
     }
-    if (block->mmap) {
-      if (f.kind == FreeKind::kMunmap) munmap_calls_ += block->calls;
-      forget(f.address);
+    const Live& block = live_.at(slot);
+    if (block.mmap) {
+      if (f.kind == FreeKind::kMunmap) munmap_calls_ += block.calls;
+      live_.erase(slot);
       ++event_;
       return;
     }
-    if (f.kind != FreeKind::kRealloc) free_calls_ += block->calls;
+    if (f.kind != FreeKind::kRealloc) free_calls_ += block.calls;
     // A temporary, unless the profile turns out to be sampled (finish): whether other
     // allocations came between cannot be told from samples.
-    uint64_t* last = last_alloc_of_thread_.find(f.tid);
-    if (last && *last == f.address && f.kind != FreeKind::kRealloc) {
-      ++temporary_calls_;
-      ++stack_sums_[block->stack].temporary_calls;
+    size_t last = last_alloc_of_thread_.find(f.tid);
+    if (last != FlatMap<uint64_t>::kNone) {
+      uint64_t& address = last_alloc_of_thread_.at(last);
+      if (address == f.address && f.kind != FreeKind::kRealloc) {
+        ++temporary_calls_;
+        ++stack_sums_[block.stack].temporary_calls;
+      }
+      address = 0;
     }
-    if (last) *last = 0;
-    forget(f.address);
+    released(block);
+    live_.erase(slot);
     point(f.time);
   }
 
@@ -378,18 +386,18 @@ class HeapReplay {
     double leaked_calls = 0, leaked_bytes = 0, mmap_leaked_bytes = 0;
     live_.forEach([&](uint64_t, const Live& block) {
       if (block.mmap) {
-        mmap_leaked_bytes += block.bytes;
+        mmap_leaked_bytes += block.bytes();
         return;
       }
       leaked_calls += block.calls;
-      leaked_bytes += block.bytes;
+      leaked_bytes += block.bytes();
       site_sums[site_of[block.stack]].leaked_calls += block.calls;
-      site_sums[site_of[block.stack]].leaked_bytes += block.bytes;
+      site_sums[site_of[block.stack]].leaked_bytes += block.bytes();
       stack_sums_[block.stack].live_calls += block.calls;
-      stack_sums_[block.stack].live_bytes += block.bytes;
+      stack_sums_[block.stack].live_bytes += block.bytes();
       LeakSums& leak = leaks_by_stack[block.stack];
       leak.calls += block.calls;
-      leak.bytes += block.bytes;
+      leak.bytes += block.bytes();
     });
     for (auto& [stack, sums] : leaks_by_stack) {
       HeapLeak leak;
@@ -411,7 +419,7 @@ class HeapReplay {
         peak_variance += bytes * bytes * (1.0 - 1.0 / weight);
       };
       live_.forEach([&](uint64_t, const Live& block) {
-        if (!block.mmap && block.event <= peak_event_) add(block.stack, block.bytes, block.calls);
+        if (!block.mmap && block.event <= peak_event_) add(block.stack, block.bytes(), block.calls);
       });
       for (const Released& block : released_since_peak_) add(block.stack, block.bytes, block.calls);
       heap.peak_bytes_error = Round(std::sqrt(peak_variance));
@@ -464,36 +472,33 @@ class HeapReplay {
   // The index of stack `node`, by first use; its first use's time symbolizes it (moduleAt).
   uint32_t stackOf(uint64_t node, uint64_t time) {
     if (node == last_node_ && !first_use_.empty()) return last_stack_;
-    auto [index, added] = stack_index_.insert(node);
+    auto [slot, added] = stack_index_.insert(node);
     if (added) {
-      *index = uint32_t(first_use_.size());
+      stack_index_.at(slot) = uint32_t(first_use_.size());
       first_use_.emplace_back(node, time);
       stack_sums_.emplace_back();
     }
     last_node_ = node;
-    last_stack_ = *index;
-    return *index;
+    last_stack_ = stack_index_.at(slot);
+    return last_stack_;
   }
 
-  // Forgets the live block at `address`, if there is one.
-  void forget(uint64_t address) {
-    Live* block = live_.find(address);
-    if (!block) return;
-    if (!block->mmap) {
-      current_ -= block->bytes;
-      if (peak_ > 0 && block->event <= peak_event_)
-        released_since_peak_.push_back(Released{block->bytes, block->calls, block->stack});
-    }
-    live_.erase(address);
+  // Takes a block's release into account (the caller forgets it).
+  void released(const Live& block) {
+    if (block.mmap) return;
+    current_ -= block.bytes();
+    if (peak_ > 0 && block.event <= peak_event_)
+      released_since_peak_.push_back(Released{block.bytes(), block.calls, block.stack});
   }
 
   // After an event that changed the live heap: a point of the timeline, every so many events.
   void point(uint64_t time) {
-    last_point_in_timeline_ = event_ % timeline_step_ == 0;
+    last_point_in_timeline_ = event_ >= next_point_;
     if (last_point_in_timeline_) {
       heap_.timeline.push_back(HeapPoint{time - start_, Round(current_)});
       timeline_events_.push_back(event_);
       if (heap_.timeline.size() == kTimelinePoints) thinTimeline();
+      next_point_ = (event_ / timeline_step_ + 1) * timeline_step_;
     }
     last_point_ = {time, current_};
     ++event_;
@@ -519,6 +524,7 @@ class HeapReplay {
   uint64_t start_ = 0;                     // the first event's time
   uint64_t event_ = 0;                     // the index of the next event
   uint64_t timeline_step_ = 1;             // events between points (thinTimeline)
+  uint64_t next_point_ = 0;                // the next multiple of the step
   std::vector<uint64_t> timeline_events_;  // the event of each point of the timeline
   std::optional<std::pair<uint64_t, double>> last_point_;  // the last event's time and bytes
   bool last_point_in_timeline_ = false;
@@ -673,11 +679,13 @@ class HeapStream : public ProfileStream {
     if (applied_any_ && Before(event, last_)) {
       in_order_ = false;
       if (!by_blocks_) {
-        held_ = {};
+        run_.clear();
+        run_start_ = 0;
+        late_ = {};
         return;
       }
     }
-    held_.push(event);
+    keep(event);
     if (by_blocks_) {
       if (read_ % kBlockEvents == 0) {
         size_t block = read_ / kBlockEvents - 1;
@@ -687,7 +695,7 @@ class HeapStream : public ProfileStream {
       return;
     }
     applyBefore(watermark(event.tid, event.time));
-    while (held_.size() > kMaxHeld) applyEarliest();
+    while (held() > kMaxHeld) applyEarliest();
   }
 
   // The earliest time an event still to come can have, by the threads' clocks.
@@ -710,15 +718,32 @@ class HeapStream : public ProfileStream {
     return low;
   }
 
-  // Applies, in order, the held events earlier than `time`.
+  // Events held: those that came in the program's order, and those that came before one of them.
+  size_t held() const { return run_.size() - run_start_ + late_.size(); }
+  void keep(const Pending& event) {
+    if (run_start_ == run_.size() || !Before(event, run_.back())) {
+      run_.push_back(event);
+    } else {
+      late_.push(event);
+    }
+  }
+  // The earliest held event, when there is one.
+  const Pending* earliest() const {
+    const Pending* in_run = run_start_ < run_.size() ? &run_[run_start_] : nullptr;
+    if (late_.empty()) return in_run;
+    return in_run && Before(*in_run, late_.top()) ? in_run : &late_.top();
+  }
+
+  // Applies, in order, the held events earlier than `time` (all of them at the largest).
   void applyBefore(uint64_t time) {
-    while (!held_.empty() && held_.top().time < time) applyEarliest();
-    if (time == std::numeric_limits<uint64_t>::max())
-      while (!held_.empty()) applyEarliest();
+    for (const Pending* e = earliest();
+         e && (e->time < time || time == std::numeric_limits<uint64_t>::max()); e = earliest())
+      applyEarliest();
   }
 
   void applyEarliest() {
-    const Pending& e = held_.top();
+    const Pending* earliest_event = earliest();
+    const Pending& e = *earliest_event;
     if (e.is_alloc) {
       replay_.allocate(format::AllocRecord{e.time, e.tid, e.address, e.size, e.node,
                                            AllocKind(e.kind), e.sample_bytes});
@@ -727,14 +752,24 @@ class HeapStream : public ProfileStream {
     }
     last_ = e;
     applied_any_ = true;
-    held_.pop();
+    if (!late_.empty() && earliest_event == &late_.top()) {
+      late_.pop();
+    } else if (++run_start_ == run_.size()) {
+      run_.clear();
+      run_start_ = 0;
+    } else if (run_start_ >= 4096 && run_start_ * 2 >= run_.size()) {
+      run_.erase(run_.begin(), run_.begin() + std::ptrdiff_t(run_start_));
+      run_start_ = 0;
+    }
   }
 
   HeapReplay replay_;
   bool by_blocks_ = false;
   uint64_t planned_events_ = 0;
   std::vector<uint64_t> later_minima_;
-  std::priority_queue<Pending, std::vector<Pending>, Later> held_;  // the earliest on top
+  std::vector<Pending> run_;  // from run_start_: events held, in the program's order
+  size_t run_start_ = 0;
+  std::priority_queue<Pending, std::vector<Pending>, Later> late_;  // the earliest on top
   std::vector<ThreadClock> clocks_;                                 // the threads not quiet
   uint64_t latest_ = 0;  // the latest time of an event read
   uint64_t read_ = 0;
