@@ -199,6 +199,10 @@ class FlatMap {
       if (s.key == key) return i;
     }
   }
+  // Starts loading the slot where a look-up of `key` begins: a table larger than the caches
+  // then costs no wait when the look-up comes.
+  void prefetch(uint64_t key) const { __builtin_prefetch(&slots_[home(key)]); }
+
   // The value in a slot, valid until the next insert or erase.
   Value& at(size_t slot) { return slots_[slot].value; }
 
@@ -281,6 +285,9 @@ class HeapReplay {
 
   // How many events were applied.
   uint64_t applied() const { return event_; }
+
+  // Tells that an event of the block at `address` is to come soon.
+  void expect(uint64_t address) const { live_.prefetch(address); }
 
   void allocate(const format::AllocRecord& a) {
     if (event_ == 0) start_ = a.time;
@@ -686,6 +693,7 @@ class HeapStream : public ProfileStream {
       }
     }
     keep(event);
+    replay_.expect(event.address);
     if (by_blocks_) {
       if (read_ % kBlockEvents == 0) {
         size_t block = read_ / kBlockEvents - 1;
