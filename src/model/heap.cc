@@ -765,7 +765,7 @@ class HeapStream : public ProfileStream {
     } else if (++run_start_ == run_.size()) {
       run_.clear();
       run_start_ = 0;
-    } else if (run_start_ >= 4096 && run_start_ * 2 >= run_.size()) {
+    } else if (run_start_ >= 64 && run_start_ * 2 >= run_.size()) {
       run_.erase(run_.begin(), run_.begin() + std::ptrdiff_t(run_start_));
       run_start_ = 0;
     }
