@@ -1,13 +1,18 @@
 #include "model/heap.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
+#include <condition_variable>
 #include <cstddef>
+#include <deque>
 #include <iterator>
 #include <limits>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <queue>
+#include <thread>
 #include <tuple>
 #include <unordered_map>
 #include <utility>
@@ -609,6 +614,8 @@ class HeapPlanner : public format::RecordVisitor {
 constexpr uint64_t kQuietNs = 250'000'000;
 // Events held at most by the one reading; beyond, the earliest is applied on trust.
 constexpr size_t kMaxHeld = size_t(1) << 18;
+// Events read and handed to the applier thread at a time.
+constexpr size_t kBatchEvents = 8192;
 
 // A reading that builds the heap (and, asked, the time profile): keeps what resolves stacks
 // (modules, stack nodes, strings, threads) but not the events, each held only until its place
@@ -636,12 +643,14 @@ class HeapStream : public ProfileStream {
         planned_events_(events),
         later_minima_(std::move(later_minima)) {}
 
+  ~HeapStream() override { settle(); }
+
   void onAlloc(const format::AllocRecord& r) override {
-    hold(Pending{r.time, read_, r.tid, r.address, r.size, r.node, r.sample_bytes, uint8_t(r.kind),
-                 true});
+    arrive(Pending{r.time, read_, r.tid, r.address, r.size, r.node, r.sample_bytes, uint8_t(r.kind),
+                   true});
   }
   void onFree(const format::FreeRecord& r) override {
-    hold(Pending{r.time, read_, r.tid, r.address, r.size, 0, 0, uint8_t(r.kind), false});
+    arrive(Pending{r.time, read_, r.tid, r.address, r.size, 0, 0, uint8_t(r.kind), false});
   }
   // Records the heap has no use for, whose number grows with the run: kept only for the time
   // profile.
@@ -655,11 +664,26 @@ class HeapStream : public ProfileStream {
     if (buildsProfile()) ProfileStream::onSize(r);
   }
 
+  // After the reading: waits until every event read has been through hold().
+  void settle() {
+    if (applier_.joinable()) {
+      send();
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+        read_all_ = true;
+      }
+      changed_.notify_all();
+      applier_.join();
+    }
+    holdAll(batch_);
+    batch_.clear();
+  }
+
   uint64_t events() const { return read_; }
-  // By the threads' clocks: whether an event came after a later one was applied.
+  // By the threads' clocks, after settle(): whether an event came after a later one was applied.
   bool outOfOrder() const { return !in_order_; }
 
-  // After the reading: applies what is still held and gives the heap.
+  // After settle(): applies what is still held and gives the heap.
   Expected<HeapProfile> finish() {
     applyBefore(std::numeric_limits<uint64_t>::max());
     if (by_blocks_ && (!in_order_ || read_ != planned_events_ || replay_.applied() != read_))
@@ -680,12 +704,66 @@ class HeapStream : public ProfileStream {
     uint64_t tid, time;  // the thread's latest event
   };
 
-  void hold(const Pending& event) {
+  // The reader's side: events go to the applier thread in batches, the reader going on
+  // meanwhile (a batch or two ahead at most). The applier takes them in file order, so the heap
+  // is the same as one thread's; a profile of less than a batch is applied without a thread.
+  void arrive(const Pending& event) {
     ++read_;
+    if (abandoned_.load(std::memory_order_relaxed)) return;  // to be read again the exact way
+    batch_.push_back(event);
+    if (batch_.size() == kBatchEvents) {
+      if (!applier_.joinable()) applier_ = std::thread([this] { applyBatches(); });
+      send();
+    }
+  }
+
+  // Hands the batch read to the applier, waiting while it has two others to apply.
+  void send() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    changed_.wait(lock, [&] { return to_apply_.size() < 2; });
+    to_apply_.push_back(std::move(batch_));
+    if (spare_.empty()) {
+      batch_ = {};
+      batch_.reserve(kBatchEvents);
+    } else {
+      batch_ = std::move(spare_.back());
+      spare_.pop_back();
+    }
+    lock.unlock();
+    changed_.notify_all();
+  }
+
+  // The applier thread.
+  void applyBatches() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    for (;;) {
+      changed_.wait(lock, [&] { return !to_apply_.empty() || read_all_; });
+      if (to_apply_.empty()) return;
+      std::vector<Pending> batch = std::move(to_apply_.front());
+      to_apply_.pop_front();
+      lock.unlock();
+      changed_.notify_all();
+      holdAll(batch);
+      batch.clear();
+      lock.lock();
+      spare_.push_back(std::move(batch));
+    }
+  }
+
+  void holdAll(const std::vector<Pending>& batch) {
+    constexpr size_t kAhead = 8;  // events between a block's prefetch and its look-up
+    for (size_t i = 0; i < batch.size(); ++i) {
+      if (i + kAhead < batch.size()) replay_.expect(batch[i + kAhead].address);
+      hold(batch[i]);
+    }
+  }
+
+  void hold(const Pending& event) {
     if (!by_blocks_ && !in_order_) return;  // to be read again the exact way
     if (applied_any_ && Before(event, last_)) {
       in_order_ = false;
       if (!by_blocks_) {
+        abandoned_.store(true, std::memory_order_relaxed);
         run_.clear();
         run_start_ = 0;
         late_ = {};
@@ -693,10 +771,9 @@ class HeapStream : public ProfileStream {
       }
     }
     keep(event);
-    replay_.expect(event.address);
     if (by_blocks_) {
-      if (read_ % kBlockEvents == 0) {
-        size_t block = read_ / kBlockEvents - 1;
+      if ((event.index + 1) % kBlockEvents == 0) {
+        size_t block = event.index / kBlockEvents;
         // A file longer than at its first reading: hold on (finish() says what happened).
         applyBefore(block < later_minima_.size() ? later_minima_[block] : 0);
       }
@@ -780,7 +857,18 @@ class HeapStream : public ProfileStream {
   std::priority_queue<Pending, std::vector<Pending>, Later> late_;  // the earliest on top
   std::vector<ThreadClock> clocks_;                                 // the threads not quiet
   uint64_t latest_ = 0;  // the latest time of an event read
+  // The reader's.
   uint64_t read_ = 0;
+  std::vector<Pending> batch_;  // read, not yet sent
+  // Shared: batches sent and not yet applied, and applied ones to fill again.
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::deque<std::vector<Pending>> to_apply_;
+  std::vector<std::vector<Pending>> spare_;
+  bool read_all_ = false;
+  std::atomic<bool> abandoned_{false};  // the threads' clocks failed: events no longer matter
+  std::thread applier_;
+  // The applier's (the reader's without a thread, and after settle()).
   Pending last_{};  // the last event applied
   bool applied_any_ = false, in_order_ = true;
 };
@@ -827,6 +915,7 @@ Expected<HeapLoad> LoadHeapProfile(const std::string& path, AddressResolver& res
   HeapStream stream(resolver, options, std::move(profile));
   Status read = format::ReadProfileFile(path, stream, &load.stats);
   if (!read.ok()) return read;
+  stream.settle();
   if (stream.events() > 0 && !stream.outOfOrder()) {
     load.heap = stream.finish();
   } else if (stream.events() > 0) {
@@ -838,6 +927,7 @@ Expected<HeapLoad> LoadHeapProfile(const std::string& path, AddressResolver& res
     HeapStream exact(resolver, options, planner.events(), planner.laterMinima());
     read = format::ReadProfileFile(path, exact, &again);
     if (!read.ok()) return read;
+    exact.settle();
     load.heap = exact.finish();
   }
   // After the heap, whose symbolizing may add to the resolver's warnings.
