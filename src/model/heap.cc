@@ -12,6 +12,7 @@
 #include <mutex>
 #include <optional>
 #include <queue>
+#include <system_error>
 #include <thread>
 #include <tuple>
 #include <unordered_map>
@@ -711,9 +712,19 @@ class HeapStream : public ProfileStream {
     ++read_;
     if (abandoned_.load(std::memory_order_relaxed)) return;  // to be read again the exact way
     batch_.push_back(event);
-    if (batch_.size() == kBatchEvents) {
-      if (!applier_.joinable()) applier_ = std::thread([this] { applyBatches(); });
+    if (batch_.size() < kBatchEvents) return;
+    if (!applier_.joinable() && !without_thread_) {
+      try {
+        applier_ = std::thread([this] { applyBatches(); });
+      } catch (const std::system_error&) {
+        without_thread_ = true;  // no thread to be had: the reader applies them itself
+      }
+    }
+    if (applier_.joinable()) {
       send();
+    } else {
+      holdAll(batch_);
+      batch_.clear();
     }
   }
 
@@ -868,6 +879,7 @@ class HeapStream : public ProfileStream {
   bool read_all_ = false;
   std::atomic<bool> abandoned_{false};  // the threads' clocks failed: events no longer matter
   std::thread applier_;
+  bool without_thread_ = false;
   // The applier's (the reader's without a thread, and after settle()).
   Pending last_{};  // the last event applied
   bool applied_any_ = false, in_order_ = true;
