@@ -111,7 +111,7 @@ class PayloadDecoder {
   }
 
   // The heap's records, most of a heap profile's, without a cursor: 1 = delivered, -1 = malformed.
-  int alloc(const uint8_t* p, const uint8_t* end) {
+  int allocRecord(const uint8_t* p, const uint8_t* end) {
     AllocRecord r;
     uint64_t delta, kind;
     if (!(p = Varint(p, end, &delta))) return -1;
@@ -126,7 +126,7 @@ class PayloadDecoder {
     visitor_.onAlloc(r);
     return 1;
   }
-  int free(const uint8_t* p, const uint8_t* end) {
+  int freeRecord(const uint8_t* p, const uint8_t* end) {
     FreeRecord r;
     uint64_t delta, kind;
     if (!(p = Varint(p, end, &delta))) return -1;
@@ -290,9 +290,9 @@ class PayloadDecoder {
         return 1;
       }
       case RecordKind::kAlloc:
-        return alloc(body, body + length);
+        return allocRecord(body, body + length);
       case RecordKind::kFree:
-        return free(body, body + length);
+        return freeRecord(body, body + length);
       case RecordKind::kLineCounts: {
         LineCountsRecord r;
         if (!text(in, &r.file) || !text(in, &r.module) || !in.varint(&r.count)) return -1;

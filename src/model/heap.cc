@@ -859,7 +859,9 @@ class HeapStream : public ProfileStream {
     }
   }
 
-  HeapReplay replay_;
+  // The applier's (the reader's without a thread, and after settle()), on cache lines apart
+  // from the reader's: each side writes its own for every event.
+  alignas(64) HeapReplay replay_;
   bool by_blocks_ = false;
   uint64_t planned_events_ = 0;
   std::vector<uint64_t> later_minima_;
@@ -868,21 +870,20 @@ class HeapStream : public ProfileStream {
   std::priority_queue<Pending, std::vector<Pending>, Later> late_;  // the earliest on top
   std::vector<ThreadClock> clocks_;                                 // the threads not quiet
   uint64_t latest_ = 0;  // the latest time of an event read
+  Pending last_{};       // the last event applied
+  bool applied_any_ = false, in_order_ = true;
   // The reader's.
-  uint64_t read_ = 0;
+  alignas(64) uint64_t read_ = 0;
   std::vector<Pending> batch_;  // read, not yet sent
+  bool without_thread_ = false;
   // Shared: batches sent and not yet applied, and applied ones to fill again.
-  std::mutex mutex_;
+  alignas(64) std::mutex mutex_;
   std::condition_variable changed_;
   std::deque<std::vector<Pending>> to_apply_;
   std::vector<std::vector<Pending>> spare_;
   bool read_all_ = false;
   std::atomic<bool> abandoned_{false};  // the threads' clocks failed: events no longer matter
   std::thread applier_;
-  bool without_thread_ = false;
-  // The applier's (the reader's without a thread, and after settle()).
-  Pending last_{};  // the last event applied
-  bool applied_any_ = false, in_order_ = true;
 };
 
 }  // namespace
