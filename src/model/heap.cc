@@ -765,8 +765,22 @@ class HeapStream : public ProfileStream {
     constexpr size_t kAhead = 8;  // events between a block's prefetch and its look-up
     for (size_t i = 0; i < batch.size(); ++i) {
       if (i + kAhead < batch.size()) replay_.expect(batch[i + kAhead].address);
-      hold(batch[i]);
+      if (i + 1 == batch.size() || !applyAtOnce(batch[i], batch[i + 1])) hold(batch[i]);
     }
+  }
+
+  // The common case, by the threads' clocks: nothing held, one thread writing, and its next
+  // event later than this one. Then hold() would apply the event at once; this does it without
+  // holding it.
+  bool applyAtOnce(const Pending& event, const Pending& next) {
+    if (by_blocks_ || held() != 0 || clocks_.size() != 1) return false;
+    ThreadClock& clock = clocks_.front();
+    if (event.tid != clock.tid || next.tid != clock.tid || next.time <= event.time) return false;
+    if (applied_any_ && Before(event, last_)) return false;
+    apply(event);
+    clock.time = std::max(clock.time, event.time);
+    latest_ = std::max(latest_, event.time);
+    return true;
   }
 
   void hold(const Pending& event) {
@@ -837,9 +851,7 @@ class HeapStream : public ProfileStream {
       applyEarliest();
   }
 
-  void applyEarliest() {
-    const Pending* earliest_event = earliest();
-    const Pending& e = *earliest_event;
+  void apply(const Pending& e) {
     if (e.is_alloc) {
       replay_.allocate(format::AllocRecord{e.time, e.tid, e.address, e.size, e.node,
                                            AllocKind(e.kind), e.sample_bytes});
@@ -848,6 +860,11 @@ class HeapStream : public ProfileStream {
     }
     last_ = e;
     applied_any_ = true;
+  }
+
+  void applyEarliest() {
+    const Pending* earliest_event = earliest();
+    apply(*earliest_event);
     if (!late_.empty() && earliest_event == &late_.top()) {
       late_.pop();
     } else if (++run_start_ == run_.size()) {
