@@ -615,8 +615,11 @@ class HeapPlanner : public format::RecordVisitor {
 constexpr uint64_t kQuietNs = 250'000'000;
 // Events held at most by the one reading; beyond, the earliest is applied on trust.
 constexpr size_t kMaxHeld = size_t(1) << 18;
-// Events read and handed to the applier thread at a time.
+// Events read and handed to the applier thread at a time, and how many such batches the reader
+// may be ahead (4 MiB): enough that on a busy machine, where a thread woken waits for a core,
+// neither side waits for the other at every batch.
 constexpr size_t kBatchEvents = 8192;
+constexpr size_t kBatchesAhead = 8;
 
 // A reading that builds the heap (and, asked, the time profile): keeps what resolves stacks
 // (modules, stack nodes, strings, threads) but not the events, each held only until its place
@@ -706,7 +709,7 @@ class HeapStream : public ProfileStream {
   };
 
   // The reader's side: events go to the applier thread in batches, the reader going on
-  // meanwhile (a batch or two ahead at most). The applier takes them in file order, so the heap
+  // meanwhile (kBatchesAhead at most). The applier takes them in file order, so the heap
   // is the same as one thread's; a profile of less than a batch is applied without a thread.
   void arrive(const Pending& event) {
     ++read_;
@@ -728,10 +731,10 @@ class HeapStream : public ProfileStream {
     }
   }
 
-  // Hands the batch read to the applier, waiting while it has two others to apply.
+  // Hands the batch read to the applier, waiting while it has kBatchesAhead others to apply.
   void send() {
     std::unique_lock<std::mutex> lock(mutex_);
-    changed_.wait(lock, [&] { return to_apply_.size() < 2; });
+    changed_.wait(lock, [&] { return to_apply_.size() < kBatchesAhead; });
     to_apply_.push_back(std::move(batch_));
     if (spare_.empty()) {
       batch_ = {};
