@@ -132,7 +132,7 @@ struct HeapLoad {
 // One reading puts the events back into the program's order as they come, and with `profile`
 // also builds the time profile; only a file whose threads' events come further out of order
 // than the runtime writes them is read twice more, the exact way (once to learn how far out of
-// order, once to build). A thread of its own applies the events, a batch or two behind the
+// order, once to build). A thread of its own applies the events, up to 8 batches behind the
 // reading, in file order: the result does not depend on its timing, and equals
 // BuildHeapProfile's on the whole file. Fails like format::ReadProfileFile when the file cannot
 // be read at all.
