@@ -213,10 +213,13 @@ int RunReport(ReportCommandOptions& o) {
   build.keep_samples = o.report.raw || o.report.stack_changes;
   // --threads builds several profiles from one reading, and -W reads the watches from the
   // records, so they keep them (all but the heap's); otherwise samples are aggregated as they
-  // are read. The heap is built as its records are read, in readings of its own.
+  // are read. The heap is built as its records are read, and so, in the same reading, is the
+  // time profile when no other reading is needed.
+  bool keep_records = o.threads || o.watch;
   std::optional<model::HeapLoad> heap_load;
   if (o.heap) {
-    Expected<model::HeapLoad> loaded = model::LoadHeapProfile(o.file, resolver, o.heap_options);
+    Expected<model::HeapLoad> loaded = model::LoadHeapProfile(
+        o.file, resolver, o.heap_options, keep_records ? std::nullopt : std::optional(build));
     if (!loaded) {
       fmt::print(stderr, "hotline: {}\n", loaded.status().message());
       return 1;
@@ -225,7 +228,7 @@ int RunReport(ReportCommandOptions& o) {
     stats = heap_load->stats;
   }
   std::optional<format::RawProfile> raw;
-  if (o.threads || o.watch) {
+  if (keep_records) {
     Expected<format::RawProfile> loaded = format::LoadRawProfile(o.file, &stats, false);
     if (!loaded) {
       fmt::print(stderr, "hotline: {}\n", loaded.status().message());
@@ -245,11 +248,11 @@ int RunReport(ReportCommandOptions& o) {
       return 2;
     }
   }
-  Expected<model::Profile> profile =
-      raw                  ? model::BuildProfile(*raw, resolver, build)
-      : heap_load          ? model::LoadProfile(o.file, resolver, build, &stats)
-      : o.files.size() > 1 ? LoadRuns(o.files, resolver, build, o.merge)
-                           : LoadOne(o.file, resolver, build);
+  Expected<model::Profile> profile = raw         ? model::BuildProfile(*raw, resolver, build)
+                                     : heap_load ? std::move(*heap_load->profile)
+                                     : o.files.size() > 1
+                                         ? LoadRuns(o.files, resolver, build, o.merge)
+                                         : LoadOne(o.file, resolver, build);
   if (!profile) {
     fmt::print(stderr, "hotline: {}\n", profile.status().message());
     return 1;

@@ -42,6 +42,21 @@ bool ParseChunkHeader(const uint8_t* p, ChunkHeader* h) {
   return h->stored_len <= kMaxChunkBytes && h->raw_len <= kMaxChunkBytes;
 }
 
+// Reads a varint at `p`, not past `end`; returns where it ends, nullptr when the bytes are not
+// one (ByteCursor::varint's rules). The one-byte case, most of a record's fields, inline.
+const uint8_t* LongVarint(const uint8_t* p, const uint8_t* end, uint64_t* out) {
+  ByteCursor in(p, size_t(end - p));
+  if (!in.varint(out)) return nullptr;
+  return end - in.remaining();
+}
+inline const uint8_t* Varint(const uint8_t* p, const uint8_t* end, uint64_t* out) {
+  if (p < end && *p < 0x80) {
+    *out = *p;
+    return p + 1;
+  }
+  return LongVarint(p, end, out);
+}
+
 class PayloadDecoder {
  public:
   PayloadDecoder(RecordVisitor& visitor, ReadStats& stats, std::string_view name)
@@ -49,18 +64,20 @@ class PayloadDecoder {
 
   // Decodes one records payload; returns false if it is cut short (the rest is dropped).
   bool decode(const uint8_t* data, size_t size, uint64_t chunk_offset) {
-    ByteCursor in(data, size);
-    if (!in.varint(&time_)) return false;
-    while (!in.atEnd()) {
+    const uint8_t* end = data + size;
+    const uint8_t* p = Varint(data, end, &time_);
+    if (!p) return false;
+    while (p < end) {
       uint64_t kind, length;
-      const uint8_t* body;
-      if (!in.varint(&kind) || !in.varint(&length) || !in.bytes(length, &body)) {
+      if (!(p = Varint(p, end, &kind)) || !(p = Varint(p, end, &length)) ||
+          length > uint64_t(end - p)) {
         note("chunk at offset " + std::to_string(chunk_offset) + ": record runs past its chunk");
         return false;
       }
+      const uint8_t* body = p;
+      p += length;
       ++stats_.records;
-      ByteCursor fields(body, length);
-      int result = dispatch(kind, fields);
+      int result = dispatch(kind, body, size_t(length));
       if (result < 0) {
         ++stats_.malformed_records;
         note("chunk at offset " + std::to_string(chunk_offset) + ": malformed record of kind " +
@@ -93,8 +110,39 @@ class PayloadDecoder {
     return true;
   }
 
+  // The heap's records, most of a heap profile's, without a cursor: 1 = delivered, -1 = malformed.
+  int allocRecord(const uint8_t* p, const uint8_t* end) {
+    AllocRecord r;
+    uint64_t delta, kind;
+    if (!(p = Varint(p, end, &delta))) return -1;
+    time_ += static_cast<uint64_t>(UnZigZag(delta));
+    r.time = time_;
+    if (!(p = Varint(p, end, &r.tid)) || !(p = Varint(p, end, &r.address)) ||
+        !(p = Varint(p, end, &r.size)) || !(p = Varint(p, end, &r.node)) ||
+        !(p = Varint(p, end, &kind)))
+      return -1;
+    if (p < end && !Varint(p, end, &r.sample_bytes)) return -1;  // optional: sampled mode
+    r.kind = static_cast<AllocKind>(kind);
+    visitor_.onAlloc(r);
+    return 1;
+  }
+  int freeRecord(const uint8_t* p, const uint8_t* end) {
+    FreeRecord r;
+    uint64_t delta, kind;
+    if (!(p = Varint(p, end, &delta))) return -1;
+    time_ += static_cast<uint64_t>(UnZigZag(delta));
+    r.time = time_;
+    if (!(p = Varint(p, end, &r.tid)) || !(p = Varint(p, end, &r.address)) ||
+        !(p = Varint(p, end, &kind)) || !Varint(p, end, &r.size))
+      return -1;
+    r.kind = static_cast<FreeKind>(kind);
+    visitor_.onFree(r);
+    return 1;
+  }
+
   // 1 = delivered, 0 = unknown kind, -1 = malformed.
-  int dispatch(uint64_t kind, ByteCursor& in) {
+  int dispatch(uint64_t kind, const uint8_t* body, size_t length) {
+    ByteCursor in(body, length);
     switch (static_cast<RecordKind>(kind)) {
       case RecordKind::kProcess: {
         ProcessRecord r;
@@ -241,27 +289,10 @@ class PayloadDecoder {
         visitor_.onTraceEvents(r);
         return 1;
       }
-      case RecordKind::kAlloc: {
-        AllocRecord r;
-        uint64_t kind;
-        if (!t(in, &r.time) || !in.varint(&r.tid) || !in.varint(&r.address) ||
-            !in.varint(&r.size) || !in.varint(&r.node) || !in.varint(&kind))
-          return -1;
-        if (!in.atEnd() && !in.varint(&r.sample_bytes)) return -1;  // optional: sampled mode
-        r.kind = static_cast<AllocKind>(kind);
-        visitor_.onAlloc(r);
-        return 1;
-      }
-      case RecordKind::kFree: {
-        FreeRecord r;
-        uint64_t kind;
-        if (!t(in, &r.time) || !in.varint(&r.tid) || !in.varint(&r.address) || !in.varint(&kind) ||
-            !in.varint(&r.size))
-          return -1;
-        r.kind = static_cast<FreeKind>(kind);
-        visitor_.onFree(r);
-        return 1;
-      }
+      case RecordKind::kAlloc:
+        return allocRecord(body, body + length);
+      case RecordKind::kFree:
+        return freeRecord(body, body + length);
       case RecordKind::kLineCounts: {
         LineCountsRecord r;
         if (!text(in, &r.file) || !text(in, &r.module) || !in.varint(&r.count)) return -1;

@@ -738,18 +738,6 @@ void ProfileBuilder::accountUnsampled(const format::RawProfile& raw) {
   profile_.warnings.push_back(text);
 }
 
-// A RawProfile that aggregates samples as they are read instead of keeping them. The heap's
-// records are not the time profile's: LoadHeapProfile reads them.
-class StreamingProfile : public format::RawProfile {
- public:
-  explicit StreamingProfile(ProfileBuilder& builder)
-      : format::RawProfile(false), builder_(builder) {}
-  void onSample(const format::SampleRecord& r) override { builder_.addSample(*this, r); }
-
- private:
-  ProfileBuilder& builder_;
-};
-
 }  // namespace
 
 Expected<Profile> BuildProfile(const format::RawProfile& raw, AddressResolver& resolver,
@@ -759,18 +747,34 @@ Expected<Profile> BuildProfile(const format::RawProfile& raw, AddressResolver& r
   return builder.finish(raw);
 }
 
+class ProfileStream::Builder : public ProfileBuilder {
+ public:
+  using ProfileBuilder::ProfileBuilder;
+};
+
+ProfileStream::ProfileStream(AddressResolver& resolver, std::optional<BuildOptions> options)
+    : format::RawProfile(false),
+      builder_(options ? std::make_unique<Builder>(resolver, *options) : nullptr) {}
+
+ProfileStream::~ProfileStream() = default;
+
+void ProfileStream::onSample(const format::SampleRecord& r) {
+  if (builder_) builder_->addSample(*this, r);
+}
+
+Expected<Profile> ProfileStream::finishProfile() { return builder_->finish(*this); }
+
 Expected<Profile> LoadProfile(const std::string& path, AddressResolver& resolver,
                               const BuildOptions& options, format::ReadStats* stats) {
   // A file of several runs (hotline merge): each run built on its own, then added up.
   std::vector<Profile> runs;
   format::ReadStats all;
   for (uint64_t offset = 0;;) {
-    ProfileBuilder builder(resolver, options);
-    StreamingProfile raw(builder);
+    ProfileStream raw(resolver, options);
     format::ReadStats run;
     Status status = format::ReadProfileFile(path, raw, &run, offset);
     if (!status.ok()) return status;
-    Expected<Profile> profile = builder.finish(raw);
+    Expected<Profile> profile = raw.finishProfile();
     if (!profile) return profile;
     runs.push_back(std::move(*profile));
     if (offset == 0) {

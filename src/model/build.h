@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -63,5 +64,24 @@ Expected<Profile> BuildProfile(const format::RawProfile& raw, AddressResolver& r
 // `stats` receives what the reader saw, including damage. Fails like format::ReadProfileFile.
 Expected<Profile> LoadProfile(const std::string& path, AddressResolver& resolver,
                               const BuildOptions& options, format::ReadStats* stats);
+
+// The reading LoadProfile does, as a visitor that other readings of one run derive from to build
+// more in the same pass (model::LoadHeapProfile builds the heap beside): keeps what resolves
+// stacks, aggregates each SAMPLE as it comes and keeps neither samples nor heap events. With no
+// options it builds no profile and passes the samples over.
+class ProfileStream : public format::RawProfile {
+ public:
+  ProfileStream(AddressResolver& resolver, std::optional<BuildOptions> options);
+  ~ProfileStream() override;
+  void onSample(const format::SampleRecord& r) override;
+  // Whether a profile is being built.
+  bool buildsProfile() const { return builder_ != nullptr; }
+  // After the reading, once, when buildsProfile(): the run's profile, as LoadProfile gives it.
+  Expected<Profile> finishProfile();
+
+ private:
+  class Builder;
+  std::unique_ptr<Builder> builder_;
+};
 
 }  // namespace hotline::model

@@ -19,6 +19,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -90,7 +91,9 @@ struct HeapProfile {
   std::vector<HeapLeak> leaks;    // by bytes, largest first
   // (lower bound of a power-of-two size class, calls): 0, 1, 2, 4, 8, ...
   std::vector<std::pair<uint64_t, uint64_t>> size_histogram;
-  std::vector<HeapPoint> timeline;  // at most about 1000 points, for graphs
+  // For graphs: a point per event up to 1024 events, then 512 to 1024 a power-of-two number of
+  // events apart; and the last event's.
+  std::vector<HeapPoint> timeline;
   // Sampled mode (--heap-sample): the mean bytes between samples, 0 when every allocation was
   // recorded (the numbers above are then exact); the allocations sampled; and the standard
   // errors of total_bytes and of the live bytes at the peak, estimated from the samples
@@ -118,15 +121,23 @@ Expected<HeapProfile> BuildHeapProfile(const format::RawProfile& raw, AddressRes
 struct HeapLoad {
   Expected<HeapProfile> heap;  // fails like BuildHeapProfile, or when the file changed meanwhile
   format::ReadStats stats;     // what the reader saw, as format::ReadProfileFile gives it
+  // The time profile of the same reading, when asked for: what LoadProfile gives for a file of
+  // one run.
+  std::optional<Expected<Profile>> profile;
 };
 
 // The heap of the profile at `path` (of its first run, when it holds several), built while the
 // records are read instead of from a RawProfile: what is kept grows with the distinct stacks
 // and the blocks live at once, not with the events (docs/heap.md, "Reading a heap profile").
-// The file is read twice: once to count the events and learn how far out of time order the
-// writer's per-thread rings put them, once to build. The result equals BuildHeapProfile's on
-// the whole file. Fails like format::ReadProfileFile when the file cannot be read at all.
+// One reading puts the events back into the program's order as they come, and with `profile`
+// also builds the time profile; only a file whose threads' events come further out of order
+// than the runtime writes them is read twice more, the exact way (once to learn how far out of
+// order, once to build). A thread of its own applies the events, up to 8 batches behind the
+// reading, in file order: the result does not depend on its timing, and equals
+// BuildHeapProfile's on the whole file. Fails like format::ReadProfileFile when the file cannot
+// be read at all.
 Expected<HeapLoad> LoadHeapProfile(const std::string& path, AddressResolver& resolver,
-                                   const HeapOptions& options = {});
+                                   const HeapOptions& options = {},
+                                   std::optional<BuildOptions> profile = std::nullopt);
 
 }  // namespace hotline::model

@@ -462,6 +462,63 @@ TEST(FormatNewer, AProcessRecordWithoutItsTrailingFieldsStillReads) {
   EXPECT_EQ(r.profile.process->trace, format::TraceMode::kNone);
 }
 
+// ALLOC and FREE, decoded on a path of their own: fields of several bytes read back whole; a
+// record cut short, or with a varint longer than ten bytes, is malformed, and the time delta it
+// began with still counts for the records after it, as for every other kind.
+TEST(FormatHeap, HeapRecordsCutShortAreMalformedAndTheirTimeStillCounts) {
+  format::ByteBuffer payload;
+  payload.varint(0);  // the chunk's base time
+  auto record = [&](format::RecordKind kind, const format::ByteBuffer& body) {
+    payload.varint(uint64_t(kind));
+    payload.varint(body.size());
+    payload.append(body.data(), body.size());
+  };
+  format::ByteBuffer whole;  // t, tid, address, size, node, kind
+  whole.svarint(1000);
+  for (uint64_t v : {uint64_t(7), uint64_t(0x7f0000001230), uint64_t(1) << 20, uint64_t(300),
+                     uint64_t(format::AllocKind::kCalloc)})
+    whole.varint(v);
+  record(format::RecordKind::kAlloc, whole);
+  format::ByteBuffer cut;  // t and tid only
+  cut.svarint(500);
+  cut.varint(7);
+  record(format::RecordKind::kAlloc, cut);
+  format::ByteBuffer release;  // t, tid, address, kind, size
+  release.svarint(250);
+  for (uint64_t v :
+       {uint64_t(8), uint64_t(0x7f0000001230), uint64_t(format::FreeKind::kFree), uint64_t(0)})
+    release.varint(v);
+  record(format::RecordKind::kFree, release);
+  format::ByteBuffer sampled;  // the first one's fields, and sample_bytes
+  sampled.append(whole.data(), whole.size());
+  sampled.varint(524288);
+  record(format::RecordKind::kAlloc, sampled);
+  format::ByteBuffer overlong;  // t, then a tid of eleven bytes
+  overlong.svarint(1);
+  uint8_t eleven[11] = {0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01};
+  overlong.append(eleven, sizeof eleven);
+  record(format::RecordKind::kFree, overlong);
+
+  Read r = ReadBytes(HandMadeFile(payload));
+  ASSERT_TRUE(r.status.ok()) << r.status.message();
+  EXPECT_EQ(r.stats.malformed_records, 2u);
+  ASSERT_EQ(r.profile.allocs.size(), 2u);
+  const format::AllocRecord& a = r.profile.allocs[0];
+  EXPECT_EQ(a.time, 1000u);
+  EXPECT_EQ(a.tid, 7u);
+  EXPECT_EQ(a.address, 0x7f0000001230u);
+  EXPECT_EQ(a.size, uint64_t(1) << 20);
+  EXPECT_EQ(a.node, 300u);
+  EXPECT_EQ(a.kind, format::AllocKind::kCalloc);
+  EXPECT_EQ(a.sample_bytes, 0u);
+  ASSERT_EQ(r.profile.frees.size(), 1u);
+  EXPECT_EQ(r.profile.frees[0].time, 1750u);  // the cut record's 500 counted
+  EXPECT_EQ(r.profile.frees[0].tid, 8u);
+  EXPECT_EQ(r.profile.frees[0].address, 0x7f0000001230u);
+  EXPECT_EQ(r.profile.allocs[1].time, 2750u);
+  EXPECT_EQ(r.profile.allocs[1].sample_bytes, 524288u);
+}
+
 TEST(FormatWriter, LargeChunksAreSplitAutomatically) {
   std::string path = TempPath("large.hotline");
   int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);

@@ -323,6 +323,75 @@ TEST(HeapStream, EventsInReverseTimeOrderAreHeldUntilTheirTurn) {
   unlink(path.c_str());
 }
 
+// A thread whose events reach the file long after the other thread's later ones (its ring was
+// drained more than a quarter of a second late): the one reading's guess fails, and the file is
+// read again the exact way, with the program's heap as the result.
+TEST(HeapStream, AThreadWrittenLongAfterItsTimeIsStillInTheProgramsOrder) {
+  std::string path = TempPath("late.hotline");
+  int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  ASSERT_GE(fd, 0);
+  format::Writer w;
+  ASSERT_TRUE(w.begin(fd, format::kFeatureHeap));
+  uint8_t build_id[1] = {9};
+  w.add(format::ModuleLoadRecord{1, 1, w.internString("/work/prog"), 0, 0x1000, 0x1000, 0, build_id,
+                                 1});
+  uint64_t node = w.internStackNode(w.internStackNode(0, 0x1100), 0x1480);
+  constexpr uint64_t kMs = 1'000'000;
+  // Thread 1: a block of 100 bytes each millisecond for a second, freed a millisecond later.
+  for (uint64_t i = 0; i < 1000; ++i) {
+    w.add(format::AllocRecord{1000 * kMs + i * kMs, 1, 0x100000 + (i % 8) * 256, 100, node,
+                              AllocKind::kMalloc});
+    w.add(format::FreeRecord{1000 * kMs + i * kMs + kMs / 2, 1, 0x100000 + (i % 8) * 256,
+                             FreeKind::kFree, 0});
+  }
+  // Thread 2, written last: ten blocks of 5000 bytes, allocated at 0.5 s and kept to the end.
+  for (uint64_t i = 0; i < 10; ++i)
+    w.add(format::AllocRecord{1500 * kMs + i, 2, 0x200000 + i * 8192, 5000, node,
+                              AllocKind::kMalloc});
+  ASSERT_TRUE(w.flush());
+  close(fd);
+  HeapProfile heap = BothWays(path);
+  EXPECT_EQ(heap.alloc_calls, 1010u);
+  EXPECT_EQ(heap.free_calls, 1000u);
+  EXPECT_EQ(heap.peak_bytes, 50100u);           // thread 2's blocks and one of thread 1's
+  EXPECT_EQ(heap.peak_time_ns, 500 * kMs + 9);  // at thread 2's last allocation
+  EXPECT_EQ(heap.leaked_bytes, 50000u);
+  unlink(path.c_str());
+}
+
+// The timeline of a long run keeps between 512 and 1024 points at a regular step, and its last
+// point is the last event's.
+TEST(HeapStream, TheTimelineOfManyEventsIsThinnedToARegularStep) {
+  std::string path = TempPath("timeline.hotline");
+  int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  ASSERT_GE(fd, 0);
+  format::Writer w;
+  ASSERT_TRUE(w.begin(fd, format::kFeatureHeap));
+  uint8_t build_id[1] = {9};
+  w.add(format::ModuleLoadRecord{1, 1, w.internString("/work/prog"), 0, 0x1000, 0x1000, 0, build_id,
+                                 1});
+  uint64_t node = w.internStackNode(0, 0x1100);
+  // 100,001 allocations of 1 byte, one per nanosecond from time 10, none freed: after event i
+  // the heap holds i + 1 bytes.
+  constexpr uint64_t kEvents = 100001;
+  for (uint64_t i = 0; i < kEvents; ++i)
+    w.add(format::AllocRecord{10 + i, 1, 0x100000 + i * 16, 1, node, AllocKind::kMalloc});
+  ASSERT_TRUE(w.flush());
+  close(fd);
+  HeapProfile heap = BothWays(path);
+  ASSERT_GE(heap.timeline.size(), 512u);
+  ASSERT_LE(heap.timeline.size(), 1025u);
+  uint64_t step = heap.timeline[1].time_ns - heap.timeline[0].time_ns;
+  EXPECT_EQ(step & (step - 1), 0u);  // a power of two
+  for (size_t i = 0; i + 1 < heap.timeline.size(); ++i) {
+    EXPECT_EQ(heap.timeline[i].time_ns, i * step);
+    EXPECT_EQ(heap.timeline[i].bytes, i * step + 1);
+  }
+  EXPECT_EQ(heap.timeline.back().time_ns, kEvents - 1);
+  EXPECT_EQ(heap.timeline.back().bytes, kEvents);
+  unlink(path.c_str());
+}
+
 TEST(HeapStream, DamagedFilesGiveWhatCouldBeReadBothWays) {
   std::string path = TempPath("whole.hotline");
   Truth truth = WriteRun(path, 30000, 0, 3);
