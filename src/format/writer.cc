@@ -343,6 +343,15 @@ void Writer::add(const CallCountsRecord& r) {
   endRecord();
 }
 
+void Writer::add(const CallSiteCountsRecord& r) {
+  beginRecord(RecordKind::kCallSiteCounts);
+  time(r.time);
+  record_.varint(r.tid);
+  record_.varint(r.count);
+  for (uint64_t i = 0; i < r.count * 4; ++i) record_.varint(r.quads[i]);
+  endRecord();
+}
+
 void Writer::add(const TraceEventsRecord& r) {
   beginRecord(r.short_code ? RecordKind::kTraceEventsShort : RecordKind::kTraceEvents);
   record_.varint(r.tid);
