@@ -135,11 +135,29 @@ bool NextShortEvent(ByteCursor& in, const ThreadReplay& replay, uint64_t* delta,
   return true;
 }
 
+// The caller of a CALL_SITE_COUNTS entry of `callee` (docs/format.md, "Call-site counts"): the
+// function the callee's code was inlined into, when the entry hook ran in an inlined copy, or
+// else the innermost frame at the call site.
+std::optional<FunctionId> CallerOf(const format::RawCallSite& site, FunctionId callee,
+                                   const FramesBefore& frames_before) {
+  std::vector<FunctionId> inside = frames_before(site.hook_return);
+  for (size_t k = inside.size(); k-- > 0;) {
+    if (inside[k] != callee) continue;
+    if (k > 0) return inside[k - 1];
+    break;
+  }
+  if (site.call_site == 0) return std::nullopt;
+  std::vector<FunctionId> at = frames_before(site.call_site);
+  if (at.empty()) return std::nullopt;
+  return at.back();
+}
+
 }  // namespace
 
-void ApplyTrace(const format::RawProfile& raw, const FunctionAt& function_at, Profile& p,
-                std::optional<uint64_t> only_thread, bool keep_calls) {
-  if (raw.call_counts.empty() && raw.trace_events.empty()) return;
+void ApplyTrace(const format::RawProfile& raw, const FunctionAt& function_at,
+                const FramesBefore& frames_before, Profile& p, std::optional<uint64_t> only_thread,
+                bool keep_calls) {
+  if (raw.call_counts.empty() && raw.call_site_counts.empty() && raw.trace_events.empty()) return;
   std::unordered_map<uint64_t, FunctionId> by_trace_id;
   auto fn = [&](uint64_t trace_id) -> std::optional<FunctionId> {
     if (trace_id == 0) return std::nullopt;
@@ -168,6 +186,19 @@ void ApplyTrace(const format::RawProfile& raw, const FunctionAt& function_at, Pr
       calls[callee->index()] += e.calls;
       if (std::optional<FunctionId> caller = fn(e.caller))
         edge_calls[{caller->index(), callee->index()}] += e.calls;
+    }
+  }
+  // CALL_SITE_COUNTS likewise, by thread; their callers come from the symbolizer.
+  std::map<uint64_t, const format::RawCallSiteCounts*> last_sites_of_thread;
+  for (const format::RawCallSiteCounts& c : raw.call_site_counts)
+    if (!only_thread || c.tid == *only_thread) last_sites_of_thread[c.tid] = &c;
+  for (const auto& [tid, counts] : last_sites_of_thread) {
+    for (const format::RawCallSite& site : counts->sites) {
+      std::optional<FunctionId> callee = fn(site.callee);
+      if (!callee) continue;
+      calls[callee->index()] += site.calls;
+      std::optional<FunctionId> caller = CallerOf(site, *callee, frames_before);
+      if (caller && caller->valid()) edge_calls[{caller->index(), callee->index()}] += site.calls;
     }
   }
   if (p.functions.size() > p.callees.size()) p.callees.resize(p.functions.size());

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstring>
+#include <utility>
 
 #include "base/varint.h"
 #include "runtime/session.h"
@@ -30,6 +31,9 @@ std::atomic<uint32_t> g_function_next{1};
 uint32_t g_function_emitted = 0;  // writer side: ids below this have a TRACE_FUNCTION record
 
 std::atomic<int> g_mode{0};
+// Which path the hooks take, set once by InitTrace before the program's threads exist (so read
+// without ordering): timed mode's shadow stack and events, or counts mode's call-site table.
+bool g_timed_hooks = false;
 uint64_t g_tick_ns_q32 = 0;
 std::atomic<uint64_t> g_events_dropped{0};
 std::atomic<uint64_t> g_unmatched_exits{0};
@@ -161,11 +165,42 @@ struct EdgeTable {
   } slots[];
 };
 
+// Counts mode: exact calls per (call site, entry hook return address), the edge as the entry
+// hook sees it (docs/format.md, "Call-site counts"), so that counting needs no shadow stack and
+// the exit hook nothing at all. Open addressing with linear probing, at most half full; the slot
+// a key hashes to (its home) is the one the entry hook's fast path looks at, and the slow path
+// moves a key it finds further on to its home (no key is ever removed, so every key between a
+// home and where its key sits stays reachable).
+struct SiteSlot {
+  uint64_t call_site;
+  uint64_t hook_return;  // 0 = empty (a hook's return address never is)
+  uint64_t calls;
+  uint64_t callee_id;
+};
+
+struct SiteTable {
+  uint64_t capacity;  // a power of two
+  uint64_t used;
+  SiteSlot slots[];
+};
+
+constexpr uint64_t kFirstSiteCapacity = 1024;
+
+// The home slot of a key in a table of 2^(64 − shift) slots: one multiply, the top bits.
+inline uint64_t SiteHome(uint64_t call_site, uint64_t hook_return, uint32_t shift) {
+  return ((call_site ^ (hook_return << 16)) * 0x9E3779B97F4A7C15ull) >> shift;
+}
+
 // Mapped whole (the shadow stack is part of it, so a hook reaches its frames with no load).
 struct TraceThread {
   pid_t tid;
   std::atomic<bool> alive;
   int in_hook;
+  // Counts mode: the slots of `sites` and the shift that takes a hashed key to a slot (what the
+  // entry hook reads, beside in_hook).
+  uint32_t site_shift;
+  SiteSlot* site_slots;
+  std::atomic<SiteTable*> sites;
   std::atomic<uint32_t> depth;
   uint32_t max_depth;
   CalleeCache* callee_cache;  // by caller function id (0: untraced caller)
@@ -205,17 +240,36 @@ uint32_t BufferedBytes(TraceThread* tt) {
   return pos && tt->buffer ? uint32_t(pos - tt->buffer->data) : 0;
 }
 
+SiteTable* NewSiteTable(uint64_t capacity) {
+  auto* t = static_cast<SiteTable*>(MapZeroed(sizeof(SiteTable) + capacity * sizeof(SiteSlot)));
+  if (t) t->capacity = capacity;
+  return t;
+}
+
+void UseSites(TraceThread* tt, SiteTable* t) {
+  tt->sites.store(t, std::memory_order_release);
+  tt->site_slots = t->slots;
+  tt->site_shift = uint32_t(64 - __builtin_ctzll(t->capacity));
+}
+
 TraceThread* AttachThread() {
   int index = g_thread_count.fetch_add(1);
   if (index >= kMaxThreads) return nullptr;
   auto* tt = static_cast<TraceThread*>(MapZeroed(sizeof(TraceThread)));
   if (!tt) return nullptr;
-  tt->callee_cache = static_cast<CalleeCache*>(MapZeroed(sizeof(CalleeCache) * kFunctionCapacity));
-  EdgeTable* edges = NewEdgeTable(1024);
-  if (!tt->callee_cache || !edges) return nullptr;
-  tt->edges.store(edges);
+  if (g_timed_hooks) {
+    tt->callee_cache =
+        static_cast<CalleeCache*>(MapZeroed(sizeof(CalleeCache) * kFunctionCapacity));
+    EdgeTable* edges = NewEdgeTable(1024);
+    if (!tt->callee_cache || !edges) return nullptr;
+    tt->edges.store(edges);
+  } else {
+    SiteTable* sites = NewSiteTable(kFirstSiteCapacity);
+    if (!sites) return nullptr;
+    UseSites(tt, sites);
+  }
   tt->tid = GetTid();
-  if (g_mode.load() == int(format::TraceMode::kTimed)) {
+  if (g_timed_hooks) {
     tt->last_tick = __builtin_ia32_rdtsc();
     UseBuffer(tt, TakeBuffer(uint64_t(tt->tid), tt->last_tick));
   }
@@ -279,6 +333,49 @@ uint64_t* EdgeCounter(TraceThread* tt, uint32_t caller, uint32_t callee) {
   t->slots[i].key = key;
   ++t->used;
   return &t->slots[i].calls;
+}
+
+// Counts mode: a table twice as large with the same keys. The old one stays mapped: a reader at
+// exit may still hold it.
+bool GrowSites(TraceThread* tt) {
+  SiteTable* old = tt->sites.load(std::memory_order_relaxed);
+  SiteTable* grown = NewSiteTable(old->capacity * 2);
+  if (!grown) return false;
+  uint64_t mask = grown->capacity - 1;
+  uint32_t shift = uint32_t(64 - __builtin_ctzll(grown->capacity));
+  for (uint64_t i = 0; i < old->capacity; ++i) {
+    const SiteSlot& s = old->slots[i];
+    if (!s.hook_return) continue;
+    uint64_t j = SiteHome(s.call_site, s.hook_return, shift);
+    while (grown->slots[j].hook_return) j = (j + 1) & mask;
+    grown->slots[j] = s;
+  }
+  grown->used = old->used;
+  UseSites(tt, grown);
+  return true;
+}
+
+// Counts mode, with in_hook set: counts one call of `function` entered from `call_site` (its
+// entry hook returning to `hook_return`), creating the slot, and leaves the key in its home slot
+// for the entry hook's fast path.
+void CountCallSite(TraceThread* tt, uint64_t function, uint64_t call_site, uint64_t hook_return) {
+  SiteTable* t = tt->sites.load(std::memory_order_relaxed);
+  uint64_t mask = t->capacity - 1;
+  uint64_t home = SiteHome(call_site, hook_return, tt->site_shift);
+  uint64_t i = home;
+  while (t->slots[i].hook_return &&
+         !(t->slots[i].call_site == call_site && t->slots[i].hook_return == hook_return))
+    i = (i + 1) & mask;
+  if (!t->slots[i].hook_return) {
+    if ((t->used + 1) * 2 > t->capacity) {
+      if (GrowSites(tt)) CountCallSite(tt, function, call_site, hook_return);
+      return;  // no memory for a larger table: the call is not counted
+    }
+    t->slots[i] = SiteSlot{call_site, hook_return, 0, FunctionIdOf(tt, function)};
+    ++t->used;
+  }
+  ++t->slots[i].calls;
+  if (i != home) std::swap(t->slots[i], t->slots[home]);
 }
 
 // The buffer is full: hand it to the writer and take the next. Returns where the event goes (null
@@ -427,6 +524,38 @@ void WriteCallCounts(format::Writer& writer, TraceThread* tt, uint64_t now) {
   munmap(pending, sizeof(uint64_t) * capacity);
 }
 
+// Counts mode: the thread's call sites with their calls (a snapshot when another thread reads
+// them while it runs, at exit).
+void WriteSiteCounts(format::Writer& writer, TraceThread* tt, uint64_t now) {
+  SiteTable* t = tt->sites.load(std::memory_order_acquire);
+  if (!t) return;
+  uint64_t capacity = t->capacity;
+  size_t quads_bytes = sizeof(uint64_t) * 4 * capacity;
+  auto* quads = static_cast<uint64_t*>(MapZeroed(quads_bytes));
+  if (!quads) return;
+  uint64_t n = 0;
+  for (uint64_t i = 0; i < capacity; ++i) {
+    const SiteSlot& s = t->slots[i];
+    if (!s.hook_return || !s.calls) continue;
+    uint64_t* q = quads + 4 * n++;
+    q[0] = s.call_site;
+    q[1] = s.hook_return;
+    q[2] = s.callee_id;
+    q[3] = s.calls;
+  }
+  writer.add(format::CallSiteCountsRecord{now, uint64_t(tt->tid), n, quads});
+  munmap(quads, quads_bytes);
+}
+
+// The calls of the thread, as its mode counts them.
+void WriteCounts(format::Writer& writer, TraceThread* tt, uint64_t now) {
+  if (g_timed_hooks) {
+    WriteCallCounts(writer, tt, now);
+  } else {
+    WriteSiteCounts(writer, tt, now);
+  }
+}
+
 }  // namespace
 
 void InitTrace(format::TraceMode mode) {
@@ -444,6 +573,7 @@ void InitTrace(format::TraceMode mode) {
     uint64_t c1 = __builtin_ia32_rdtsc();
     g_tick_ns_q32 = c1 > c0 ? ((t1 - t0) << 32) / (c1 - c0) : 0;
   }
+  g_timed_hooks = mode == format::TraceMode::kTimed;
   g_mode.store(int(mode));
 }
 
@@ -515,7 +645,7 @@ void EndThreadTrace() {
   LockSession();
   DrainTraceLocked(*g_session.writer, false);
   if (Timed()) WriteOpenEvents(*g_session.writer, tt);
-  WriteCallCounts(*g_session.writer, tt, NowNs());
+  WriteCounts(*g_session.writer, tt, NowNs());
   tt->alive.store(false);
   UnlockSession();
 }
@@ -528,7 +658,7 @@ void FinishTraceLocked(format::Writer& writer, uint64_t now) {
     TraceThread* tt = g_threads[i];
     if (!tt || !tt->alive.load()) continue;
     if (Timed()) WriteOpenEvents(writer, tt);
-    WriteCallCounts(writer, tt, now);
+    WriteCounts(writer, tt, now);
   }
   // Functions first seen while the last buffers were written.
   DrainTraceLocked(writer, true);
@@ -564,6 +694,11 @@ void ResetTraceAfterFork() {
   g_events_dropped.store(0);
   if (!mine) return;
   mine->tid = GetTid();
+  if (!g_timed_hooks) {
+    SiteTable* sites = mine->sites.load();
+    for (uint64_t i = 0; i < sites->capacity; ++i) sites->slots[i].calls = 0;
+    return;
+  }
   EdgeTable* t = mine->edges.load();
   for (uint64_t i = 0; i < t->capacity; ++i) t->slots[i].calls = 0;
   uint32_t functions = std::min<uint32_t>(g_function_next.load(), kFunctionCapacity);
@@ -634,16 +769,13 @@ __attribute__((noinline)) void EnterSlow(void* function, void* call_site, uint64
   tt->in_hook = 0;
 }
 
-}  // namespace
-
-// The common case stays small (few registers, no calls, a short chain of loads) so that counts
-// mode costs little more than the instrumentation itself: a known thread, a caller whose last
-// callee is this function. Timed mode takes the same path and adds its event: a clock read and
-// two varints. in_hook keeps a traced signal handler that interrupts the append from appending at
-// the same place (it records nothing meanwhile, as in the slow paths).
-HOTLINE_HOOK void __cyg_profile_func_enter(void* function, void* call_site) {
-  uint64_t sp = uint64_t(__builtin_frame_address(0));
-  uint64_t hook_return = uint64_t(__builtin_return_address(0));
+// Timed mode's entry. The common case stays small (few registers, no calls, a short chain of
+// loads): a known thread, a caller whose last callee is this function; its event is a clock
+// read and mostly a one-byte store. in_hook keeps a traced signal handler that interrupts the
+// append from appending at the same place (it records nothing meanwhile, as in the slow paths).
+// Not inlined into the hook, whose counts path then saves no registers.
+__attribute__((noinline)) void TimedEnter(void* function, void* call_site, uint64_t sp,
+                                          uint64_t hook_return) {
   TraceThread* tt = t_trace;
   if (__builtin_expect(tt != nullptr && !tt->in_hook, 1)) {
     uint32_t d = tt->depth.load(std::memory_order_relaxed);
@@ -687,6 +819,45 @@ HOTLINE_HOOK void __cyg_profile_func_enter(void* function, void* call_site) {
   EnterSlow(function, call_site, sp, hook_return);
 }
 
+// Counts mode's slow path: a new thread, a call site not in its home slot or not seen yet.
+__attribute__((noinline)) void CountSlow(void* function, void* call_site, uint64_t hook_return) {
+  TraceThread* tt = t_trace;
+  if (__builtin_expect(!tt, 0)) {
+    if (g_mode.load(std::memory_order_relaxed) == 0 || !(tt = AttachThread())) return;
+  }
+  if (tt->in_hook) return;  // a traced signal handler interrupting the slow path
+  tt->in_hook = 1;
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  CountCallSite(tt, uint64_t(function), uint64_t(call_site), hook_return);
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  tt->in_hook = 0;
+}
+
+}  // namespace
+
+// Counts mode keeps no stack: the entry hook adds one to the counter of its call site, which
+// is in its home slot but for the first call (one multiply, two compares, one add); the exit
+// hook returns at once. A traced signal handler interrupting the fast path counts its calls too
+// (each update is one instruction); one interrupting the slow path is not counted (in_hook).
+// Timed mode tests the flag once and goes its own way. The stack address both hooks compare
+// (timed mode) is the caller's stack pointer at the hook's call, which takes no frame here.
+HOTLINE_HOOK void __cyg_profile_func_enter(void* function, void* call_site) {
+  uint64_t hook_return = uint64_t(__builtin_return_address(0));
+  if (!g_timed_hooks) {
+    TraceThread* tt = t_trace;
+    if (__builtin_expect(tt != nullptr && !tt->in_hook, 1)) {
+      SiteSlot& slot = tt->site_slots[SiteHome(uint64_t(call_site), hook_return, tt->site_shift)];
+      if (__builtin_expect(slot.call_site == uint64_t(call_site) && slot.hook_return == hook_return,
+                           1)) {
+        ++slot.calls;
+        return;
+      }
+    }
+    return CountSlow(function, call_site, hook_return);
+  }
+  TimedEnter(function, call_site, uint64_t(__builtin_dwarf_cfa()), hook_return);  // a jump
+}
+
 namespace {
 
 __attribute__((noinline)) void ExitSlow(void* function, uint64_t sp) {
@@ -715,6 +886,7 @@ __attribute__((noinline)) void ExitSlow(void* function, uint64_t sp) {
 
 HOTLINE_HOOK void __cyg_profile_func_exit(void* function, void* call_site) {
   (void)call_site;
+  if (!g_timed_hooks) return;  // counts mode
   TraceThread* tt = t_trace;
   if (__builtin_expect(tt != nullptr && !tt->in_hook, 1)) {
     uint32_t d = tt->depth.load(std::memory_order_relaxed);
@@ -726,7 +898,7 @@ HOTLINE_HOOK void __cyg_profile_func_exit(void* function, void* call_site) {
         if (__builtin_expect(p > tt->limit, 0)) {
           std::atomic_signal_fence(std::memory_order_seq_cst);
           tt->in_hook = 0;
-          return ExitSlow(function, uint64_t(__builtin_frame_address(0)));  // the next buffer
+          return ExitSlow(function, uint64_t(__builtin_dwarf_cfa()));  // the next buffer
         }
         WriteShort(tt, p, kExit, __builtin_ia32_rdtsc());
         std::atomic_signal_fence(std::memory_order_seq_cst);
@@ -736,5 +908,5 @@ HOTLINE_HOOK void __cyg_profile_func_exit(void* function, void* call_site) {
       return;
     }
   }
-  ExitSlow(function, uint64_t(__builtin_frame_address(0)));
+  ExitSlow(function, uint64_t(__builtin_dwarf_cfa()));
 }

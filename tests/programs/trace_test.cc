@@ -6,6 +6,7 @@
 #include <map>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "harness.h"
 
@@ -37,6 +38,26 @@ std::map<std::string, uint64_t> Calls(const std::string& profile, const std::str
     calls[name] = std::strtoull(count.c_str(), nullptr, 10);
   }
   return calls;
+}
+
+// `hotline report -G -m -p0`: the callers of `callee` with the calls each made (the n of the
+// n/m column in each caller's section).
+std::map<std::string, uint64_t> Callers(const std::string& profile, const std::string& callee) {
+  RunResult r = Hotline({"report", "-G", "-m", "-p0", profile}, ScratchDir("callers"));
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  std::map<std::string, uint64_t> callers;
+  std::string section;
+  std::istringstream in(r.out);
+  for (std::string line; std::getline(in, line);) {
+    std::vector<std::string> f;
+    std::istringstream fields(line);
+    for (std::string x; std::getline(fields, x, '\t');) f.push_back(x);
+    if (f.size() != 7) continue;  // kind, time, loop, %, n, m, name
+    if (f[0] == "function") section = f[6];
+    uint64_t n = std::strtoull(f[4].c_str(), nullptr, 10);
+    if (f[0] == "child" && f[6] == callee && n > 0) callers[section] = n;
+  }
+  return callers;
 }
 
 uint64_t Stat(const format::RawProfile& p, const std::string& key) {
@@ -87,6 +108,7 @@ TEST_P(TraceModes, ThreadsCountPerThreadAndInTotal) {
   std::string profile = Record("threads", {PROGRAM_trace_threads}, GetParam());
   EXPECT_EQ(Calls(profile, ScratchDir("th"))["work"], 10000u);
   format::RawProfile p = Load(profile);
+  // Each worker thread calls run() once and work() its known number of times.
   std::multiset<uint64_t> per_thread;
   for (const auto& counts : p.call_counts) {
     uint64_t work = 0;
@@ -94,7 +116,16 @@ TEST_P(TraceModes, ThreadsCountPerThreadAndInTotal) {
       if (e.caller != 0 && e.callee != 0 && counts.tid != p.process->pid) work += e.calls;
     if (work) per_thread.insert(work);
   }
+  for (const auto& counts : p.call_site_counts) {
+    uint64_t calls = 0;
+    for (const auto& site : counts.sites) calls += site.calls;
+    if (counts.tid != p.process->pid) per_thread.insert(calls - 1);
+  }
   EXPECT_EQ(per_thread, (std::multiset<uint64_t>{1000, 2000, 3000, 4000}));
+  // Timed mode writes CALL_COUNTS, counts mode CALL_SITE_COUNTS, one per thread.
+  bool timed = GetParam() == "timed";
+  EXPECT_EQ(p.call_counts.size(), timed ? 5u : 0u);
+  EXPECT_EQ(p.call_site_counts.size(), timed ? 0u : 5u);
 }
 
 TEST_P(TraceModes, LongjmpOutOfARecursion) {
@@ -105,8 +136,13 @@ TEST_P(TraceModes, LongjmpOutOfARecursion) {
   // leaf is called from main, whatever frames the longjmp abandoned.
   format::RawProfile p = Load(profile);
   EXPECT_EQ(Stat(p, "trace_unmatched_exits"), 0u);
-  ASSERT_FALSE(p.call_counts.empty());
-  EXPECT_LE(p.call_counts.back().max_depth, 52u);
+  EXPECT_EQ(Callers(profile, "leaf"), (std::map<std::string, uint64_t>{{"main", 10}}));
+  EXPECT_EQ(Callers(profile, "dive"),
+            (std::map<std::string, uint64_t>{{"main", 10}, {"dive", 500}}));
+  if (GetParam() == "timed") {  // counts mode keeps no stack
+    ASSERT_FALSE(p.call_counts.empty());
+    EXPECT_LE(p.call_counts.back().max_depth, 52u);
+  }
 }
 
 TEST_P(TraceModes, ExitFromDeepInsideAndForkInTheMiddleOfACall) {
