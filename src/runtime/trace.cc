@@ -167,10 +167,11 @@ struct EdgeTable {
 
 // Counts mode: exact calls per (call site, entry hook return address), the edge as the entry
 // hook sees it (docs/format.md, "Call-site counts"), so that counting needs no shadow stack and
-// the exit hook nothing at all. Open addressing with linear probing, at most half full; the slot
-// a key hashes to (its home) is the one the entry hook's fast path looks at, and the slow path
-// moves a key it finds further on to its home (no key is ever removed, so every key between a
-// home and where its key sits stays reachable).
+// the exit hook nothing at all. Open addressing with linear probing, at most half full; the entry
+// hook's fast path looks at the slot a key hashes to (its home) and the next one, and the slow
+// path moves a key it finds further on into that next slot (no key is ever removed, so a key
+// moved further on from there is still between its home and the first empty slot). Two keys
+// with one home thus both take the fast path.
 struct SiteSlot {
   uint64_t call_site;
   uint64_t hook_return;  // 0 = empty (a hook's return address never is)
@@ -196,11 +197,7 @@ struct TraceThread {
   pid_t tid;
   std::atomic<bool> alive;
   int in_hook;
-  // Counts mode: the slots of `sites` and the shift that takes a hashed key to a slot (what the
-  // entry hook reads, beside in_hook).
-  uint32_t site_shift;
-  SiteSlot* site_slots;
-  std::atomic<SiteTable*> sites;
+  std::atomic<SiteTable*> sites;  // counts mode
   std::atomic<uint32_t> depth;
   uint32_t max_depth;
   CalleeCache* callee_cache;  // by caller function id (0: untraced caller)
@@ -219,6 +216,18 @@ struct TraceThread {
 TraceThread* g_threads[kMaxThreads];
 std::atomic<int> g_thread_count{0};
 __thread TraceThread* t_trace __attribute__((tls_model("initial-exec"))) = nullptr;
+
+// Counts mode: what the entry hook's fast path reads, on its own, so that it takes a single
+// thread-local load: the slots of the thread's table and the shift that takes a hashed key to
+// one. Until the thread has a table, and while its slow path runs, they name two empty slots
+// (shift 63) where no key is ever found: every call goes to the slow path, which knows why.
+SiteSlot g_no_sites[2];
+struct SiteView {
+  SiteSlot* slots;
+  uint64_t shift;
+};
+constexpr SiteView kNoSiteView{g_no_sites, 63};
+__thread SiteView t_sites __attribute__((tls_model("initial-exec"))) = kNoSiteView;
 
 EdgeTable* NewEdgeTable(uint64_t capacity) {
   auto* t =
@@ -246,10 +255,11 @@ SiteTable* NewSiteTable(uint64_t capacity) {
   return t;
 }
 
-void UseSites(TraceThread* tt, SiteTable* t) {
-  tt->sites.store(t, std::memory_order_release);
-  tt->site_slots = t->slots;
-  tt->site_shift = uint32_t(64 - __builtin_ctzll(t->capacity));
+void UseSites(TraceThread* tt, SiteTable* t) { tt->sites.store(t, std::memory_order_release); }
+
+// The view of the thread's table for the entry hook.
+SiteView ViewOf(const SiteTable* t) {
+  return SiteView{const_cast<SiteSlot*>(t->slots), uint64_t(64 - __builtin_ctzll(t->capacity))};
 }
 
 TraceThread* AttachThread() {
@@ -356,12 +366,12 @@ bool GrowSites(TraceThread* tt) {
 }
 
 // Counts mode, with in_hook set: counts one call of `function` entered from `call_site` (its
-// entry hook returning to `hook_return`), creating the slot, and leaves the key in its home slot
-// for the entry hook's fast path.
+// entry hook returning to `hook_return`), creating the slot, and leaves the key in one of the
+// two slots the entry hook's fast path looks at.
 void CountCallSite(TraceThread* tt, uint64_t function, uint64_t call_site, uint64_t hook_return) {
   SiteTable* t = tt->sites.load(std::memory_order_relaxed);
   uint64_t mask = t->capacity - 1;
-  uint64_t home = SiteHome(call_site, hook_return, tt->site_shift);
+  uint64_t home = SiteHome(call_site, hook_return, uint32_t(ViewOf(t).shift));
   uint64_t i = home;
   while (t->slots[i].hook_return &&
          !(t->slots[i].call_site == call_site && t->slots[i].hook_return == hook_return))
@@ -375,7 +385,8 @@ void CountCallSite(TraceThread* tt, uint64_t function, uint64_t call_site, uint6
     ++t->used;
   }
   ++t->slots[i].calls;
-  if (i != home) std::swap(t->slots[i], t->slots[home]);
+  uint64_t second = (home + 1) & mask;
+  if (i != home && i != second) std::swap(t->slots[i], t->slots[second]);
 }
 
 // The buffer is full: hand it to the writer and take the next. Returns where the event goes (null
@@ -642,6 +653,7 @@ void EndThreadTrace() {
   TraceThread* tt = t_trace;
   if (!tt || !Running()) return;
   tt->in_hook = 1;  // hooks from here on (TLS destructors) are not this thread's calls any more
+  t_sites = kNoSiteView;
   LockSession();
   DrainTraceLocked(*g_session.writer, false);
   if (Timed()) WriteOpenEvents(*g_session.writer, tt);
@@ -827,8 +839,11 @@ __attribute__((noinline)) void CountSlow(void* function, void* call_site, uint64
   }
   if (tt->in_hook) return;  // a traced signal handler interrupting the slow path
   tt->in_hook = 1;
+  t_sites = kNoSiteView;  // and one interrupting it here misses too
   std::atomic_signal_fence(std::memory_order_seq_cst);
   CountCallSite(tt, uint64_t(function), uint64_t(call_site), hook_return);
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  t_sites = ViewOf(tt->sites.load(std::memory_order_relaxed));
   std::atomic_signal_fence(std::memory_order_seq_cst);
   tt->in_hook = 0;
 }
@@ -836,22 +851,27 @@ __attribute__((noinline)) void CountSlow(void* function, void* call_site, uint64
 }  // namespace
 
 // Counts mode keeps no stack: the entry hook adds one to the counter of its call site, which
-// is in its home slot but for the first call (one multiply, two compares, one add); the exit
-// hook returns at once. A traced signal handler interrupting the fast path counts its calls too
-// (each update is one instruction); one interrupting the slow path is not counted (in_hook).
+// is in its home slot or the next but for the first call (one multiply, two compares, one add);
+// the exit hook returns at once. A traced signal handler interrupting the fast path counts its
+// calls too (each update is one instruction); one interrupting the slow path is not counted
+// (in_hook).
 // Timed mode tests the flag once and goes its own way. The stack address both hooks compare
 // (timed mode) is the caller's stack pointer at the hook's call, which takes no frame here.
 HOTLINE_HOOK void __cyg_profile_func_enter(void* function, void* call_site) {
   uint64_t hook_return = uint64_t(__builtin_return_address(0));
   if (!g_timed_hooks) {
-    TraceThread* tt = t_trace;
-    if (__builtin_expect(tt != nullptr && !tt->in_hook, 1)) {
-      SiteSlot& slot = tt->site_slots[SiteHome(uint64_t(call_site), hook_return, tt->site_shift)];
-      if (__builtin_expect(slot.call_site == uint64_t(call_site) && slot.hook_return == hook_return,
-                           1)) {
-        ++slot.calls;
-        return;
-      }
+    SiteView view = t_sites;
+    uint64_t home = SiteHome(uint64_t(call_site), hook_return, uint32_t(view.shift));
+    SiteSlot* slot = &view.slots[home];
+    if (__builtin_expect(slot->call_site == uint64_t(call_site) && slot->hook_return == hook_return,
+                         1)) {
+      ++slot->calls;
+      return;
+    }
+    slot = &view.slots[(home + 1) & (~uint64_t{0} >> view.shift)];
+    if (slot->call_site == uint64_t(call_site) && slot->hook_return == hook_return) {
+      ++slot->calls;
+      return;
     }
     return CountSlow(function, call_site, hook_return);
   }

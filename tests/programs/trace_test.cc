@@ -40,22 +40,31 @@ std::map<std::string, uint64_t> Calls(const std::string& profile, const std::str
   return calls;
 }
 
-// `hotline report -G -m -p0`: the callers of `callee` with the calls each made (the n of the
-// n/m column in each caller's section).
+// The exact calls of each call-graph edge into `callee`, by caller name, from `hotline export
+// --format json` (its call_graph: report -G shows only functions that were sampled). Only
+// traced callers: an edge from untraced code has sampled calls, not exact ones.
 std::map<std::string, uint64_t> Callers(const std::string& profile, const std::string& callee) {
-  RunResult r = Hotline({"report", "-G", "-m", "-p0", profile}, ScratchDir("callers"));
+  std::string dir = ScratchDir("callers");
+  std::string json = dir + "/graph.json";
+  RunResult e = Hotline({"export", "--format", "json", profile, "-o", json}, dir);
+  EXPECT_EQ(e.exit_code, 0) << e.err;
+  const char* edges =
+      "import json, sys\n"
+      "d = json.load(open(sys.argv[1]))\n"
+      "names = [f['name'] for f in d['functions']]\n"
+      "for e in d['call_graph']:\n"
+      "    if d['functions'][e['caller']]['calls_exact']:\n"
+      "        print(names[e['caller']], names[e['callee']], e['calls'], sep='\\t')\n";
+  RunResult r = Execute({"/usr/bin/python3", "-c", edges, json}, dir);
   EXPECT_EQ(r.exit_code, 0) << r.err;
   std::map<std::string, uint64_t> callers;
-  std::string section;
   std::istringstream in(r.out);
   for (std::string line; std::getline(in, line);) {
     std::vector<std::string> f;
     std::istringstream fields(line);
     for (std::string x; std::getline(fields, x, '\t');) f.push_back(x);
-    if (f.size() != 7) continue;  // kind, time, loop, %, n, m, name
-    if (f[0] == "function") section = f[6];
-    uint64_t n = std::strtoull(f[4].c_str(), nullptr, 10);
-    if (f[0] == "child" && f[6] == callee && n > 0) callers[section] = n;
+    uint64_t calls = f.size() == 3 ? std::strtoull(f[2].c_str(), nullptr, 10) : 0;
+    if (f.size() == 3 && f[1] == callee && calls > 0) callers[f[0]] += calls;
   }
   return callers;
 }
@@ -85,13 +94,19 @@ TEST_P(TraceModes, FibCallsItselfTwiceFibOfNPlusOneMinusOneTimes) {
   auto calls = Calls(profile, ScratchDir("fib-report"));
   EXPECT_EQ(calls["fib"], 2u * 10946 - 1);  // fib(21) = 10946
   EXPECT_EQ(calls["main"], 1u);
+  EXPECT_EQ(Callers(profile, "fib"),
+            (std::map<std::string, uint64_t>{{"main", 1}, {"fib", 2u * 10946 - 2}}));
   EXPECT_EQ(Stat(Load(profile), "trace_unmatched_exits"), 0u);
 }
 
 TEST_P(TraceModes, MutualRecursion) {
-  auto calls = Calls(Record("mutual", {PROGRAM_trace_mutual}, GetParam()), ScratchDir("m"));
+  std::string profile = Record("mutual", {PROGRAM_trace_mutual}, GetParam());
+  auto calls = Calls(profile, ScratchDir("m"));
   EXPECT_EQ(calls["is_even"], 501u);
   EXPECT_EQ(calls["is_odd"], 500u);
+  EXPECT_EQ(Callers(profile, "is_even"),
+            (std::map<std::string, uint64_t>{{"main", 1}, {"is_odd", 500}}));
+  EXPECT_EQ(Callers(profile, "is_odd"), (std::map<std::string, uint64_t>{{"is_even", 500}}));
 }
 
 TEST_P(TraceModes, ExceptionsThroughThreeFramesKeepTheStreamBalanced) {
@@ -101,12 +116,16 @@ TEST_P(TraceModes, ExceptionsThroughThreeFramesKeepTheStreamBalanced) {
   EXPECT_EQ(calls["level2(int)"], 100u);
   EXPECT_EQ(calls["level3(int)"], 100u);
   EXPECT_EQ(calls["after()"], 100u);
+  EXPECT_EQ(Callers(profile, "level3(int)"),
+            (std::map<std::string, uint64_t>{{"level2(int)", 100}}));
+  EXPECT_EQ(Callers(profile, "after()"), (std::map<std::string, uint64_t>{{"main", 100}}));
   EXPECT_EQ(Stat(Load(profile), "trace_unmatched_exits"), 0u);
 }
 
 TEST_P(TraceModes, ThreadsCountPerThreadAndInTotal) {
   std::string profile = Record("threads", {PROGRAM_trace_threads}, GetParam());
   EXPECT_EQ(Calls(profile, ScratchDir("th"))["work"], 10000u);
+  EXPECT_EQ(Callers(profile, "work"), (std::map<std::string, uint64_t>{{"run", 10000}}));
   format::RawProfile p = Load(profile);
   // Each worker thread calls run() once and work() its known number of times.
   std::multiset<uint64_t> per_thread;
