@@ -474,11 +474,35 @@ bool DeadFrame(const ShadowFrame& f, uint64_t sp, uint64_t call_site, uint64_t h
   return f.call_site != call_site || f.hook_return == hook_return;
 }
 
+// Where the stack pointer of a function's caller was at the call (the function's CFA): just
+// above the function's return address, `call_site`, found by looking up the stack from `sp` (the
+// entry hook's CFA, below the function's prologue). 0 when it is not within kReturnAddressScan
+// words. The look stops at the return address, so it reads only the function's own frame.
+constexpr int kReturnAddressScan = 512;
+
+uint64_t CallerStackPointer(uint64_t sp, uint64_t call_site) {
+  const auto* word = reinterpret_cast<const uint64_t*>(sp);
+  for (int i = 0; i < kReturnAddressScan; ++i)
+    if (word[i] == call_site) return uint64_t(&word[i + 1]);
+  return 0;
+}
+
 __attribute__((noinline)) uint32_t PopDeadFrames(TraceThread* tt, uint32_t d, uint64_t sp,
                                                  uint64_t call_site, uint64_t hook_return) {
   while (d > 0 && DeadFrame(tt->frames[d - 1], sp, call_site, hook_return)) {
     --d;
     if (tt->pos) Exit(tt);
+  }
+  // A frame higher on the stack than this entry's hook may still be a sibling of the new call
+  // rather than its parent, abandoned by a longjmp back to their common caller (when its frame
+  // is smaller than the new one's): a parent's hook ran at or above the stack pointer the new
+  // function was called with, a sibling's below it.
+  if (d > 0 && tt->frames[d - 1].sp > sp) {
+    uint64_t caller_sp = CallerStackPointer(sp, call_site);
+    while (d > 0 && tt->frames[d - 1].sp < caller_sp) {
+      --d;
+      if (tt->pos) Exit(tt);
+    }
   }
   return d;
 }
@@ -746,8 +770,7 @@ __attribute__((noinline)) void EnterSlow(void* function, void* call_site, uint64
   if (tt->in_hook) return;  // a traced signal handler interrupting a hook
   tt->in_hook = 1;
   uint32_t d = tt->depth.load(std::memory_order_relaxed);
-  if (d > 0 && tt->frames[d - 1].sp <= sp)
-    d = PopDeadFrames(tt, d, sp, uint64_t(call_site), hook_return);
+  if (d > 0) d = PopDeadFrames(tt, d, sp, uint64_t(call_site), hook_return);
   uint32_t caller = d ? tt->frames[d - 1].id : 0;
   uint32_t id;
   if (tt->callee_cache[caller].callee == uint64_t(function)) {

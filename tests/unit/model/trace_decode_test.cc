@@ -71,7 +71,7 @@ model::FunctionId At(uint64_t address) { return model::FunctionId(uint32_t(addre
 std::vector<model::FunctionId> FramesBefore(uint64_t return_address) {
   uint64_t call = return_address - 1;
   if (call < 0x1000 || call >= 0x4000) return {};
-  if (call >= 0x2800 && call < 0x2900) return {model::FunctionId(1), model::FunctionId(2)};
+  if (call >= 0x2800 && call < 0x2900) return {model::FunctionId(1u), model::FunctionId(2u)};
   return {At(call)};
 }
 
