@@ -1,6 +1,7 @@
 // Exact numbers from -finstrument-functions tracing, laid over a Profile built from samples:
-// calls per function and per call-graph edge (CALL_COUNTS, or CALL_SITE_COUNTS in counts mode),
-// the deepest call stack (timed mode), and in
+// calls per function and per call-graph edge (CALL_SITE_COUNTS in counts mode, the entries of
+// the event streams in timed mode, CALL_COUNTS from front-ends), the deepest call stack (timed
+// mode), and in
 // timed mode each function's exact inclusive and self time and its shortest, longest and
 // average call (TRACE_EVENTS). docs/tracing.md.
 #pragma once

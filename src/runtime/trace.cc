@@ -38,6 +38,9 @@ uint64_t g_tick_ns_q32 = 0;
 std::atomic<uint64_t> g_events_dropped{0};
 std::atomic<uint64_t> g_unmatched_exits{0};
 std::atomic<uint64_t> g_sizes_without_call{0};
+// Timed mode, in a forked child: how many frames its stream re-enters first (STATS
+// `trace_inherited_frames`): not calls of the child's.
+uint64_t g_inherited_frames = 0;
 
 void* MapZeroed(size_t bytes) {
   void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -132,15 +135,12 @@ void HandOver(EventBuffer* b) {
 constexpr uint32_t kShadowCapacity = 1u << 16;
 constexpr int kCacheSize = 256;
 
-// Per caller function: the callee it called last, that edge's counter in the edge table, and the
-// calls of that edge not yet added to it. A function mostly calls the same callee again (loops,
-// recursion), so most calls skip both hash lookups and only count in `pending`, which is added
-// to the counter when the caller calls another function (or the table grows); the call counts
-// written add what is still pending.
+// Timed mode, per caller function: the callee it entered last in the event stream, which the
+// one-byte repeated entry names (TRACE_EVENTS_SHORT), and its id. A function mostly calls the
+// same callee again (loops, recursion). Calls are not counted here: the report counts the
+// entries of the stream.
 struct CalleeCache {
   uint64_t callee;
-  uint64_t* calls;
-  uint64_t pending;
   uint32_t callee_id;
 };
 
@@ -154,15 +154,6 @@ struct alignas(64) ShadowFrame {
   CalleeCache* cache;
   uint64_t tick;  // timed mode: the tick of its entry event (what a SIZE record names)
   uint32_t id;
-};
-
-struct EdgeTable {
-  uint64_t capacity;
-  uint64_t used;
-  struct Slot {
-    uint64_t key;  // caller << 32 | callee; 0 = empty (callee ids start at 1)
-    uint64_t calls;
-  } slots[];
 };
 
 // Counts mode: exact calls per (call site, entry hook return address), the edge as the entry
@@ -199,7 +190,6 @@ struct TraceThread {
   int in_hook;
   std::atomic<SiteTable*> sites;  // counts mode
   std::atomic<uint32_t> depth;
-  uint32_t max_depth;
   CalleeCache* callee_cache;  // by caller function id (0: untraced caller)
   // Timed mode: where the next event goes in `buffer`, and the last place an event may start.
   // Null in counts mode or when out of buffers.
@@ -207,7 +197,6 @@ struct TraceThread {
   uint8_t* limit;
   uint64_t last_tick;
   EventBuffer* buffer;
-  std::atomic<EdgeTable*> edges;
   uint64_t cache_address[kCacheSize];
   uint32_t cache_id[kCacheSize];
   ShadowFrame frames[kShadowCapacity];
@@ -228,13 +217,6 @@ struct SiteView {
 };
 constexpr SiteView kNoSiteView{g_no_sites, 63};
 __thread SiteView t_sites __attribute__((tls_model("initial-exec"))) = kNoSiteView;
-
-EdgeTable* NewEdgeTable(uint64_t capacity) {
-  auto* t =
-      static_cast<EdgeTable*>(MapZeroed(sizeof(EdgeTable) + capacity * sizeof(EdgeTable::Slot)));
-  if (t) t->capacity = capacity;
-  return t;
-}
 
 // Timed mode: `b` (null when out of buffers) receives the thread's next events.
 void UseBuffer(TraceThread* tt, EventBuffer* b) {
@@ -270,9 +252,7 @@ TraceThread* AttachThread() {
   if (g_timed_hooks) {
     tt->callee_cache =
         static_cast<CalleeCache*>(MapZeroed(sizeof(CalleeCache) * kFunctionCapacity));
-    EdgeTable* edges = NewEdgeTable(1024);
-    if (!tt->callee_cache || !edges) return nullptr;
-    tt->edges.store(edges);
+    if (!tt->callee_cache) return nullptr;
   } else {
     SiteTable* sites = NewSiteTable(kFirstSiteCapacity);
     if (!sites) return nullptr;
@@ -296,53 +276,6 @@ uint32_t FunctionIdOf(TraceThread* tt, uint64_t address) {
   tt->cache_address[slot] = address;
   tt->cache_id[slot] = id;
   return id;
-}
-
-// Adds every caller's pending calls to its edge counter (on the thread itself).
-void FlushPending(TraceThread* tt) {
-  uint32_t n = g_function_next.load();
-  for (uint32_t i = 0; i < n && i < kFunctionCapacity; ++i) {
-    CalleeCache& cache = tt->callee_cache[i];
-    if (cache.calls) *cache.calls += cache.pending;
-    cache.pending = 0;
-  }
-}
-
-void GrowEdges(TraceThread* tt) {
-  EdgeTable* old = tt->edges.load(std::memory_order_relaxed);
-  EdgeTable* grown = NewEdgeTable(old->capacity * 2);
-  if (!grown) return;
-  FlushPending(tt);
-  uint64_t mask = grown->capacity - 1;
-  for (uint64_t i = 0; i < old->capacity; ++i) {
-    if (!old->slots[i].key) continue;
-    uint64_t j = Mix(old->slots[i].key) & mask;
-    while (grown->slots[j].key) j = (j + 1) & mask;
-    grown->slots[j] = old->slots[i];
-  }
-  grown->used = old->used;
-  // The old table stays mapped: a reader at exit may still hold it. The cached counters point
-  // into it, so they are forgotten.
-  tt->edges.store(grown, std::memory_order_release);
-  std::memset(tt->callee_cache, 0,
-              sizeof(CalleeCache) * std::min<uint32_t>(g_function_next.load(), kFunctionCapacity));
-}
-
-// Returns the counter of the edge caller → callee, creating the edge (with 0 calls).
-uint64_t* EdgeCounter(TraceThread* tt, uint32_t caller, uint32_t callee) {
-  EdgeTable* t = tt->edges.load(std::memory_order_relaxed);
-  uint64_t key = uint64_t(caller) << 32 | callee;
-  uint64_t mask = t->capacity - 1;
-  uint64_t i = Mix(key) & mask;
-  while (t->slots[i].key && t->slots[i].key != key) i = (i + 1) & mask;
-  if (t->slots[i].key == key) return &t->slots[i].calls;
-  if ((t->used + 1) * 2 > t->capacity) {
-    GrowEdges(tt);
-    return EdgeCounter(tt, caller, callee);
-  }
-  t->slots[i].key = key;
-  ++t->used;
-  return &t->slots[i].calls;
 }
 
 // Counts mode: a table twice as large with the same keys. The old one stays mapped: a reader at
@@ -522,43 +455,6 @@ void WriteOpenEvents(format::Writer& writer, TraceThread* tt) {
   WriteEvents(writer, tt->buffer, tail_bytes, BufferedBytes(tt));
 }
 
-// The thread's edges with their calls: the counters plus what the callee caches hold pending.
-// Another thread's counts may be read while it runs (at exit): they are as good as a snapshot.
-void WriteCallCounts(format::Writer& writer, TraceThread* tt, uint64_t now) {
-  EdgeTable* t = tt->edges.load(std::memory_order_acquire);
-  uint64_t capacity = t->capacity;
-  size_t triples_bytes = sizeof(uint64_t) * 3 * (t->used + 1);
-  auto* triples = static_cast<uint64_t*>(MapZeroed(triples_bytes));
-  auto* pending = static_cast<uint64_t*>(MapZeroed(sizeof(uint64_t) * capacity));
-  if (!triples || !pending) {
-    if (triples) munmap(triples, triples_bytes);
-    return;
-  }
-  uint32_t functions = std::min<uint32_t>(g_function_next.load(), kFunctionCapacity);
-  for (uint32_t f = 0; f < functions; ++f) {
-    const CalleeCache& cache = tt->callee_cache[f];
-    if (!cache.calls || !cache.pending) continue;
-    auto at = uintptr_t(cache.calls) - offsetof(EdgeTable::Slot, calls);
-    auto first = uintptr_t(&t->slots[0]);
-    if (at < first || (at - first) % sizeof(EdgeTable::Slot)) continue;  // an older table
-    uint64_t slot = (at - first) / sizeof(EdgeTable::Slot);
-    if (slot < capacity) pending[slot] += cache.pending;
-  }
-  uint64_t n = 0;
-  for (uint64_t i = 0; i < capacity && n <= t->used; ++i) {
-    const EdgeTable::Slot& s = t->slots[i];
-    uint64_t calls = s.calls + pending[i];
-    if (!s.key || !calls) continue;
-    triples[3 * n] = s.key >> 32;
-    triples[3 * n + 1] = s.key & 0xFFFFFFFFu;
-    triples[3 * n + 2] = calls;
-    ++n;
-  }
-  writer.add(format::CallCountsRecord{now, uint64_t(tt->tid), tt->max_depth, n, triples});
-  munmap(triples, triples_bytes);
-  munmap(pending, sizeof(uint64_t) * capacity);
-}
-
 // Counts mode: the thread's call sites with their calls (a snapshot when another thread reads
 // them while it runs, at exit).
 void WriteSiteCounts(format::Writer& writer, TraceThread* tt, uint64_t now) {
@@ -582,13 +478,9 @@ void WriteSiteCounts(format::Writer& writer, TraceThread* tt, uint64_t now) {
   munmap(quads, quads_bytes);
 }
 
-// The calls of the thread, as its mode counts them.
+// The calls of the thread: counts mode's call sites (timed mode's calls are its entry events).
 void WriteCounts(format::Writer& writer, TraceThread* tt, uint64_t now) {
-  if (g_timed_hooks) {
-    WriteCallCounts(writer, tt, now);
-  } else {
-    WriteSiteCounts(writer, tt, now);
-  }
+  if (!g_timed_hooks) WriteSiteCounts(writer, tt, now);
 }
 
 }  // namespace
@@ -702,6 +594,9 @@ void FinishTraceLocked(format::Writer& writer, uint64_t now) {
                                  g_unmatched_exits.load()});
   writer.add(format::StatsRecord{now, writer.internString("trace_events_dropped"),
                                  g_events_dropped.load()});
+  if (g_inherited_frames)
+    writer.add(format::StatsRecord{now, writer.internString("trace_inherited_frames"),
+                                   g_inherited_frames});
 }
 
 bool CurrentTimedCall(uint64_t* function, uint64_t* entry_tick) {
@@ -735,13 +630,11 @@ void ResetTraceAfterFork() {
     for (uint64_t i = 0; i < sites->capacity; ++i) sites->slots[i].calls = 0;
     return;
   }
-  EdgeTable* t = mine->edges.load();
-  for (uint64_t i = 0; i < t->capacity; ++i) t->slots[i].calls = 0;
   uint32_t functions = std::min<uint32_t>(g_function_next.load(), kFunctionCapacity);
   // The child's stream starts afresh: its first entry from each caller names its callee.
   std::memset(mine->callee_cache, 0, sizeof(CalleeCache) * functions);
   uint32_t depth = mine->depth.load();
-  mine->max_depth = depth;
+  g_inherited_frames = depth;
   if (Timed()) {
     // The child's stream starts with the frames it inherited, entered now.
     mine->last_tick = __builtin_ia32_rdtsc();
@@ -775,18 +668,11 @@ __attribute__((noinline)) void EnterSlow(void* function, void* call_site, uint64
   uint32_t id;
   if (tt->callee_cache[caller].callee == uint64_t(function)) {
     id = tt->callee_cache[caller].callee_id;
-    ++tt->callee_cache[caller].pending;
   } else {
     id = FunctionIdOf(tt, uint64_t(function));
-    uint64_t* calls = EdgeCounter(tt, caller, id);  // may grow the table: caches flushed, emptied
-    ++*calls;
     // The cache names the callee this caller last entered in the event stream (what the fast
     // path's one-byte entry says): a call past the end of the shadow stack is not in the stream.
-    CalleeCache& cache = tt->callee_cache[caller];
-    if (d < kShadowCapacity) {
-      if (cache.calls) *cache.calls += cache.pending;  // the previous callee's
-      cache = CalleeCache{uint64_t(function), calls, 0, id};
-    }
+    if (d < kShadowCapacity) tt->callee_cache[caller] = CalleeCache{uint64_t(function), id};
   }
   if (__builtin_expect(d < kShadowCapacity, 1)) {
     uint64_t tick = 0;
@@ -798,7 +684,6 @@ __attribute__((noinline)) void EnterSlow(void* function, void* call_site, uint64
         uint64_t(function), sp, uint64_t(call_site), hook_return, &tt->callee_cache[id], tick, id};
     std::atomic_signal_fence(std::memory_order_release);
     ++d;
-    if (d > tt->max_depth) tt->max_depth = d;
   }
   tt->depth.store(d, std::memory_order_relaxed);
   tt->in_hook = 0;
@@ -832,7 +717,6 @@ __attribute__((noinline)) void TimedEnter(void* function, void* call_site, uint6
           }
         }
         // The frame first: fewer values live across the clock read.
-        ++cache.pending;
         uint32_t id = cache.callee_id;
         ShadowFrame& frame = tt->frames[d];
         frame = ShadowFrame{
@@ -845,7 +729,6 @@ __attribute__((noinline)) void TimedEnter(void* function, void* call_site, uint6
           tt->in_hook = 0;
         }
         std::atomic_signal_fence(std::memory_order_release);
-        if (d + 1 > tt->max_depth) tt->max_depth = d + 1;
         tt->depth.store(d + 1, std::memory_order_relaxed);
         return;
       }
