@@ -122,6 +122,19 @@ TEST_P(TraceModes, ExceptionsThroughThreeFramesKeepTheStreamBalanced) {
   EXPECT_EQ(Stat(Load(profile), "trace_unmatched_exits"), 0u);
 }
 
+TEST_P(TraceModes, AnInlinedFunctionIsCalledFromTheFunctionItIsInlinedInto) {
+  std::string profile = Record("inline", {PROGRAM_trace_inline}, GetParam());
+  auto calls = Calls(profile, ScratchDir("in"));
+  EXPECT_EQ(calls["outer"], 7u);
+  EXPECT_EQ(calls["helper"], 7u);
+  EXPECT_EQ(calls["leaf"], 7u);
+  // helper's entry hook runs inside outer and passes outer's call site (in main); leaf is called
+  // from helper's code inlined in outer.
+  EXPECT_EQ(Callers(profile, "outer"), (std::map<std::string, uint64_t>{{"main", 7}}));
+  EXPECT_EQ(Callers(profile, "helper"), (std::map<std::string, uint64_t>{{"outer", 7}}));
+  EXPECT_EQ(Callers(profile, "leaf"), (std::map<std::string, uint64_t>{{"helper", 7}}));
+}
+
 TEST_P(TraceModes, ThreadsCountPerThreadAndInTotal) {
   std::string profile = Record("threads", {PROGRAM_trace_threads}, GetParam());
   EXPECT_EQ(Calls(profile, ScratchDir("th"))["work"], 10000u);
