@@ -96,6 +96,13 @@ class DumpPrinter : public format::RecordVisitor {
       fmt::print("  {} -> {} calls={}\n", r.triples[3 * i], r.triples[3 * i + 1],
                  r.triples[3 * i + 2]);
   }
+  void onCallSiteCounts(const format::CallSiteCountsRecord& r) override {
+    fmt::print("CALL_SITE_COUNTS t={} tid={} sites={}\n", r.time, r.tid, r.count);
+    for (uint64_t i = 0; i < r.count; ++i) {
+      const uint64_t* q = r.quads + 4 * i;
+      fmt::print("  {:#x} (hook {:#x}) -> {} calls={}\n", q[0], q[1], q[2], q[3]);
+    }
+  }
   void onTraceEvents(const format::TraceEventsRecord& r) override {
     fmt::print("{} tid={} base_tick={} events={} bytes={}\n",
                r.short_code ? "TRACE_EVENTS_SHORT" : "TRACE_EVENTS", r.tid, r.base_tick, r.events,

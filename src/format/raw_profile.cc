@@ -156,6 +156,16 @@ void RawProfile::onCallCounts(const CallCountsRecord& r) {
   call_counts.push_back(std::move(counts));
 }
 
+void RawProfile::onCallSiteCounts(const CallSiteCountsRecord& r) {
+  RawCallSiteCounts counts{r.time, r.tid, {}};
+  counts.sites.reserve(r.count);
+  for (uint64_t i = 0; i < r.count; ++i) {
+    const uint64_t* q = r.quads + 4 * i;
+    counts.sites.push_back(RawCallSite{q[0], q[1], q[2], q[3]});
+  }
+  call_site_counts.push_back(std::move(counts));
+}
+
 void RawProfile::onTraceEvents(const TraceEventsRecord& r) {
   trace_events.push_back(RawTraceEvents{
       r.tid, r.base_tick, r.events,

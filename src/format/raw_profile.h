@@ -63,6 +63,16 @@ struct RawCallCounts {
   std::vector<RawCallEdge> edges;
 };
 
+// One entry of CALL_SITE_COUNTS: the caller is found from the two return addresses.
+struct RawCallSite {
+  uint64_t call_site = 0, hook_return = 0, callee = 0, calls = 0;
+};
+
+struct RawCallSiteCounts {
+  uint64_t time = 0, tid = 0;
+  std::vector<RawCallSite> sites;
+};
+
 struct RawTraceEvents {
   uint64_t tid = 0, base_tick = 0, events = 0;
   std::string packed;  // see TraceEventsRecord
@@ -130,6 +140,7 @@ class RawProfile : public RecordVisitor {
   std::optional<EndRecord> end;
   std::unordered_map<uint64_t, uint64_t> trace_functions;  // id → entry address
   std::vector<RawCallCounts> call_counts;
+  std::vector<RawCallSiteCounts> call_site_counts;
   std::vector<RawTraceEvents> trace_events;
   std::vector<AllocRecord> allocs;
   std::vector<FreeRecord> frees;
@@ -168,6 +179,7 @@ class RawProfile : public RecordVisitor {
   void onEnd(const EndRecord& r) override;
   void onTraceFunction(const TraceFunctionRecord& r) override;
   void onCallCounts(const CallCountsRecord& r) override;
+  void onCallSiteCounts(const CallSiteCountsRecord& r) override;
   void onTraceEvents(const TraceEventsRecord& r) override;
   void onAlloc(const AllocRecord& r) override;
   void onFree(const FreeRecord& r) override;

@@ -279,6 +279,17 @@ class PayloadDecoder {
         visitor_.onCallCounts(r);
         return 1;
       }
+      case RecordKind::kCallSiteCounts: {
+        CallSiteCountsRecord r;
+        if (!t(in, &r.time) || !in.varint(&r.tid) || !in.varint(&r.count)) return -1;
+        if (r.count > in.remaining() / 4) return -1;  // each quad takes at least 4 bytes
+        numbers_.resize(r.count * 4);
+        for (auto& v : numbers_)
+          if (!in.varint(&v)) return -1;
+        r.quads = numbers_.data();
+        visitor_.onCallSiteCounts(r);
+        return 1;
+      }
       case RecordKind::kTraceEvents:
       case RecordKind::kTraceEventsShort: {
         TraceEventsRecord r;

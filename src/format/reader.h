@@ -61,6 +61,7 @@ class RecordVisitor {
   virtual void onEnd(const EndRecord&) {}
   virtual void onTraceFunction(const TraceFunctionRecord&) {}
   virtual void onCallCounts(const CallCountsRecord&) {}
+  virtual void onCallSiteCounts(const CallSiteCountsRecord&) {}
   virtual void onTraceEvents(const TraceEventsRecord&) {}
   virtual void onAlloc(const AllocRecord&) {}
   virtual void onFree(const FreeRecord&) {}

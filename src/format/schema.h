@@ -17,7 +17,7 @@ inline constexpr uint32_t kMaxChunkBytes = 64u << 20;
 
 enum Feature : uint64_t {
   kFeatureSamples = 1u << 0,
-  kFeatureTrace = 1u << 1,       // -finstrument-functions tracing: CALL_COUNTS, TRACE_EVENTS
+  kFeatureTrace = 1u << 1,       // -finstrument-functions tracing: CALL_(SITE_)COUNTS, TRACE_EVENTS
   kFeatureHeap = 1u << 2,        // ALLOC and FREE records
   kFeatureLineCounts = 1u << 3,  // LINE_COUNTS and FUNCTION_COUNT from gcov
 };
@@ -55,6 +55,7 @@ enum class RecordKind : uint32_t {
   kWatchHits = 27,
   kTexCommands = 28,
   kTraceEventsShort = 29,
+  kCallSiteCounts = 30,
 };
 
 enum class ClockMode : uint32_t { kCpu = 0, kWall = 1 };
@@ -202,6 +203,16 @@ struct CallCountsRecord {
   uint64_t time = 0, tid = 0, max_depth = 0;
   uint64_t count = 0;
   const uint64_t* triples = nullptr;  // count × (caller id, callee id, calls)
+};
+
+// Counts mode: exact calls of one thread per place a traced function was entered from — the
+// caller's return address (call_site) and the return address of the entry hook's own call
+// (hook_return, which tells inlined copies apart) — with the callee's TRACE_FUNCTION id. The
+// reader finds the caller with the symbolizer (docs/format.md, "Call-site counts").
+struct CallSiteCountsRecord {
+  uint64_t time = 0, tid = 0;
+  uint64_t count = 0;
+  const uint64_t* quads = nullptr;  // count × (call_site, hook_return, callee id, calls)
 };
 
 // Timed tracing: a run of entry/exit events of one thread. TRACE_EVENTS (`short_code` false):

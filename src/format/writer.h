@@ -68,6 +68,7 @@ class Writer {
   void add(const EndRecord& r);
   void add(const TraceFunctionRecord& r);
   void add(const CallCountsRecord& r);
+  void add(const CallSiteCountsRecord& r);
   void add(const TraceEventsRecord& r);
   void add(const AllocRecord& r);
   void add(const FreeRecord& r);

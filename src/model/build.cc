@@ -581,6 +581,12 @@ Expected<Profile> ProfileBuilder::finish(const format::RawProfile& raw) {
         const Frames& frames = expand(raw, address, false, raw.process ? raw.process->time : 0);
         return frames.count ? arena_[frames.offset] : FunctionId();
       },
+      [&](uint64_t return_address) {
+        const Frames& frames =
+            expand(raw, return_address, true, raw.process ? raw.process->time : 0);
+        return std::vector<FunctionId>(arena_.begin() + frames.offset,
+                                       arena_.begin() + frames.offset + frames.count);
+      },
       p, options_.thread, options_.keep_calls);
   p.callees.resize(p.functions.size());
   // gcov's exact counts (record appended them for --coverage builds) replace the estimates.

@@ -235,7 +235,7 @@ struct Summary {
   bool traced = false;       // exact calls from -finstrument-functions
   bool trace_timed = false;  // and exact per-call times
   bool watched = false;      // WATCH records: model/watch.h builds what they say (report -W, html)
-  uint32_t max_call_depth = 0;     // deepest traced call stack
+  uint32_t max_call_depth = 0;     // deepest traced call stack (timed tracing; 0: not known)
   uint64_t traced_total_ns = 0;    // timed: Σ over threads of the outermost calls' time
   uint64_t start_time = 0;         // of the process record (0 when lost)
   uint64_t start_realtime_ns = 0;  // the same moment as Unix time (0 when lost)

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <optional>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -34,7 +35,26 @@ class ThreadReplay {
                std::vector<SizedCall>* sized)
       : timings_(timings), total_(total), tid_(tid), calls_(calls), sizes_(sizes), sized_(sized) {}
 
+  // The stream's entries are the thread's calls (it has no CALL_COUNTS): counted per function
+  // and per edge from the innermost open call, but for the first `uncounted` entries (the frames
+  // a forked child re-enters).
+  void countCalls(std::unordered_map<uint32_t, uint64_t>* calls,
+                  std::map<std::pair<uint32_t, uint32_t>, uint64_t>* edges, uint64_t uncounted) {
+    count_calls_ = calls;
+    count_edges_ = edges;
+    uncounted_ = uncounted;
+  }
+  size_t maxDepth() const { return max_depth_; }
+
   void enter(FunctionId fn, uint64_t ns, uint64_t trace_id, uint64_t tick) {
+    if (count_calls_ && uncounted_ > 0) {
+      --uncounted_;
+    } else if (count_calls_ && fn.valid()) {
+      ++(*count_calls_)[fn.index()];
+      if (!stack_.empty() && stack_.back().fn.valid())
+        ++(*count_edges_)[{stack_.back().fn.index(), fn.index()}];
+    }
+    max_depth_ = std::max(max_depth_, stack_.size() + 1);
     std::optional<uint64_t> size;
     if (!sizes_->empty()) {
       auto it = sizes_->find({tid_, tick});
@@ -105,6 +125,10 @@ class ThreadReplay {
   std::unordered_map<uint32_t, uint32_t> active_;
   std::unordered_map<uint64_t, uint64_t> last_callee_;  // by caller trace id (0: none open)
   uint64_t last_ns_ = 0;
+  std::unordered_map<uint32_t, uint64_t>* count_calls_ = nullptr;
+  std::map<std::pair<uint32_t, uint32_t>, uint64_t>* count_edges_ = nullptr;
+  uint64_t uncounted_ = 0;
+  size_t max_depth_ = 0;
 
   uint64_t callerTraceId() const { return stack_.empty() ? 0 : stack_.back().trace_id; }
 };
@@ -135,11 +159,104 @@ bool NextShortEvent(ByteCursor& in, const ThreadReplay& replay, uint64_t* delta,
   return true;
 }
 
+// The caller of a CALL_SITE_COUNTS entry of `callee` (docs/format.md, "Call-site counts"): the
+// function the callee's code was inlined into, when the entry hook ran in an inlined copy, or
+// else the innermost frame at the call site.
+std::optional<FunctionId> CallerOf(const format::RawCallSite& site, FunctionId callee,
+                                   const FramesBefore& frames_before) {
+  std::vector<FunctionId> inside = frames_before(site.hook_return);
+  for (size_t k = inside.size(); k-- > 0;) {
+    if (inside[k] != callee) continue;
+    if (k > 0) return inside[k - 1];
+    break;
+  }
+  if (site.call_site == 0) return std::nullopt;
+  std::vector<FunctionId> at = frames_before(site.call_site);
+  if (at.empty()) return std::nullopt;
+  return at.back();
+}
+
+// The timed streams: exact times, and the calls of threads without CALL_COUNTS (`counted`).
+template <typename TraceFunction>
+void ReplayEvents(const format::RawProfile& raw, const TraceFunction& fn,
+                  const std::map<uint64_t, const format::RawCallCounts*>& counted, Profile& p,
+                  std::optional<uint64_t> only_thread, bool keep_calls,
+                  std::unordered_map<uint32_t, uint64_t>& calls,
+                  std::map<std::pair<uint32_t, uint32_t>, uint64_t>& edge_calls) {
+  uint64_t q32 = raw.process->trace_tick_ns_q32;
+  uint64_t inherited_frames = 0;
+  for (const auto& [key, value] : raw.stats)
+    if (key == "trace_inherited_frames") inherited_frames = value;
+  auto to_ns = [q32](uint64_t tick) {
+    return static_cast<uint64_t>((static_cast<unsigned __int128>(tick) * q32) >> 32);
+  };
+  std::unordered_map<uint32_t, Timing> timings;
+  CallSizes sizes;
+  for (const format::SizeRecord& r : raw.sizes)
+    if (r.function != 0) sizes[{r.tid, r.entry_tick}] = {r.function, r.n};
+  std::map<uint64_t, ThreadReplay> replays;
+  uint64_t total = 0;
+  for (const format::RawTraceEvents& run : raw.trace_events) {
+    if (only_thread && run.tid != *only_thread) continue;
+    auto [at, made] = replays.try_emplace(run.tid, timings, &total, run.tid,
+                                          keep_calls ? &p.calls : nullptr, &sizes, &p.sized_calls);
+    ThreadReplay& replay = at->second;
+    if (made && !counted.contains(run.tid)) {
+      // A forked child's stream begins by re-entering the frames it inherited.
+      uint64_t inherited = run.tid == raw.process->pid ? inherited_frames : 0;
+      replay.countCalls(&calls, &edge_calls, inherited);
+    }
+    ByteCursor in(reinterpret_cast<const uint8_t*>(run.packed.data()), run.packed.size());
+    uint64_t tick = run.base_tick;
+    for (uint64_t i = 0; i < run.events; ++i) {
+      uint64_t delta, trace_id = 0;
+      bool is_exit;
+      if (run.short_code) {
+        if (!NextShortEvent(in, replay, &delta, &is_exit, &trace_id)) break;
+      } else {
+        uint64_t code;
+        if (!in.varint(&code) || !in.varint(&delta)) break;
+        is_exit = code & 1;
+        trace_id = code >> 1;
+      }
+      tick += delta;
+      if (is_exit) {
+        replay.exit(to_ns(tick));
+      } else {
+        replay.enter(fn(trace_id).value_or(FunctionId()), to_ns(tick), trace_id, tick);
+      }
+    }
+  }
+  for (auto& [tid, replay] : replays) {
+    replay.closeAll();
+    p.summary.max_call_depth =
+        std::max<uint32_t>(p.summary.max_call_depth, uint32_t(replay.maxDepth()));
+  }
+  // Calls were kept as they ended (innermost first): by thread, then entry, outer before inner.
+  std::stable_sort(p.calls.begin(), p.calls.end(), [](const TracedCall& a, const TracedCall& b) {
+    if (a.tid != b.tid) return a.tid < b.tid;
+    if (a.start_ns != b.start_ns) return a.start_ns < b.start_ns;
+    return a.depth < b.depth;
+  });
+  for (const auto& [index, t] : timings) {
+    Function& f = p.functions[index];
+    f.timed = true;
+    f.traced_inclusive_ns = t.inclusive;
+    f.traced_self_ns = t.self;
+    f.traced_min_ns = t.min == UINT64_MAX ? 0 : t.min;
+    f.traced_max_ns = t.max;
+    f.traced_call_sum_ns = t.sum;
+  }
+  p.summary.trace_timed = !timings.empty();
+  p.summary.traced_total_ns = total;
+}
+
 }  // namespace
 
-void ApplyTrace(const format::RawProfile& raw, const FunctionAt& function_at, Profile& p,
-                std::optional<uint64_t> only_thread, bool keep_calls) {
-  if (raw.call_counts.empty() && raw.trace_events.empty()) return;
+void ApplyTrace(const format::RawProfile& raw, const FunctionAt& function_at,
+                const FramesBefore& frames_before, Profile& p, std::optional<uint64_t> only_thread,
+                bool keep_calls) {
+  if (raw.call_counts.empty() && raw.call_site_counts.empty() && raw.trace_events.empty()) return;
   std::unordered_map<uint64_t, FunctionId> by_trace_id;
   auto fn = [&](uint64_t trace_id) -> std::optional<FunctionId> {
     if (trace_id == 0) return std::nullopt;
@@ -170,6 +287,28 @@ void ApplyTrace(const format::RawProfile& raw, const FunctionAt& function_at, Pr
         edge_calls[{caller->index(), callee->index()}] += e.calls;
     }
   }
+  // CALL_SITE_COUNTS likewise, by thread; their callers come from the symbolizer.
+  std::map<uint64_t, const format::RawCallSiteCounts*> last_sites_of_thread;
+  for (const format::RawCallSiteCounts& c : raw.call_site_counts)
+    if (!only_thread || c.tid == *only_thread) last_sites_of_thread[c.tid] = &c;
+  for (const auto& [tid, counts] : last_sites_of_thread) {
+    for (const format::RawCallSite& site : counts->sites) {
+      std::optional<FunctionId> callee = fn(site.callee);
+      if (!callee) continue;
+      calls[callee->index()] += site.calls;
+      std::optional<FunctionId> caller = CallerOf(site, *callee, frames_before);
+      if (caller && caller->valid()) edge_calls[{caller->index(), callee->index()}] += site.calls;
+    }
+  }
+
+  // Timed mode: exact times per call from the event streams, thread by thread in file order;
+  // and the calls of a thread that has no CALL_COUNTS (the runtime's timed mode counts none).
+  if (!raw.trace_events.empty() && raw.process && raw.process->trace_tick_ns_q32 != 0)
+    ReplayEvents(raw, fn, last_of_thread, p, only_thread, keep_calls, calls, edge_calls);
+  for (const auto& [key, value] : raw.stats)
+    if (key == "trace_events_dropped" && value > 0 && !raw.trace_events.empty())
+      p.warnings.push_back("timed tracing ran out of event buffers (" + std::to_string(value) +
+                           " times): a thread's calls and times after that are missing");
   if (p.functions.size() > p.callees.size()) p.callees.resize(p.functions.size());
   for (const auto& [index, n] : calls) {
     Function& f = p.functions[index];
@@ -187,64 +326,6 @@ void ApplyTrace(const format::RawProfile& raw, const FunctionAt& function_at, Pr
     }
   }
   p.summary.traced = !calls.empty();
-
-  // Timed mode: exact times per call from the event streams, thread by thread in file order.
-  if (raw.trace_events.empty() || !raw.process || raw.process->trace_tick_ns_q32 == 0) return;
-  uint64_t q32 = raw.process->trace_tick_ns_q32;
-  auto to_ns = [q32](uint64_t tick) {
-    return static_cast<uint64_t>((static_cast<unsigned __int128>(tick) * q32) >> 32);
-  };
-  std::unordered_map<uint32_t, Timing> timings;
-  CallSizes sizes;
-  for (const format::SizeRecord& r : raw.sizes)
-    if (r.function != 0) sizes[{r.tid, r.entry_tick}] = {r.function, r.n};
-  std::map<uint64_t, ThreadReplay> replays;
-  uint64_t total = 0;
-  for (const format::RawTraceEvents& run : raw.trace_events) {
-    if (only_thread && run.tid != *only_thread) continue;
-    ThreadReplay& replay = replays
-                               .try_emplace(run.tid, timings, &total, run.tid,
-                                            keep_calls ? &p.calls : nullptr, &sizes, &p.sized_calls)
-                               .first->second;
-    ByteCursor in(reinterpret_cast<const uint8_t*>(run.packed.data()), run.packed.size());
-    uint64_t tick = run.base_tick;
-    for (uint64_t i = 0; i < run.events; ++i) {
-      uint64_t delta, trace_id = 0;
-      bool is_exit;
-      if (run.short_code) {
-        if (!NextShortEvent(in, replay, &delta, &is_exit, &trace_id)) break;
-      } else {
-        uint64_t code;
-        if (!in.varint(&code) || !in.varint(&delta)) break;
-        is_exit = code & 1;
-        trace_id = code >> 1;
-      }
-      tick += delta;
-      if (is_exit) {
-        replay.exit(to_ns(tick));
-      } else {
-        replay.enter(fn(trace_id).value_or(FunctionId()), to_ns(tick), trace_id, tick);
-      }
-    }
-  }
-  for (auto& [tid, replay] : replays) replay.closeAll();
-  // Calls were kept as they ended (innermost first): by thread, then entry, outer before inner.
-  std::stable_sort(p.calls.begin(), p.calls.end(), [](const TracedCall& a, const TracedCall& b) {
-    if (a.tid != b.tid) return a.tid < b.tid;
-    if (a.start_ns != b.start_ns) return a.start_ns < b.start_ns;
-    return a.depth < b.depth;
-  });
-  for (const auto& [index, t] : timings) {
-    Function& f = p.functions[index];
-    f.timed = true;
-    f.traced_inclusive_ns = t.inclusive;
-    f.traced_self_ns = t.self;
-    f.traced_min_ns = t.min == UINT64_MAX ? 0 : t.min;
-    f.traced_max_ns = t.max;
-    f.traced_call_sum_ns = t.sum;
-  }
-  p.summary.trace_timed = !timings.empty();
-  p.summary.traced_total_ns = total;
 }
 
 }  // namespace hotline::model

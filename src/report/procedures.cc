@@ -95,9 +95,11 @@ void PrintProcedures(const model::Profile& p, const ReportOptions& options, std:
     w.row({bar, FunctionLabel(p, model::FunctionId(r.fn), options)});
   }
   w.flush();
-  uint32_t depth = p.summary.traced ? p.summary.max_call_depth : p.summary.max_depth;
+  // Timed tracing knows the deepest traced stack; counts mode keeps no stack (0).
+  bool traced_depth = p.summary.traced && p.summary.max_call_depth > 0;
+  uint32_t depth = traced_depth ? p.summary.max_call_depth : p.summary.max_depth;
   out += fmt::format("\nmaximum call depth: {}{}\n", depth,
-                     p.summary.traced ? " (traced)" : " (sampled stacks)");
+                     traced_depth ? " (traced)" : " (sampled stacks)");
 }
 
 }  // namespace hotline::report

@@ -103,7 +103,8 @@ void PrintSummary(const model::Profile& p, const ReportOptions& options, std::st
                  : s.exact_line_counts ? "exact for functions gcov counted"
                                        : "estimated from samples");
   }
-  if (s.traced) row("maximum call depth", fmt::format("{}", s.max_call_depth));
+  if (s.traced && s.max_call_depth > 0)
+    row("maximum call depth", fmt::format("{}", s.max_call_depth));
   row("broken stacks", countWithShare(s.broken_samples));
   row("truncated stacks", countWithShare(s.truncated_samples));
   row("samples in the profiler", countWithShare(s.profiler_samples));

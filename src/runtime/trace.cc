@@ -7,6 +7,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstring>
+#include <utility>
 
 #include "base/varint.h"
 #include "runtime/session.h"
@@ -30,10 +31,16 @@ std::atomic<uint32_t> g_function_next{1};
 uint32_t g_function_emitted = 0;  // writer side: ids below this have a TRACE_FUNCTION record
 
 std::atomic<int> g_mode{0};
+// Which path the hooks take, set once by InitTrace before the program's threads exist (so read
+// without ordering): timed mode's shadow stack and events, or counts mode's call-site table.
+bool g_timed_hooks = false;
 uint64_t g_tick_ns_q32 = 0;
 std::atomic<uint64_t> g_events_dropped{0};
 std::atomic<uint64_t> g_unmatched_exits{0};
 std::atomic<uint64_t> g_sizes_without_call{0};
+// Timed mode, in a forked child: how many frames its stream re-enters first (STATS
+// `trace_inherited_frames`): not calls of the child's.
+uint64_t g_inherited_frames = 0;
 
 void* MapZeroed(size_t bytes) {
   void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -128,15 +135,12 @@ void HandOver(EventBuffer* b) {
 constexpr uint32_t kShadowCapacity = 1u << 16;
 constexpr int kCacheSize = 256;
 
-// Per caller function: the callee it called last, that edge's counter in the edge table, and the
-// calls of that edge not yet added to it. A function mostly calls the same callee again (loops,
-// recursion), so most calls skip both hash lookups and only count in `pending`, which is added
-// to the counter when the caller calls another function (or the table grows); the call counts
-// written add what is still pending.
+// Timed mode, per caller function: the callee it entered last in the event stream, which the
+// one-byte repeated entry names (TRACE_EVENTS_SHORT), and its id. A function mostly calls the
+// same callee again (loops, recursion). Calls are not counted here: the report counts the
+// entries of the stream.
 struct CalleeCache {
   uint64_t callee;
-  uint64_t* calls;
-  uint64_t pending;
   uint32_t callee_id;
 };
 
@@ -152,22 +156,40 @@ struct alignas(64) ShadowFrame {
   uint32_t id;
 };
 
-struct EdgeTable {
-  uint64_t capacity;
-  uint64_t used;
-  struct Slot {
-    uint64_t key;  // caller << 32 | callee; 0 = empty (callee ids start at 1)
-    uint64_t calls;
-  } slots[];
+// Counts mode: exact calls per (call site, entry hook return address), the edge as the entry
+// hook sees it (docs/format.md, "Call-site counts"), so that counting needs no shadow stack and
+// the exit hook nothing at all. Open addressing with linear probing, at most half full; the entry
+// hook's fast path looks at the slot a key hashes to (its home) and the next one, and the slow
+// path moves a key it finds further on into that next slot (no key is ever removed, so a key
+// moved further on from there is still between its home and the first empty slot). Two keys
+// with one home thus both take the fast path.
+struct SiteSlot {
+  uint64_t call_site;
+  uint64_t hook_return;  // 0 = empty (a hook's return address never is)
+  uint64_t calls;
+  uint64_t callee_id;
 };
+
+struct SiteTable {
+  uint64_t capacity;  // a power of two
+  uint64_t used;
+  SiteSlot slots[];
+};
+
+constexpr uint64_t kFirstSiteCapacity = 1024;
+
+// The home slot of a key in a table of 2^(64 − shift) slots: one multiply, the top bits.
+inline uint64_t SiteHome(uint64_t call_site, uint64_t hook_return, uint32_t shift) {
+  return ((call_site ^ (hook_return << 16)) * 0x9E3779B97F4A7C15ull) >> shift;
+}
 
 // Mapped whole (the shadow stack is part of it, so a hook reaches its frames with no load).
 struct TraceThread {
   pid_t tid;
   std::atomic<bool> alive;
   int in_hook;
+  std::atomic<SiteTable*> sites;  // counts mode
   std::atomic<uint32_t> depth;
-  uint32_t max_depth;
   CalleeCache* callee_cache;  // by caller function id (0: untraced caller)
   // Timed mode: where the next event goes in `buffer`, and the last place an event may start.
   // Null in counts mode or when out of buffers.
@@ -175,7 +197,6 @@ struct TraceThread {
   uint8_t* limit;
   uint64_t last_tick;
   EventBuffer* buffer;
-  std::atomic<EdgeTable*> edges;
   uint64_t cache_address[kCacheSize];
   uint32_t cache_id[kCacheSize];
   ShadowFrame frames[kShadowCapacity];
@@ -185,12 +206,17 @@ TraceThread* g_threads[kMaxThreads];
 std::atomic<int> g_thread_count{0};
 __thread TraceThread* t_trace __attribute__((tls_model("initial-exec"))) = nullptr;
 
-EdgeTable* NewEdgeTable(uint64_t capacity) {
-  auto* t =
-      static_cast<EdgeTable*>(MapZeroed(sizeof(EdgeTable) + capacity * sizeof(EdgeTable::Slot)));
-  if (t) t->capacity = capacity;
-  return t;
-}
+// Counts mode: what the entry hook's fast path reads, on its own, so that it takes a single
+// thread-local load: the slots of the thread's table and the shift that takes a hashed key to
+// one. Until the thread has a table, and while its slow path runs, they name two empty slots
+// (shift 63) where no key is ever found: every call goes to the slow path, which knows why.
+SiteSlot g_no_sites[2];
+struct SiteView {
+  SiteSlot* slots;
+  uint64_t shift;
+};
+constexpr SiteView kNoSiteView{g_no_sites, 63};
+__thread SiteView t_sites __attribute__((tls_model("initial-exec"))) = kNoSiteView;
 
 // Timed mode: `b` (null when out of buffers) receives the thread's next events.
 void UseBuffer(TraceThread* tt, EventBuffer* b) {
@@ -205,17 +231,35 @@ uint32_t BufferedBytes(TraceThread* tt) {
   return pos && tt->buffer ? uint32_t(pos - tt->buffer->data) : 0;
 }
 
+SiteTable* NewSiteTable(uint64_t capacity) {
+  auto* t = static_cast<SiteTable*>(MapZeroed(sizeof(SiteTable) + capacity * sizeof(SiteSlot)));
+  if (t) t->capacity = capacity;
+  return t;
+}
+
+void UseSites(TraceThread* tt, SiteTable* t) { tt->sites.store(t, std::memory_order_release); }
+
+// The view of the thread's table for the entry hook.
+SiteView ViewOf(const SiteTable* t) {
+  return SiteView{const_cast<SiteSlot*>(t->slots), uint64_t(64 - __builtin_ctzll(t->capacity))};
+}
+
 TraceThread* AttachThread() {
   int index = g_thread_count.fetch_add(1);
   if (index >= kMaxThreads) return nullptr;
   auto* tt = static_cast<TraceThread*>(MapZeroed(sizeof(TraceThread)));
   if (!tt) return nullptr;
-  tt->callee_cache = static_cast<CalleeCache*>(MapZeroed(sizeof(CalleeCache) * kFunctionCapacity));
-  EdgeTable* edges = NewEdgeTable(1024);
-  if (!tt->callee_cache || !edges) return nullptr;
-  tt->edges.store(edges);
+  if (g_timed_hooks) {
+    tt->callee_cache =
+        static_cast<CalleeCache*>(MapZeroed(sizeof(CalleeCache) * kFunctionCapacity));
+    if (!tt->callee_cache) return nullptr;
+  } else {
+    SiteTable* sites = NewSiteTable(kFirstSiteCapacity);
+    if (!sites) return nullptr;
+    UseSites(tt, sites);
+  }
   tt->tid = GetTid();
-  if (g_mode.load() == int(format::TraceMode::kTimed)) {
+  if (g_timed_hooks) {
     tt->last_tick = __builtin_ia32_rdtsc();
     UseBuffer(tt, TakeBuffer(uint64_t(tt->tid), tt->last_tick));
   }
@@ -234,51 +278,48 @@ uint32_t FunctionIdOf(TraceThread* tt, uint64_t address) {
   return id;
 }
 
-// Adds every caller's pending calls to its edge counter (on the thread itself).
-void FlushPending(TraceThread* tt) {
-  uint32_t n = g_function_next.load();
-  for (uint32_t i = 0; i < n && i < kFunctionCapacity; ++i) {
-    CalleeCache& cache = tt->callee_cache[i];
-    if (cache.calls) *cache.calls += cache.pending;
-    cache.pending = 0;
-  }
-}
-
-void GrowEdges(TraceThread* tt) {
-  EdgeTable* old = tt->edges.load(std::memory_order_relaxed);
-  EdgeTable* grown = NewEdgeTable(old->capacity * 2);
-  if (!grown) return;
-  FlushPending(tt);
+// Counts mode: a table twice as large with the same keys. The old one stays mapped: a reader at
+// exit may still hold it.
+bool GrowSites(TraceThread* tt) {
+  SiteTable* old = tt->sites.load(std::memory_order_relaxed);
+  SiteTable* grown = NewSiteTable(old->capacity * 2);
+  if (!grown) return false;
   uint64_t mask = grown->capacity - 1;
+  uint32_t shift = uint32_t(64 - __builtin_ctzll(grown->capacity));
   for (uint64_t i = 0; i < old->capacity; ++i) {
-    if (!old->slots[i].key) continue;
-    uint64_t j = Mix(old->slots[i].key) & mask;
-    while (grown->slots[j].key) j = (j + 1) & mask;
-    grown->slots[j] = old->slots[i];
+    const SiteSlot& s = old->slots[i];
+    if (!s.hook_return) continue;
+    uint64_t j = SiteHome(s.call_site, s.hook_return, shift);
+    while (grown->slots[j].hook_return) j = (j + 1) & mask;
+    grown->slots[j] = s;
   }
   grown->used = old->used;
-  // The old table stays mapped: a reader at exit may still hold it. The cached counters point
-  // into it, so they are forgotten.
-  tt->edges.store(grown, std::memory_order_release);
-  std::memset(tt->callee_cache, 0,
-              sizeof(CalleeCache) * std::min<uint32_t>(g_function_next.load(), kFunctionCapacity));
+  UseSites(tt, grown);
+  return true;
 }
 
-// Returns the counter of the edge caller → callee, creating the edge (with 0 calls).
-uint64_t* EdgeCounter(TraceThread* tt, uint32_t caller, uint32_t callee) {
-  EdgeTable* t = tt->edges.load(std::memory_order_relaxed);
-  uint64_t key = uint64_t(caller) << 32 | callee;
+// Counts mode, with in_hook set: counts one call of `function` entered from `call_site` (its
+// entry hook returning to `hook_return`), creating the slot, and leaves the key in one of the
+// two slots the entry hook's fast path looks at.
+void CountCallSite(TraceThread* tt, uint64_t function, uint64_t call_site, uint64_t hook_return) {
+  SiteTable* t = tt->sites.load(std::memory_order_relaxed);
   uint64_t mask = t->capacity - 1;
-  uint64_t i = Mix(key) & mask;
-  while (t->slots[i].key && t->slots[i].key != key) i = (i + 1) & mask;
-  if (t->slots[i].key == key) return &t->slots[i].calls;
-  if ((t->used + 1) * 2 > t->capacity) {
-    GrowEdges(tt);
-    return EdgeCounter(tt, caller, callee);
+  uint64_t home = SiteHome(call_site, hook_return, uint32_t(ViewOf(t).shift));
+  uint64_t i = home;
+  while (t->slots[i].hook_return &&
+         !(t->slots[i].call_site == call_site && t->slots[i].hook_return == hook_return))
+    i = (i + 1) & mask;
+  if (!t->slots[i].hook_return) {
+    if ((t->used + 1) * 2 > t->capacity) {
+      if (GrowSites(tt)) CountCallSite(tt, function, call_site, hook_return);
+      return;  // no memory for a larger table: the call is not counted
+    }
+    t->slots[i] = SiteSlot{call_site, hook_return, 0, FunctionIdOf(tt, function)};
+    ++t->used;
   }
-  t->slots[i].key = key;
-  ++t->used;
-  return &t->slots[i].calls;
+  ++t->slots[i].calls;
+  uint64_t second = (home + 1) & mask;
+  if (i != home && i != second) std::swap(t->slots[i], t->slots[second]);
 }
 
 // The buffer is full: hand it to the writer and take the next. Returns where the event goes (null
@@ -366,11 +407,35 @@ bool DeadFrame(const ShadowFrame& f, uint64_t sp, uint64_t call_site, uint64_t h
   return f.call_site != call_site || f.hook_return == hook_return;
 }
 
+// Where the stack pointer of a function's caller was at the call (the function's CFA): just
+// above the function's return address, `call_site`, found by looking up the stack from `sp` (the
+// entry hook's CFA, below the function's prologue). 0 when it is not within kReturnAddressScan
+// words. The look stops at the return address, so it reads only the function's own frame.
+constexpr int kReturnAddressScan = 512;
+
+uint64_t CallerStackPointer(uint64_t sp, uint64_t call_site) {
+  const auto* word = reinterpret_cast<const uint64_t*>(sp);
+  for (int i = 0; i < kReturnAddressScan; ++i)
+    if (word[i] == call_site) return uint64_t(&word[i + 1]);
+  return 0;
+}
+
 __attribute__((noinline)) uint32_t PopDeadFrames(TraceThread* tt, uint32_t d, uint64_t sp,
                                                  uint64_t call_site, uint64_t hook_return) {
   while (d > 0 && DeadFrame(tt->frames[d - 1], sp, call_site, hook_return)) {
     --d;
     if (tt->pos) Exit(tt);
+  }
+  // A frame higher on the stack than this entry's hook may still be a sibling of the new call
+  // rather than its parent, abandoned by a longjmp back to their common caller (when its frame
+  // is smaller than the new one's): a parent's hook ran at or above the stack pointer the new
+  // function was called with, a sibling's below it.
+  if (d > 0 && tt->frames[d - 1].sp > sp) {
+    uint64_t caller_sp = CallerStackPointer(sp, call_site);
+    while (d > 0 && tt->frames[d - 1].sp < caller_sp) {
+      --d;
+      if (tt->pos) Exit(tt);
+    }
   }
   return d;
 }
@@ -390,41 +455,32 @@ void WriteOpenEvents(format::Writer& writer, TraceThread* tt) {
   WriteEvents(writer, tt->buffer, tail_bytes, BufferedBytes(tt));
 }
 
-// The thread's edges with their calls: the counters plus what the callee caches hold pending.
-// Another thread's counts may be read while it runs (at exit): they are as good as a snapshot.
-void WriteCallCounts(format::Writer& writer, TraceThread* tt, uint64_t now) {
-  EdgeTable* t = tt->edges.load(std::memory_order_acquire);
+// Counts mode: the thread's call sites with their calls (a snapshot when another thread reads
+// them while it runs, at exit).
+void WriteSiteCounts(format::Writer& writer, TraceThread* tt, uint64_t now) {
+  SiteTable* t = tt->sites.load(std::memory_order_acquire);
+  if (!t) return;
   uint64_t capacity = t->capacity;
-  size_t triples_bytes = sizeof(uint64_t) * 3 * (t->used + 1);
-  auto* triples = static_cast<uint64_t*>(MapZeroed(triples_bytes));
-  auto* pending = static_cast<uint64_t*>(MapZeroed(sizeof(uint64_t) * capacity));
-  if (!triples || !pending) {
-    if (triples) munmap(triples, triples_bytes);
-    return;
-  }
-  uint32_t functions = std::min<uint32_t>(g_function_next.load(), kFunctionCapacity);
-  for (uint32_t f = 0; f < functions; ++f) {
-    const CalleeCache& cache = tt->callee_cache[f];
-    if (!cache.calls || !cache.pending) continue;
-    auto at = uintptr_t(cache.calls) - offsetof(EdgeTable::Slot, calls);
-    auto first = uintptr_t(&t->slots[0]);
-    if (at < first || (at - first) % sizeof(EdgeTable::Slot)) continue;  // an older table
-    uint64_t slot = (at - first) / sizeof(EdgeTable::Slot);
-    if (slot < capacity) pending[slot] += cache.pending;
-  }
+  size_t quads_bytes = sizeof(uint64_t) * 4 * capacity;
+  auto* quads = static_cast<uint64_t*>(MapZeroed(quads_bytes));
+  if (!quads) return;
   uint64_t n = 0;
-  for (uint64_t i = 0; i < capacity && n <= t->used; ++i) {
-    const EdgeTable::Slot& s = t->slots[i];
-    uint64_t calls = s.calls + pending[i];
-    if (!s.key || !calls) continue;
-    triples[3 * n] = s.key >> 32;
-    triples[3 * n + 1] = s.key & 0xFFFFFFFFu;
-    triples[3 * n + 2] = calls;
-    ++n;
+  for (uint64_t i = 0; i < capacity; ++i) {
+    const SiteSlot& s = t->slots[i];
+    if (!s.hook_return || !s.calls) continue;
+    uint64_t* q = quads + 4 * n++;
+    q[0] = s.call_site;
+    q[1] = s.hook_return;
+    q[2] = s.callee_id;
+    q[3] = s.calls;
   }
-  writer.add(format::CallCountsRecord{now, uint64_t(tt->tid), tt->max_depth, n, triples});
-  munmap(triples, triples_bytes);
-  munmap(pending, sizeof(uint64_t) * capacity);
+  writer.add(format::CallSiteCountsRecord{now, uint64_t(tt->tid), n, quads});
+  munmap(quads, quads_bytes);
+}
+
+// The calls of the thread: counts mode's call sites (timed mode's calls are its entry events).
+void WriteCounts(format::Writer& writer, TraceThread* tt, uint64_t now) {
+  if (!g_timed_hooks) WriteSiteCounts(writer, tt, now);
 }
 
 }  // namespace
@@ -444,6 +500,7 @@ void InitTrace(format::TraceMode mode) {
     uint64_t c1 = __builtin_ia32_rdtsc();
     g_tick_ns_q32 = c1 > c0 ? ((t1 - t0) << 32) / (c1 - c0) : 0;
   }
+  g_timed_hooks = mode == format::TraceMode::kTimed;
   g_mode.store(int(mode));
 }
 
@@ -512,10 +569,11 @@ void EndThreadTrace() {
   TraceThread* tt = t_trace;
   if (!tt || !Running()) return;
   tt->in_hook = 1;  // hooks from here on (TLS destructors) are not this thread's calls any more
+  t_sites = kNoSiteView;
   LockSession();
   DrainTraceLocked(*g_session.writer, false);
   if (Timed()) WriteOpenEvents(*g_session.writer, tt);
-  WriteCallCounts(*g_session.writer, tt, NowNs());
+  WriteCounts(*g_session.writer, tt, NowNs());
   tt->alive.store(false);
   UnlockSession();
 }
@@ -528,7 +586,7 @@ void FinishTraceLocked(format::Writer& writer, uint64_t now) {
     TraceThread* tt = g_threads[i];
     if (!tt || !tt->alive.load()) continue;
     if (Timed()) WriteOpenEvents(writer, tt);
-    WriteCallCounts(writer, tt, now);
+    WriteCounts(writer, tt, now);
   }
   // Functions first seen while the last buffers were written.
   DrainTraceLocked(writer, true);
@@ -536,6 +594,9 @@ void FinishTraceLocked(format::Writer& writer, uint64_t now) {
                                  g_unmatched_exits.load()});
   writer.add(format::StatsRecord{now, writer.internString("trace_events_dropped"),
                                  g_events_dropped.load()});
+  if (g_inherited_frames)
+    writer.add(format::StatsRecord{now, writer.internString("trace_inherited_frames"),
+                                   g_inherited_frames});
 }
 
 bool CurrentTimedCall(uint64_t* function, uint64_t* entry_tick) {
@@ -564,13 +625,16 @@ void ResetTraceAfterFork() {
   g_events_dropped.store(0);
   if (!mine) return;
   mine->tid = GetTid();
-  EdgeTable* t = mine->edges.load();
-  for (uint64_t i = 0; i < t->capacity; ++i) t->slots[i].calls = 0;
+  if (!g_timed_hooks) {
+    SiteTable* sites = mine->sites.load();
+    for (uint64_t i = 0; i < sites->capacity; ++i) sites->slots[i].calls = 0;
+    return;
+  }
   uint32_t functions = std::min<uint32_t>(g_function_next.load(), kFunctionCapacity);
   // The child's stream starts afresh: its first entry from each caller names its callee.
   std::memset(mine->callee_cache, 0, sizeof(CalleeCache) * functions);
   uint32_t depth = mine->depth.load();
-  mine->max_depth = depth;
+  g_inherited_frames = depth;
   if (Timed()) {
     // The child's stream starts with the frames it inherited, entered now.
     mine->last_tick = __builtin_ia32_rdtsc();
@@ -599,24 +663,16 @@ __attribute__((noinline)) void EnterSlow(void* function, void* call_site, uint64
   if (tt->in_hook) return;  // a traced signal handler interrupting a hook
   tt->in_hook = 1;
   uint32_t d = tt->depth.load(std::memory_order_relaxed);
-  if (d > 0 && tt->frames[d - 1].sp <= sp)
-    d = PopDeadFrames(tt, d, sp, uint64_t(call_site), hook_return);
+  if (d > 0) d = PopDeadFrames(tt, d, sp, uint64_t(call_site), hook_return);
   uint32_t caller = d ? tt->frames[d - 1].id : 0;
   uint32_t id;
   if (tt->callee_cache[caller].callee == uint64_t(function)) {
     id = tt->callee_cache[caller].callee_id;
-    ++tt->callee_cache[caller].pending;
   } else {
     id = FunctionIdOf(tt, uint64_t(function));
-    uint64_t* calls = EdgeCounter(tt, caller, id);  // may grow the table: caches flushed, emptied
-    ++*calls;
     // The cache names the callee this caller last entered in the event stream (what the fast
     // path's one-byte entry says): a call past the end of the shadow stack is not in the stream.
-    CalleeCache& cache = tt->callee_cache[caller];
-    if (d < kShadowCapacity) {
-      if (cache.calls) *cache.calls += cache.pending;  // the previous callee's
-      cache = CalleeCache{uint64_t(function), calls, 0, id};
-    }
+    if (d < kShadowCapacity) tt->callee_cache[caller] = CalleeCache{uint64_t(function), id};
   }
   if (__builtin_expect(d < kShadowCapacity, 1)) {
     uint64_t tick = 0;
@@ -628,22 +684,18 @@ __attribute__((noinline)) void EnterSlow(void* function, void* call_site, uint64
         uint64_t(function), sp, uint64_t(call_site), hook_return, &tt->callee_cache[id], tick, id};
     std::atomic_signal_fence(std::memory_order_release);
     ++d;
-    if (d > tt->max_depth) tt->max_depth = d;
   }
   tt->depth.store(d, std::memory_order_relaxed);
   tt->in_hook = 0;
 }
 
-}  // namespace
-
-// The common case stays small (few registers, no calls, a short chain of loads) so that counts
-// mode costs little more than the instrumentation itself: a known thread, a caller whose last
-// callee is this function. Timed mode takes the same path and adds its event: a clock read and
-// two varints. in_hook keeps a traced signal handler that interrupts the append from appending at
-// the same place (it records nothing meanwhile, as in the slow paths).
-HOTLINE_HOOK void __cyg_profile_func_enter(void* function, void* call_site) {
-  uint64_t sp = uint64_t(__builtin_frame_address(0));
-  uint64_t hook_return = uint64_t(__builtin_return_address(0));
+// Timed mode's entry. The common case stays small (few registers, no calls, a short chain of
+// loads): a known thread, a caller whose last callee is this function; its event is a clock
+// read and mostly a one-byte store. in_hook keeps a traced signal handler that interrupts the
+// append from appending at the same place (it records nothing meanwhile, as in the slow paths).
+// Not inlined into the hook, whose counts path then saves no registers.
+__attribute__((noinline)) void TimedEnter(void* function, void* call_site, uint64_t sp,
+                                          uint64_t hook_return) {
   TraceThread* tt = t_trace;
   if (__builtin_expect(tt != nullptr && !tt->in_hook, 1)) {
     uint32_t d = tt->depth.load(std::memory_order_relaxed);
@@ -665,7 +717,6 @@ HOTLINE_HOOK void __cyg_profile_func_enter(void* function, void* call_site) {
           }
         }
         // The frame first: fewer values live across the clock read.
-        ++cache.pending;
         uint32_t id = cache.callee_id;
         ShadowFrame& frame = tt->frames[d];
         frame = ShadowFrame{
@@ -678,13 +729,59 @@ HOTLINE_HOOK void __cyg_profile_func_enter(void* function, void* call_site) {
           tt->in_hook = 0;
         }
         std::atomic_signal_fence(std::memory_order_release);
-        if (d + 1 > tt->max_depth) tt->max_depth = d + 1;
         tt->depth.store(d + 1, std::memory_order_relaxed);
         return;
       }
     }
   }
   EnterSlow(function, call_site, sp, hook_return);
+}
+
+// Counts mode's slow path: a new thread, a call site not in its home slot or not seen yet.
+__attribute__((noinline)) void CountSlow(void* function, void* call_site, uint64_t hook_return) {
+  TraceThread* tt = t_trace;
+  if (__builtin_expect(!tt, 0)) {
+    if (g_mode.load(std::memory_order_relaxed) == 0 || !(tt = AttachThread())) return;
+  }
+  if (tt->in_hook) return;  // a traced signal handler interrupting the slow path
+  tt->in_hook = 1;
+  t_sites = kNoSiteView;  // and one interrupting it here misses too
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  CountCallSite(tt, uint64_t(function), uint64_t(call_site), hook_return);
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  t_sites = ViewOf(tt->sites.load(std::memory_order_relaxed));
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  tt->in_hook = 0;
+}
+
+}  // namespace
+
+// Counts mode keeps no stack: the entry hook adds one to the counter of its call site, which
+// is in its home slot or the next but for the first call (one multiply, two compares, one add);
+// the exit hook returns at once. A traced signal handler interrupting the fast path counts its
+// calls too (each update is one instruction); one interrupting the slow path is not counted
+// (in_hook).
+// Timed mode tests the flag once and goes its own way. The stack address both hooks compare
+// (timed mode) is the caller's stack pointer at the hook's call, which takes no frame here.
+HOTLINE_HOOK void __cyg_profile_func_enter(void* function, void* call_site) {
+  uint64_t hook_return = uint64_t(__builtin_return_address(0));
+  if (!g_timed_hooks) {
+    SiteView view = t_sites;
+    uint64_t home = SiteHome(uint64_t(call_site), hook_return, uint32_t(view.shift));
+    SiteSlot* slot = &view.slots[home];
+    if (__builtin_expect(slot->call_site == uint64_t(call_site) && slot->hook_return == hook_return,
+                         1)) {
+      ++slot->calls;
+      return;
+    }
+    slot = &view.slots[(home + 1) & (~uint64_t{0} >> view.shift)];
+    if (slot->call_site == uint64_t(call_site) && slot->hook_return == hook_return) {
+      ++slot->calls;
+      return;
+    }
+    return CountSlow(function, call_site, hook_return);
+  }
+  TimedEnter(function, call_site, uint64_t(__builtin_dwarf_cfa()), hook_return);  // a jump
 }
 
 namespace {
@@ -715,6 +812,7 @@ __attribute__((noinline)) void ExitSlow(void* function, uint64_t sp) {
 
 HOTLINE_HOOK void __cyg_profile_func_exit(void* function, void* call_site) {
   (void)call_site;
+  if (!g_timed_hooks) return;  // counts mode
   TraceThread* tt = t_trace;
   if (__builtin_expect(tt != nullptr && !tt->in_hook, 1)) {
     uint32_t d = tt->depth.load(std::memory_order_relaxed);
@@ -726,7 +824,7 @@ HOTLINE_HOOK void __cyg_profile_func_exit(void* function, void* call_site) {
         if (__builtin_expect(p > tt->limit, 0)) {
           std::atomic_signal_fence(std::memory_order_seq_cst);
           tt->in_hook = 0;
-          return ExitSlow(function, uint64_t(__builtin_frame_address(0)));  // the next buffer
+          return ExitSlow(function, uint64_t(__builtin_dwarf_cfa()));  // the next buffer
         }
         WriteShort(tt, p, kExit, __builtin_ia32_rdtsc());
         std::atomic_signal_fence(std::memory_order_seq_cst);
@@ -736,5 +834,5 @@ HOTLINE_HOOK void __cyg_profile_func_exit(void* function, void* call_site) {
       return;
     }
   }
-  ExitSlow(function, uint64_t(__builtin_frame_address(0)));
+  ExitSlow(function, uint64_t(__builtin_dwarf_cfa()));
 }

@@ -1,8 +1,9 @@
 // Function tracing for programs built with -finstrument-functions: the runtime defines
-// __cyg_profile_func_enter/exit. Each thread keeps a shadow stack and a table of exact calls per
-// call-graph edge (counts mode); in timed mode every entry and exit is also stamped with rdtsc
-// and appended, mostly as one byte, to per-thread buffers that the writer thread drains
-// (TRACE_EVENTS_SHORT).
+// __cyg_profile_func_enter/exit. Counts mode counts each thread's calls per call site (the
+// entry hook's two return addresses) in a small table and keeps no stack; timed mode keeps a
+// shadow stack per thread and stamps every entry and exit with rdtsc, appended, mostly as one
+// byte, to per-thread buffers that the writer thread drains (TRACE_EVENTS_SHORT); its calls are
+// counted from those streams when the profile is read.
 //
 // The hooks run in ordinary context on the calling thread and allocate only with mmap. The
 // sampling signal handler reads the shadow stack of the thread it interrupts (ShadowStack).
@@ -31,10 +32,11 @@ uint32_t ShadowStack(uint64_t pc, uint64_t* frames, uint32_t max, uint32_t* flag
 // Writer side, with the session lock held: TRACE_FUNCTION records for newly seen functions,
 // and TRACE_EVENTS for every full event buffer (all buffers when `everything`).
 void DrainTraceLocked(format::Writer& writer, bool everything);
-// The calling thread ends: its call counts are written (lock taken inside).
+// The calling thread ends: its call counts (counts mode) or its open event buffer are written
+// (lock taken inside).
 void EndThreadTrace();
 // With the session lock held, at the end of the process: call counts of every thread still
-// alive, and their open event buffers.
+// alive (counts mode), or their open event buffers.
 void FinishTraceLocked(format::Writer& writer, uint64_t now);
 // hotline_size(): the calling thread's innermost traced call (its TRACE_FUNCTION id and the
 // tick of its entry event), in timed mode. Otherwise false, and the size is counted as one
@@ -42,7 +44,8 @@ void FinishTraceLocked(format::Writer& writer, uint64_t now);
 bool CurrentTimedCall(uint64_t* function, uint64_t* entry_tick);
 uint64_t SizesWithoutCall();
 // In the child after fork: forget other threads, zero the counts (the parent reports what came
-// before), and restart this thread's event stream with its open frames re-entered.
+// before), or restart this thread's event stream with its open frames re-entered (counted in
+// STATS trace_inherited_frames, so that they are not taken for the child's calls).
 void ResetTraceAfterFork();
 
 }  // namespace hotline::rt

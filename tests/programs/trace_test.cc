@@ -6,6 +6,7 @@
 #include <map>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "harness.h"
 
@@ -39,6 +40,35 @@ std::map<std::string, uint64_t> Calls(const std::string& profile, const std::str
   return calls;
 }
 
+// The exact calls of each call-graph edge into `callee`, by caller name, from `hotline export
+// --format json` (its call_graph: report -G shows only functions that were sampled). Only
+// traced callers: an edge from untraced code has sampled calls, not exact ones.
+std::map<std::string, uint64_t> Callers(const std::string& profile, const std::string& callee) {
+  std::string dir = ScratchDir("callers");
+  std::string json = dir + "/graph.json";
+  RunResult e = Hotline({"export", "--format", "json", profile, "-o", json}, dir);
+  EXPECT_EQ(e.exit_code, 0) << e.err;
+  const char* edges =
+      "import json, sys\n"
+      "d = json.load(open(sys.argv[1]))\n"
+      "names = [f['name'] for f in d['functions']]\n"
+      "for e in d['call_graph']:\n"
+      "    if d['functions'][e['caller']]['calls_exact']:\n"
+      "        print(names[e['caller']], names[e['callee']], e['calls'], sep='\\t')\n";
+  RunResult r = Execute({"/usr/bin/python3", "-c", edges, json}, dir);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  std::map<std::string, uint64_t> callers;
+  std::istringstream in(r.out);
+  for (std::string line; std::getline(in, line);) {
+    std::vector<std::string> f;
+    std::istringstream fields(line);
+    for (std::string x; std::getline(fields, x, '\t');) f.push_back(x);
+    uint64_t calls = f.size() == 3 ? std::strtoull(f[2].c_str(), nullptr, 10) : 0;
+    if (f.size() == 3 && f[1] == callee && calls > 0) callers[f[0]] += calls;
+  }
+  return callers;
+}
+
 uint64_t Stat(const format::RawProfile& p, const std::string& key) {
   for (const auto& [k, v] : p.stats)
     if (k == key) return v;
@@ -64,13 +94,19 @@ TEST_P(TraceModes, FibCallsItselfTwiceFibOfNPlusOneMinusOneTimes) {
   auto calls = Calls(profile, ScratchDir("fib-report"));
   EXPECT_EQ(calls["fib"], 2u * 10946 - 1);  // fib(21) = 10946
   EXPECT_EQ(calls["main"], 1u);
+  EXPECT_EQ(Callers(profile, "fib"),
+            (std::map<std::string, uint64_t>{{"main", 1}, {"fib", 2u * 10946 - 2}}));
   EXPECT_EQ(Stat(Load(profile), "trace_unmatched_exits"), 0u);
 }
 
 TEST_P(TraceModes, MutualRecursion) {
-  auto calls = Calls(Record("mutual", {PROGRAM_trace_mutual}, GetParam()), ScratchDir("m"));
+  std::string profile = Record("mutual", {PROGRAM_trace_mutual}, GetParam());
+  auto calls = Calls(profile, ScratchDir("m"));
   EXPECT_EQ(calls["is_even"], 501u);
   EXPECT_EQ(calls["is_odd"], 500u);
+  EXPECT_EQ(Callers(profile, "is_even"),
+            (std::map<std::string, uint64_t>{{"main", 1}, {"is_odd", 500}}));
+  EXPECT_EQ(Callers(profile, "is_odd"), (std::map<std::string, uint64_t>{{"is_even", 500}}));
 }
 
 TEST_P(TraceModes, ExceptionsThroughThreeFramesKeepTheStreamBalanced) {
@@ -80,21 +116,47 @@ TEST_P(TraceModes, ExceptionsThroughThreeFramesKeepTheStreamBalanced) {
   EXPECT_EQ(calls["level2(int)"], 100u);
   EXPECT_EQ(calls["level3(int)"], 100u);
   EXPECT_EQ(calls["after()"], 100u);
+  EXPECT_EQ(Callers(profile, "level3(int)"),
+            (std::map<std::string, uint64_t>{{"level2(int)", 100}}));
+  EXPECT_EQ(Callers(profile, "after()"), (std::map<std::string, uint64_t>{{"main", 100}}));
   EXPECT_EQ(Stat(Load(profile), "trace_unmatched_exits"), 0u);
+}
+
+TEST_P(TraceModes, AnInlinedFunctionIsCalledFromTheFunctionItIsInlinedInto) {
+  std::string profile = Record("inline", {PROGRAM_trace_inline}, GetParam());
+  auto calls = Calls(profile, ScratchDir("in"));
+  EXPECT_EQ(calls["outer"], 7u);
+  EXPECT_EQ(calls["helper"], 7u);
+  EXPECT_EQ(calls["leaf"], 7u);
+  // helper's entry hook runs inside outer and passes outer's call site (in main); leaf is called
+  // from helper's code inlined in outer.
+  EXPECT_EQ(Callers(profile, "outer"), (std::map<std::string, uint64_t>{{"main", 7}}));
+  EXPECT_EQ(Callers(profile, "helper"), (std::map<std::string, uint64_t>{{"outer", 7}}));
+  EXPECT_EQ(Callers(profile, "leaf"), (std::map<std::string, uint64_t>{{"helper", 7}}));
 }
 
 TEST_P(TraceModes, ThreadsCountPerThreadAndInTotal) {
   std::string profile = Record("threads", {PROGRAM_trace_threads}, GetParam());
   EXPECT_EQ(Calls(profile, ScratchDir("th"))["work"], 10000u);
+  EXPECT_EQ(Callers(profile, "work"), (std::map<std::string, uint64_t>{{"run", 10000}}));
   format::RawProfile p = Load(profile);
+  // Each worker thread calls run() once and work() its known number of times: counts mode's
+  // CALL_SITE_COUNTS (one per thread) count them, timed mode's streams hold an entry and an
+  // exit of each.
   std::multiset<uint64_t> per_thread;
-  for (const auto& counts : p.call_counts) {
-    uint64_t work = 0;
-    for (const auto& e : counts.edges)
-      if (e.caller != 0 && e.callee != 0 && counts.tid != p.process->pid) work += e.calls;
-    if (work) per_thread.insert(work);
+  for (const auto& counts : p.call_site_counts) {
+    uint64_t calls = 0;
+    for (const auto& site : counts.sites) calls += site.calls;
+    if (counts.tid != p.process->pid) per_thread.insert(calls - 1);
   }
+  std::map<uint64_t, uint64_t> events;
+  for (const auto& run : p.trace_events) events[run.tid] += run.events;
+  for (const auto& [tid, n] : events)
+    if (tid != p.process->pid) per_thread.insert(n / 2 - 1);
   EXPECT_EQ(per_thread, (std::multiset<uint64_t>{1000, 2000, 3000, 4000}));
+  bool timed = GetParam() == "timed";
+  EXPECT_EQ(p.call_site_counts.size(), timed ? 0u : 5u);
+  EXPECT_TRUE(p.call_counts.empty());
 }
 
 TEST_P(TraceModes, LongjmpOutOfARecursion) {
@@ -105,8 +167,18 @@ TEST_P(TraceModes, LongjmpOutOfARecursion) {
   // leaf is called from main, whatever frames the longjmp abandoned.
   format::RawProfile p = Load(profile);
   EXPECT_EQ(Stat(p, "trace_unmatched_exits"), 0u);
-  ASSERT_FALSE(p.call_counts.empty());
-  EXPECT_LE(p.call_counts.back().max_depth, 52u);
+  EXPECT_EQ(Callers(profile, "leaf"), (std::map<std::string, uint64_t>{{"main", 10}}));
+  EXPECT_EQ(Callers(profile, "dive"),
+            (std::map<std::string, uint64_t>{{"main", 10}, {"dive", 500}}));
+  // The deepest stack is main and 51 dives: the abandoned frames are closed. Counts mode keeps
+  // no stack and shows the deepest sampled one.
+  RunResult procedures = Hotline({"report", "-P", profile}, ScratchDir("lj-depth"));
+  EXPECT_EQ(procedures.exit_code, 0) << procedures.err;
+  if (GetParam() == "timed")
+    EXPECT_NE(procedures.out.find("maximum call depth: 52 (traced)"), std::string::npos)
+        << procedures.out;
+  else
+    EXPECT_NE(procedures.out.find("(sampled stacks)"), std::string::npos) << procedures.out;
 }
 
 TEST_P(TraceModes, ExitFromDeepInsideAndForkInTheMiddleOfACall) {

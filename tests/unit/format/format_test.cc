@@ -170,6 +170,13 @@ TEST_F(FormatTest, EveryRecordKindRoundTrips) {
   EXPECT_EQ(p.allocs[2].address, 0x5000u + 128);
   ASSERT_EQ(p.call_counts.size(), 1u);
   EXPECT_EQ(p.call_counts[0].edges[0].calls, 7u);
+  ASSERT_EQ(p.call_site_counts.size(), 1u);
+  ASSERT_EQ(p.call_site_counts[0].sites.size(), 2u);
+  EXPECT_EQ(p.call_site_counts[0].tid, 100u);
+  EXPECT_EQ(p.call_site_counts[0].sites[0].call_site, 0x1234u);
+  EXPECT_EQ(p.call_site_counts[0].sites[0].hook_return, 0x1105u);
+  EXPECT_EQ(p.call_site_counts[0].sites[1].callee, 1u);
+  EXPECT_EQ(p.call_site_counts[0].sites[1].calls, 2u);
   EXPECT_EQ(p.trace_functions.at(1), 0x1100u);
   ASSERT_EQ(p.trace_events.size(), 1u);
   EXPECT_EQ(p.trace_events[0].packed, std::string("\x02\x05\x03\x09", 4));

@@ -48,6 +48,8 @@ bool WriteSampleProfile(const std::string& path, int chunks) {
   w.add(format::TraceFunctionRecord{1, 0x1100});
   uint64_t triples[3] = {0, 1, 7};
   w.add(format::CallCountsRecord{t, 100, 3, 1, triples});
+  uint64_t quads[8] = {0x1234, 0x1105, 1, 40, 0x1150, 0x1105, 1, 2};
+  w.add(format::CallSiteCountsRecord{t, 100, 2, quads});
   uint8_t events[4] = {2, 5, 3, 9};
   w.add(format::TraceEventsRecord{100, 1000, 2, events, 4});
   // hotline_size(42) in that call (its entry event is at tick 1000 + 5), and a sweep's run size.

@@ -1,7 +1,8 @@
 // Timed trace streams in both codes (docs/format.md): TRACE_EVENTS and TRACE_EVENTS_SHORT holding
 // the same calls at the same ticks give the same exact calls and times; the short code's
 // repeated entries name the function their caller last entered, and a damaged record stops
-// where the damage is.
+// where the damage is. Counts mode's call-site counts find their callers through the inline
+// chains of the two return addresses.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -63,11 +64,21 @@ format::RawProfile Raw(const std::string& packed, uint64_t events, bool short_co
   return raw;
 }
 
+// Functions 0 (main), 1 (f), 2 (g) at 0x1000, 0x2000, 0x3000, 0x1000 bytes each; g's code is
+// also inlined into f at 0x2800..0x28ff.
+model::FunctionId At(uint64_t address) { return model::FunctionId(uint32_t(address / 0x1000 - 1)); }
+
+std::vector<model::FunctionId> FramesBefore(uint64_t return_address) {
+  uint64_t call = return_address - 1;
+  if (call < 0x1000 || call >= 0x4000) return {};
+  if (call >= 0x2800 && call < 0x2900) return {model::FunctionId(1u), model::FunctionId(2u)};
+  return {At(call)};
+}
+
 model::Profile Replay(const format::RawProfile& raw) {
   model::Profile p;
   p.functions.resize(3);
-  auto at = [](uint64_t address) { return model::FunctionId(uint32_t(address / 0x1000 - 1)); };
-  model::ApplyTrace(raw, at, p, std::nullopt, /*keep_calls=*/true);
+  model::ApplyTrace(raw, At, FramesBefore, p, std::nullopt, /*keep_calls=*/true);
   return p;
 }
 
@@ -128,6 +139,39 @@ TEST(TraceDecode, UnknownFirstByteEndsTheRecord) {
   model::Profile p = Replay(Raw(packed, 4, true));
   EXPECT_EQ(p.functions[0].traced_call_sum_ns, 4u);  // main, open to f's entry, the last read
   EXPECT_EQ(p.functions[1].traced_call_sum_ns, 0u);
+}
+
+uint64_t EdgeCalls(const model::Profile& p, uint32_t caller, uint32_t callee) {
+  if (caller >= p.callees.size()) return 0;
+  for (const model::CallEdge& e : p.callees[caller])
+    if (e.child.index() == callee) return e.calls;
+  return 0;
+}
+
+TEST(TraceCallSites, CallersComeFromTheCallSiteOrTheInlinedCopy) {
+  format::RawProfile raw;
+  raw.process.emplace();
+  raw.process->trace = format::TraceMode::kCounts;
+  raw.trace_functions = {{1, 0x1000}, {2, 0x2000}, {3, 0x3000}};
+  // (call site, entry hook return, callee, calls); an earlier record of the thread is replaced
+  // by its last one, and a second thread adds to it.
+  raw.call_site_counts.push_back({10, 7, {{0x1010, 0x2004, 2, 1}}});
+  raw.call_site_counts.push_back({20,
+                                  7,
+                                  {{0x1010, 0x2004, 2, 3},     // main calls f
+                                   {0x2010, 0x3004, 3, 5},     // f calls g
+                                   {0x1020, 0x2804, 3, 7},     // g inlined into f: f is the caller
+                                   {0x9000, 0x3004, 3, 1}}});  // from code nothing is known of
+  raw.call_site_counts.push_back({30, 8, {{0x2010, 0x3004, 3, 2}}});
+  model::Profile p = Replay(raw);
+  EXPECT_TRUE(p.summary.traced);
+  EXPECT_EQ(p.summary.max_call_depth, 0u);  // counts mode keeps no stack
+  EXPECT_EQ(p.functions[1].calls, 3u);
+  EXPECT_TRUE(p.functions[1].calls_exact);
+  EXPECT_EQ(p.functions[2].calls, 15u);
+  EXPECT_EQ(EdgeCalls(p, 0, 1), 3u);
+  EXPECT_EQ(EdgeCalls(p, 1, 2), 14u);
+  EXPECT_EQ(EdgeCalls(p, 0, 2), 0u);
 }
 
 }  // namespace

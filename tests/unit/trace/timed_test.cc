@@ -44,9 +44,23 @@ const model::Function* Find(const model::Profile& p, const std::string& name) {
   return nullptr;
 }
 
+// The exact calls of the call-graph edge caller → callee (0 when there is none).
+uint64_t EdgeCalls(const model::Profile& p, const std::string& caller, const std::string& callee) {
+  for (size_t i = 0; i < p.functions.size() && i < p.callees.size(); ++i) {
+    if (p.functions[i].name != caller) continue;
+    for (const model::CallEdge& e : p.callees[i])
+      if (p.functions[e.child.index()].name == callee) return e.calls;
+  }
+  return 0;
+}
+
 TEST(TraceTimed, SpinningFunctionHasItsKnownAverageAndTheSumsHold) {
   model::Profile p = RecordAndBuild("timed");
   ASSERT_TRUE(p.summary.trace_timed);
+  // main → outer → spin: depth 3 with main instrumented too.
+  EXPECT_EQ(p.summary.max_call_depth, 3u);
+  EXPECT_EQ(EdgeCalls(p, "main", "outer"), 1u);
+  EXPECT_EQ(EdgeCalls(p, "outer", "spin"), kCalls);
   Status invariants = model::CheckInvariants(p);
   EXPECT_TRUE(invariants.ok()) << invariants.message();
   const model::Function* spin = Find(p, "spin");
@@ -82,8 +96,12 @@ TEST(TraceCounts, CountsModeHasExactCallsAndNoTracedTimes) {
   ASSERT_NE(spin, nullptr);
   EXPECT_EQ(spin->calls, kCalls);
   EXPECT_FALSE(spin->timed);
-  // main → outer → spin: depth 3 with main instrumented too.
-  EXPECT_EQ(p.summary.max_call_depth, 3u);
+  // The callers, found from the call sites, are the same as timed mode's.
+  EXPECT_EQ(EdgeCalls(p, "main", "outer"), 1u);
+  EXPECT_EQ(EdgeCalls(p, "outer", "spin"), kCalls);
+  EXPECT_EQ(EdgeCalls(p, "main", "spin"), 0u);
+  // Counts mode keeps no stack: the deepest one is not known.
+  EXPECT_EQ(p.summary.max_call_depth, 0u);
 }
 
 // -P's per-call times are elapsed time, every other table's sampled CPU time: the titles say
