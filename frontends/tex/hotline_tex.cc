@@ -26,6 +26,7 @@
 #include <cstring>
 #include <deque>
 #include <map>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -162,13 +163,6 @@ constexpr int kCommandPhase = kCommandCount;
 const char* const kPhaseNames[] = {"",           "ship_out",  "line_break",
                                    "build_page", "init_trie", "close_files_and_terminate"};
 
-struct PairHash {
-  size_t operator()(const std::pair<uint64_t, uint64_t>& p) const {
-    return size_t(p.first * 0x9E3779B97F4A7C15ull ^ (p.second + 0x632BE59BD9B4E019ull));
-  }
-};
-using PairMap = std::unordered_map<std::pair<uint64_t, uint64_t>, uint32_t, PairHash>;
-
 // Open addressing from a pair of integers to an id (0 = none): the stack nodes, frames and call
 // edges the hooks ask for, without an allocation per entry. TeX's line numbers and every id here
 // are 32-bit.
@@ -244,6 +238,8 @@ struct Node {
   uint32_t frame = 0;   // 1-based
   uint64_t writer_id = 0;
   uint64_t cost = 0;  // ticks (or tokens) since the last flush
+  // The child last looked up: a node's callees mostly repeat.
+  uint32_t child_frame = 0, child = 0;
 };
 
 struct Def {
@@ -252,35 +248,61 @@ struct Def {
   uint64_t line = 0;
 };
 
+// An array indexed by one of TeX's pointers (an eqtb index, a memory word), in pages made when
+// first touched: TeX's pointers spread over a range of millions (the hash's extra entries start
+// above eqtb; token lists fill memory from its top) of which a run uses a few thousand pages'
+// worth, and a vector as long as the range would zero tens of megabytes at every run.
+template <typename T>
+class PagedArray {
+ public:
+  static constexpr size_t kPageBits = 12;
+  // The entry at `i`, its page made (zeroed) if needed.
+  T& at(size_t i) {
+    size_t page = i >> kPageBits;
+    if (page >= pages_.size()) pages_.resize(page + 1);
+    if (!pages_[page]) pages_[page] = std::make_unique<T[]>(size_t(1) << kPageBits);
+    return pages_[page][i & ((size_t(1) << kPageBits) - 1)];
+  }
+  // The entry at `i` if its page exists, else null.
+  T* find(size_t i) const {
+    size_t page = i >> kPageBits;
+    if (page >= pages_.size() || !pages_[page]) return nullptr;
+    return &pages_[page][i & ((size_t(1) << kPageBits) - 1)];
+  }
+  template <typename F>
+  void forEach(F&& f) {
+    for (auto& page : pages_)
+      if (page)
+        for (size_t i = 0; i < (size_t(1) << kPageBits); ++i) f(page[i]);
+  }
+
+ private:
+  std::vector<std::unique_ptr<T[]>> pages_;
+};
+
 // Definition sites by TeX token list (its reference count node, an index into TeX's memory):
-// an open-addressing index into a deque, whose entries never move.
+// an id per token list ever defined (in the order first seen), the sites in a vector by id.
 class DefTable {
  public:
-  DefTable() { slots_.resize(1 << 16); }
-  // The entry of `ref`, made (gen 0: unknown) if needed; null for a negative ref.
-  Def* at(int32_t ref) {
-    if (ref < 0) return nullptr;
-    size_t mask = slots_.size() - 1;
-    for (size_t i = Hash(ref) & mask;; i = (i + 1) & mask) {
-      Slot& s = slots_[i];
-      if (s.id && s.ref == ref) return &defs_[s.id - 1];
-      if (!s.id) {
-        defs_.emplace_back();
-        refs_.push_back(ref);
-        s = Slot{ref, uint32_t(defs_.size())};
-        if (defs_.size() * 2 > slots_.size()) Grow();
-        return &defs_.back();
-      }
+  // The id of `ref`'s entry, made (gen 0: unknown) if needed; 0 for a negative ref.
+  uint32_t at(int32_t ref) {
+    if (ref < 0) return 0;
+    uint32_t& id = ids_.at(size_t(ref));
+    if (!id) {
+      defs_.emplace_back();
+      refs_.push_back(ref);
+      id = uint32_t(defs_.size());
     }
+    return id;
   }
+  Def& operator[](uint32_t id) { return defs_[id - 1]; }
   // The entry of `ref` when it has a known site, else null.
   const Def* known(int32_t ref) const {
-    size_t mask = slots_.size() - 1;
-    for (size_t i = Hash(ref) & mask;; i = (i + 1) & mask) {
-      const Slot& s = slots_[i];
-      if (!s.id) return nullptr;
-      if (s.ref == ref) return defs_[s.id - 1].gen ? &defs_[s.id - 1] : nullptr;
-    }
+    if (ref < 0) return nullptr;
+    const uint32_t* id = ids_.find(size_t(ref));
+    if (!id || !*id) return nullptr;
+    const Def& d = defs_[*id - 1];
+    return d.gen ? &d : nullptr;
   }
   template <typename F>
   void forEachKnown(F&& f) const {
@@ -289,27 +311,8 @@ class DefTable {
   }
 
  private:
-  struct Slot {
-    int32_t ref = 0;
-    uint32_t id = 0;  // 0: empty
-  };
-  static size_t Hash(int32_t ref) {
-    uint64_t h = uint64_t(uint32_t(ref)) * 0x9E3779B97F4A7C15ull;
-    return size_t(h >> 32);
-  }
-  void Grow() {
-    std::vector<Slot> old(slots_.size() * 2);
-    old.swap(slots_);
-    size_t mask = slots_.size() - 1;
-    for (const Slot& s : old) {
-      if (!s.id) continue;
-      size_t i = Hash(s.ref) & mask;
-      while (slots_[i].id) i = (i + 1) & mask;
-      slots_[i] = s;
-    }
-  }
-  std::vector<Slot> slots_;
-  std::deque<Def> defs_;
+  PagedArray<uint32_t> ids_;  // by ref: 1 + index into defs_, 0 for none
+  std::vector<Def> defs_;
   std::vector<int32_t> refs_;
 };
 
@@ -394,22 +397,27 @@ struct Profiler {
   std::vector<std::string> names;  // name id - 1
   std::unordered_map<std::string, uint32_t> name_by_text;
   std::vector<Func> funcs;  // func id - 1
-  PairMap func_by_key;      // (name << 32 | def_file, def_line)
+  PairIndex func_by_key;    // (name << 32 | def_file, def_line)
   std::vector<Frame> frames;
   PairIndex frame_by_key;  // (func << 32 | file, line)
   std::vector<Node> nodes;
   PairIndex node_by_key;  // (parent, frame)
   DefTable defs;          // token list (its reference count node) → site
-  // A control sequence: its name, and the macro it was last called as (its body `ref`, valid
-  // while that Def's generation is the one seen).
+  // A control sequence: its name, the macro it was last called as (its body `ref` and the Def
+  // `def`, valid while that Def's generation is the one seen), and its calls from the caller it
+  // had last (`pending` calls not yet added to the edge `edge`'s count): a loop calls from the
+  // same place, and the count stays in the one line a call reads anyway. 32 bytes.
   struct MacroSlot {
     uint32_t name = 0;
     int32_t ref = 0;
     uint32_t gen = 0;
     uint32_t func = 0;
-    const Def* def = nullptr;
+    uint32_t def = 0;  // DefTable id
+    uint32_t caller = 0;
+    uint32_t edge = 0;  // call edge id, 0: none yet
+    uint32_t pending = 0;
   };
-  std::vector<MacroSlot> macros;  // by control sequence (an eqtb index)
+  PagedArray<MacroSlot> macros;  // by control sequence (an eqtb index)
   Def pending_def;
   bool def_pending = false;
 
@@ -468,8 +476,9 @@ uint32_t NameId(const std::string& text) {
 }
 
 uint32_t FuncId(uint32_t name, uint32_t def_file, uint64_t def_line) {
-  auto [it, added] = g->func_by_key.try_emplace({(uint64_t(name) << 32) | def_file, def_line},
-                                                uint32_t(g->funcs.size() + 1));
+  bool added = false;
+  uint32_t id = g->func_by_key.findOrAdd((uint64_t(name) << 32) | def_file, uint32_t(def_line),
+                                         uint32_t(g->funcs.size() + 1), &added);
   if (added) {
     Func f;
     f.name = name;
@@ -477,7 +486,7 @@ uint32_t FuncId(uint32_t name, uint32_t def_file, uint64_t def_line) {
     f.def_line = def_line;
     g->funcs.push_back(f);
   }
-  return it->second;
+  return id;
 }
 
 uint32_t FuncId(const std::string& name, uint32_t def_file, uint64_t def_line) {
@@ -493,20 +502,39 @@ uint32_t FrameId(uint32_t func, uint32_t file, uint64_t line) {
 }
 
 uint32_t NodeId(uint32_t parent, uint32_t frame) {
+  Node* p = parent ? &g->nodes[parent - 1] : nullptr;
+  if (p && p->child_frame == frame) return p->child;
   bool added = false;
   uint32_t id = g->node_by_key.findOrAdd(parent, frame, uint32_t(g->nodes.size() + 1), &added);
   if (added) g->nodes.push_back(Node{parent, frame, 0, 0});
+  if (parent) {
+    Node& q = g->nodes[parent - 1];  // push_back may have moved it
+    q.child_frame = frame;
+    q.child = id;
+  }
   return id;
 }
 
-uint64_t& CallCount(uint32_t caller, uint32_t callee) {
+// The id of the call edge (caller func, or 0 for the top level; callee func).
+uint32_t EdgeId(uint32_t caller, uint32_t callee) {
   bool added = false;
   uint32_t id = g->call_index.findOrAdd(caller, callee, uint32_t(g->call_edges.size() + 1), &added);
   if (added) {
     g->call_edges.emplace_back(caller, callee);
     g->call_counts.push_back(0);
   }
-  return g->call_counts[id - 1];
+  return id;
+}
+
+uint64_t& CallCount(uint32_t caller, uint32_t callee) {
+  return g->call_counts[EdgeId(caller, callee) - 1];
+}
+
+// Adds a control sequence's pending calls to its edge.
+void FlushCalls(Profiler::MacroSlot& slot) {
+  if (!slot.pending) return;
+  g->call_counts[slot.edge - 1] += slot.pending;
+  slot.pending = 0;
 }
 
 uint32_t DefFrame(uint32_t func) {
@@ -645,6 +673,7 @@ void WriteAccumulated(uint64_t now_ticks, uint64_t now_ns) {
   }
   if (g->calls_changed) {
     g->calls_changed = false;
+    g->macros.forEach([](Profiler::MacroSlot& slot) { FlushCalls(slot); });
     std::vector<uint64_t> triples;
     for (size_t e = 0; e < g->call_edges.size(); ++e) {
       auto [caller, callee] = g->call_edges[e];
@@ -728,18 +757,8 @@ void Push(Kind kind, uint32_t func, uint64_t caller_line, int32_t index) {
 }
 
 // A list (macro or hook) is entered, called from `line` of the innermost file (level `index`). A
-// tail call to something already in the tail chain returns to it.
+// tail call to something already in the tail chain returns to it. The caller counts the call.
 void EnterList(uint32_t func, int32_t ref, int32_t index, int64_t line) {
-  uint32_t caller = TopFunc();
-  Func& f = g->funcs[func - 1];
-  if (g->on) {
-    if (f.last_caller != caller) {
-      f.last_caller = caller;
-      f.last_calls = &CallCount(caller == g->root_func ? 0 : caller, func);
-    }
-    ++*f.last_calls;
-    g->calls_changed = true;
-  }
   for (size_t i = g->stack.size(); i > 0 && g->stack[i - 1].tail; --i)
     if (g->stack[i - 1].func == func) {
       Entry again = g->stack[i - 1];
@@ -751,6 +770,19 @@ void EnterList(uint32_t func, int32_t ref, int32_t index, int64_t line) {
     }
   Push(Kind::kList, func, CallerLine(index, line), 0);
   g->stack.back().ref = ref;
+}
+
+// Counts a call of `func` (a hook) from the top of the stack.
+void CountCall(uint32_t func) {
+  if (!g->on) return;
+  uint32_t caller = TopFunc();
+  Func& f = g->funcs[func - 1];
+  if (f.last_caller != caller) {
+    f.last_caller = caller;
+    f.last_calls = &CallCount(caller == g->root_func ? 0 : caller, func);
+  }
+  ++*f.last_calls;
+  g->calls_changed = true;
 }
 
 // Drops the innermost list entry and the tail chain waiting for it.
@@ -923,22 +955,36 @@ int hltex_known_list(int32_t ref) {
 void hltex_macro(int32_t cs, int32_t ref, int32_t index, int64_t line) {
   if (!hltex_active) return;
   if (cs < 0 || ref < 0) return;
-  if (size_t(cs) >= g->macros.size()) g->macros.resize(size_t(cs) + 4096);
-  Profiler::MacroSlot& slot = g->macros[size_t(cs)];
-  if (!slot.name) {
+  Profiler::MacroSlot& slot = g->macros.at(size_t(cs));
+  if (__builtin_expect(!slot.name, 0)) {
     char name[512];
     hltex_glue_cs_name(cs, name, sizeof name);
     slot.name = NameId(name);
   }
-  if (!slot.func || slot.ref != ref || slot.gen != slot.def->gen) {
+  if (__builtin_expect(!slot.func || slot.ref != ref || slot.gen != g->defs[slot.def].gen, 0)) {
     if (slot.ref != ref || !slot.def) {
       slot.ref = ref;
-      slot.def = g->defs.at(ref);  // entries stay where they are
+      slot.def = g->defs.at(ref);  // ids stay what they are
     }
-    const Def& def = *slot.def;
-    slot.func =
+    const Def& def = g->defs[slot.def];
+    uint32_t func =
         def.gen ? FuncId(slot.name, def.file, def.line) : FuncId(slot.name, g->unknown_file, 0);
     slot.gen = def.gen;
+    if (func != slot.func) {
+      FlushCalls(slot);
+      slot.func = func;
+      slot.edge = 0;
+    }
+  }
+  if (g->on) {
+    uint32_t caller = TopFunc();
+    if (__builtin_expect(slot.caller != caller || !slot.edge || slot.pending == UINT32_MAX, 0)) {
+      FlushCalls(slot);
+      slot.caller = caller;
+      slot.edge = EdgeId(caller == g->root_func ? 0 : caller, slot.func);
+    }
+    ++slot.pending;
+    g->calls_changed = true;
   }
   EnterList(slot.func, ref, index, line);
 }
@@ -949,7 +995,9 @@ void hltex_hook_list(int32_t type, int32_t ref, const char* name, int32_t index,
   const Def* def = g->defs.known(ref);
   uint32_t file = def ? def->file : g->unknown_file;
   uint64_t def_line = def ? def->line : 0;
-  EnterList(FuncId(name, file, def_line), ref, index, line);
+  uint32_t func = FuncId(name, file, def_line);
+  CountCall(func);
+  EnterList(func, ref, index, line);
 }
 
 void hltex_end_list(int tail) {
@@ -1000,11 +1048,12 @@ void hltex_def_begin(int32_t index, int32_t name_kind, int64_t line) {
 void hltex_def_end(int32_t ref) {
   if (!hltex_active || !g->def_pending) return;
   g->def_pending = false;
-  Def* d = g->defs.at(ref);
-  if (!d) return;
-  uint32_t gen = d->gen + 1;
-  *d = g->pending_def;
-  d->gen = gen;
+  uint32_t id = g->defs.at(ref);
+  if (!id) return;
+  Def& d = g->defs[id];
+  uint32_t gen = d.gen + 1;
+  d = g->pending_def;
+  d.gen = gen;
 }
 
 void hltex_phase_begin(int phase) {
@@ -1079,7 +1128,7 @@ void hltex_format_loaded(const char* fmt_path) {
       last_name = name;
       last_file = FileId(std::string(name));
     }
-    if (Def* d = g->defs.at(int32_t(ref))) *d = Def{last_file, 1, def_line};
+    if (uint32_t id = g->defs.at(int32_t(ref))) g->defs[id] = Def{last_file, 1, def_line};
   }
 }
 
