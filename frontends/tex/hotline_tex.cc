@@ -16,6 +16,7 @@
 #include "hotline_tex.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -165,14 +166,14 @@ const char* const kPhaseNames[] = {"",           "ship_out",  "line_break",
 
 // Open addressing from a pair of integers to an id (0 = none): the stack nodes, frames and call
 // edges the hooks ask for, without an allocation per entry. TeX's line numbers and every id here
-// are 32-bit.
+// are 32-bit. The slots come from calloc, whose large blocks are pages the kernel zeroes when
+// first touched: a table made large enough not to grow in most runs costs only what is used.
 class PairIndex {
  public:
-  PairIndex() { slots_.resize(1 << 14); }
+  explicit PairIndex(int log2_size) { Allocate(size_t(1) << log2_size); }
   // The id of (a, b), or `fresh` after storing it (*added set).
   uint32_t findOrAdd(uint64_t a, uint32_t b, uint32_t fresh, bool* added) {
-    size_t mask = slots_.size() - 1;
-    for (size_t i = Hash(a, b) & mask;; i = (i + 1) & mask) {
+    for (size_t i = Hash(a, b) & mask_;; i = (i + 1) & mask_) {
       Slot& s = slots_[i];
       if (s.value && s.a == a && s.b == b) {
         *added = false;
@@ -181,7 +182,7 @@ class PairIndex {
       if (!s.value) {
         s = Slot{a, b, fresh};
         *added = true;
-        if (++used_ * 2 > slots_.size()) Grow();
+        if (++used_ * 2 > mask_ + 1) Grow();
         return fresh;
       }
     }
@@ -193,22 +194,33 @@ class PairIndex {
     uint32_t b = 0;
     uint32_t value = 0;
   };
+  struct Free {
+    void operator()(Slot* p) const { std::free(p); }
+  };
   static size_t Hash(uint64_t a, uint64_t b) {
     uint64_t h = (a * 0x9E3779B97F4A7C15ull) ^ (b * 0xC2B2AE3D27D4EB4Full);
     return size_t(h ^ (h >> 29));
   }
+  void Allocate(size_t size) {
+    Slot* p = static_cast<Slot*>(std::calloc(size, sizeof(Slot)));
+    if (!p) std::abort();  // as operator new would, without exceptions
+    slots_.reset(p);
+    mask_ = size - 1;
+  }
   void Grow() {
-    std::vector<Slot> old(slots_.size() * 2);
-    old.swap(slots_);
-    size_t mask = slots_.size() - 1;
-    for (const Slot& s : old) {
+    std::unique_ptr<Slot[], Free> old = std::move(slots_);
+    size_t old_size = mask_ + 1;
+    Allocate(old_size * 2);
+    for (size_t j = 0; j < old_size; ++j) {
+      const Slot& s = old[j];
       if (!s.value) continue;
-      size_t i = Hash(s.a, s.b) & mask;
-      while (slots_[i].value) i = (i + 1) & mask;
+      size_t i = Hash(s.a, s.b) & mask_;
+      while (slots_[i].value) i = (i + 1) & mask_;
       slots_[i] = s;
     }
   }
-  std::vector<Slot> slots_;
+  std::unique_ptr<Slot[], Free> slots_;
+  size_t mask_ = 0;
   size_t used_ = 0;
 };
 
@@ -238,8 +250,9 @@ struct Node {
   uint32_t frame = 0;   // 1-based
   uint64_t writer_id = 0;
   uint64_t cost = 0;  // ticks (or tokens) since the last flush
-  // The child last looked up: a node's callees mostly repeat.
-  uint32_t child_frame = 0, child = 0;
+  // Its first child (by frame): most nodes have one, found here without hashing; the others
+  // are in node_by_key.
+  uint32_t first_frame = 0, first_child = 0;
 };
 
 struct Def {
@@ -396,13 +409,13 @@ struct Profiler {
 
   std::vector<std::string> names;  // name id - 1
   std::unordered_map<std::string, uint32_t> name_by_text;
-  std::vector<Func> funcs;  // func id - 1
-  PairIndex func_by_key;    // (name << 32 | def_file, def_line)
+  std::vector<Func> funcs;    // func id - 1
+  PairIndex func_by_key{14};  // (name << 32 | def_file, def_line)
   std::vector<Frame> frames;
-  PairIndex frame_by_key;  // (func << 32 | file, line)
+  PairIndex frame_by_key{15};  // (func << 32 | file, line)
   std::vector<Node> nodes;
-  PairIndex node_by_key;  // (parent, frame)
-  DefTable defs;          // token list (its reference count node) → site
+  PairIndex node_by_key{17};  // (parent, frame) of the nodes not first children
+  DefTable defs;              // token list (its reference count node) → site
   // A control sequence: its name, the macro it was last called as (its body `ref` and the Def
   // `def`, valid while that Def's generation is the one seen), and its calls from the caller it
   // had last (`pending` calls not yet added to the edge `edge`'s count): a loop calls from the
@@ -439,7 +452,7 @@ struct Profiler {
   std::vector<bool> lines_changed;
   // Calls per edge (caller func, or 0 for the top level; callee func): the edge's id in
   // call_index, its count in call_counts (a deque: the counts never move).
-  PairIndex call_index;
+  PairIndex call_index{15};
   std::vector<std::pair<uint32_t, uint32_t>> call_edges;  // edge id - 1
   std::deque<uint64_t> call_counts;                       // edge id - 1
   bool calls_changed = false;
@@ -502,16 +515,20 @@ uint32_t FrameId(uint32_t func, uint32_t file, uint64_t line) {
 }
 
 uint32_t NodeId(uint32_t parent, uint32_t frame) {
-  Node* p = parent ? &g->nodes[parent - 1] : nullptr;
-  if (p && p->child_frame == frame) return p->child;
+  if (parent) {
+    const Node& p = g->nodes[parent - 1];
+    if (p.first_frame == frame) return p.first_child;
+    if (!p.first_child) {
+      uint32_t id = uint32_t(g->nodes.size() + 1);
+      g->nodes[parent - 1].first_frame = frame;
+      g->nodes[parent - 1].first_child = id;
+      g->nodes.push_back(Node{parent, frame});
+      return id;
+    }
+  }
   bool added = false;
   uint32_t id = g->node_by_key.findOrAdd(parent, frame, uint32_t(g->nodes.size() + 1), &added);
-  if (added) g->nodes.push_back(Node{parent, frame, 0, 0});
-  if (parent) {
-    Node& q = g->nodes[parent - 1];  // push_back may have moved it
-    q.child_frame = frame;
-    q.child = id;
-  }
+  if (added) g->nodes.push_back(Node{parent, frame});
   return id;
 }
 
@@ -854,6 +871,11 @@ void hltex_start(int argc, char** argv) {
                                   "TeX read or one command it ran, not time"});
   g->writer.flush();
 
+  // Room reserved, not touched: the kernel gives the pages as they fill, and the tables never
+  // copy themselves to grow in all but the largest runs.
+  g->nodes.reserve(size_t(1) << 20);
+  g->frames.reserve(size_t(1) << 18);
+  g->funcs.reserve(size_t(1) << 18);
   g->terminal_file = FileId("(terminal)");
   g->pseudo_file = FileId("(scantokens)");
   g->system_file = FileId("system");
@@ -1087,6 +1109,9 @@ void hltex_profile(int on) {
   g->writer.add(fmt::StateRecord{now_ns, Tid(), uint64_t(g->on), fmt::StateSource::kApi});
 }
 
+// The sites file: a line "= FILE" names the file of the lines "REF LINE" after it (a run of
+// definitions from one file, as a format's are: LaTeX's 45,000 come in 700 runs). Lines
+// "REF LINE FILE" (the file on every line) are read too.
 void hltex_format_dumped(const char* fmt_path) {
   if (!hltex_active) return;
   std::string path = std::string(fmt_path) + ".hotline-defs";
@@ -1095,40 +1120,72 @@ void hltex_format_dumped(const char* fmt_path) {
     std::fprintf(stderr, "hotline tex: cannot write %s: %s\n", path.c_str(), std::strerror(errno));
     return;
   }
-  g->defs.forEachKnown([f](int32_t ref, const Def& def) {
-    std::fprintf(f, "%d %llu %s\n", ref, (unsigned long long)def.line, FileName(def.file).c_str());
+  uint32_t last_file = 0;
+  g->defs.forEachKnown([f, &last_file](int32_t ref, const Def& def) {
+    if (def.file != last_file || !last_file) {
+      last_file = def.file;
+      std::fprintf(f, "= %s\n", FileName(def.file).c_str());
+    }
+    std::fprintf(f, "%d %llu\n", ref, (unsigned long long)def.line);
   });
   std::fclose(f);
 }
 
+namespace {
+// The decimal number at `*p` (advanced past it); false when there is none.
+bool Decimal(const char** p, const char* end, uint64_t* value) {
+  const char* q = *p;
+  uint64_t v = 0;
+  while (q < end && *q >= '0' && *q <= '9') v = v * 10 + uint64_t(*q++ - '0');
+  if (q == *p) return false;
+  *p = q;
+  *value = v;
+  return true;
+}
+}  // namespace
+
 void hltex_format_loaded(const char* fmt_path) {
   if (!hltex_active) return;
   std::string path = std::string(fmt_path) + ".hotline-defs";
-  FILE* f = std::fopen(path.c_str(), "r");
-  if (!f) return;  // a format not made by this engine: its macros' sites are unknown
-  // Read whole (45,000 lines for LaTeX), one line at a time from memory: "REF LINE FILE".
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return;  // a format not made by this engine: its macros' sites are unknown
+  // Read whole, in one piece, then one line at a time from memory.
+  struct stat st;
   std::string text;
-  char buffer[1 << 16];
-  for (size_t n; (n = std::fread(buffer, 1, sizeof buffer, f)) > 0;) text.append(buffer, n);
-  std::fclose(f);
+  if (fstat(fd, &st) == 0 && st.st_size > 0) {
+    text.resize(size_t(st.st_size));
+    size_t got = 0;
+    for (ssize_t n; got < text.size() && (n = read(fd, &text[got], text.size() - got)) > 0;)
+      got += size_t(n);
+    text.resize(got);
+  }
+  close(fd);
+  uint32_t file = 0;
   std::string_view last_name;
-  uint32_t last_file = 0;
-  for (size_t at = 0; at < text.size();) {
-    size_t eol = text.find('\n', at);
-    if (eol == std::string::npos) eol = text.size();
-    const char* begin = text.c_str() + at;
+  const char* end = text.data() + text.size();
+  for (const char* at = text.data(); at < end;) {
+    const char* eol = static_cast<const char*>(std::memchr(at, '\n', size_t(end - at)));
+    if (!eol) eol = end;
+    const char* p = at;
     at = eol + 1;
-    char* end = nullptr;
-    long ref = std::strtol(begin, &end, 10);
-    if (end == begin || *end != ' ') continue;
-    unsigned long long def_line = std::strtoull(end + 1, &end, 10);
-    if (*end != ' ') continue;
-    std::string_view name(end + 1, size_t(text.c_str() + eol - (end + 1)));
-    if (name != last_name || !last_file) {
-      last_name = name;
-      last_file = FileId(std::string(name));
+    if (eol - p >= 2 && p[0] == '=' && p[1] == ' ') {
+      file = FileId(std::string(p + 2, eol));
+      continue;
     }
-    if (uint32_t id = g->defs.at(int32_t(ref))) g->defs[id] = Def{last_file, 1, def_line};
+    uint64_t ref = 0, def_line = 0;
+    if (!Decimal(&p, eol, &ref) || p == eol || *p != ' ') continue;
+    ++p;
+    if (!Decimal(&p, eol, &def_line) || ref > uint64_t(INT32_MAX)) continue;
+    if (p != eol) {  // "REF LINE FILE"
+      if (*p != ' ') continue;
+      std::string_view name(p + 1, size_t(eol - (p + 1)));
+      if (name != last_name || !file) {
+        last_name = name;
+        file = FileId(std::string(name));
+      }
+    }
+    if (!file) continue;
+    if (uint32_t id = g->defs.at(int32_t(ref))) g->defs[id] = Def{file, 1, def_line};
   }
 }
 
