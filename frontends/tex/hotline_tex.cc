@@ -235,7 +235,7 @@ struct Func {
   // The last call's caller and what it resolved to: a loop calls from the same place.
   uint32_t last_base = 0, last_node = 0;
   uint32_t last_caller = UINT32_MAX;
-  uint64_t* last_calls = nullptr;
+  uint32_t last_edge = 0;
 };
 
 struct Frame {
@@ -451,10 +451,10 @@ struct Profiler {
   std::vector<std::deque<uint64_t>> line_counts;
   std::vector<bool> lines_changed;
   // Calls per edge (caller func, or 0 for the top level; callee func): the edge's id in
-  // call_index, its count in call_counts (a deque: the counts never move).
+  // call_index, its count in call_counts.
   PairIndex call_index{15};
   std::vector<std::pair<uint32_t, uint32_t>> call_edges;  // edge id - 1
-  std::deque<uint64_t> call_counts;                       // edge id - 1
+  std::vector<uint64_t> call_counts;                      // edge id - 1
   bool calls_changed = false;
   uint64_t max_depth = 0;
   uint64_t command_slots[kCommandCount + 1] = {};
@@ -775,7 +775,7 @@ void Push(Kind kind, uint32_t func, uint64_t caller_line, int32_t index) {
 
 // A list (macro or hook) is entered, called from `line` of the innermost file (level `index`). A
 // tail call to something already in the tail chain returns to it. The caller counts the call.
-void EnterList(uint32_t func, int32_t ref, int32_t index, int64_t line) {
+inline void EnterList(uint32_t func, int32_t ref, int32_t index, int64_t line) {
   for (size_t i = g->stack.size(); i > 0 && g->stack[i - 1].tail; --i)
     if (g->stack[i - 1].func == func) {
       Entry again = g->stack[i - 1];
@@ -796,9 +796,9 @@ void CountCall(uint32_t func) {
   Func& f = g->funcs[func - 1];
   if (f.last_caller != caller) {
     f.last_caller = caller;
-    f.last_calls = &CallCount(caller == g->root_func ? 0 : caller, func);
+    f.last_edge = EdgeId(caller == g->root_func ? 0 : caller, func);
   }
-  ++*f.last_calls;
+  ++g->call_counts[f.last_edge - 1];
   g->calls_changed = true;
 }
 
@@ -810,6 +810,29 @@ void LeaveList() {
   --n;
   while (n > 0 && g->stack[n - 1].tail) --n;
   g->stack.resize(n);
+}
+
+// The macro control sequence `cs` is called with body `ref`: its name (asked for once), the
+// definition site of `ref` and the func they make, when any of them changed since its last call.
+__attribute__((noinline)) void Rebind(Profiler::MacroSlot& slot, int32_t cs, int32_t ref) {
+  if (!slot.name) {
+    char name[512];
+    hltex_glue_cs_name(cs, name, sizeof name);
+    slot.name = NameId(name);
+  }
+  if (slot.ref != ref || !slot.def) {
+    slot.ref = ref;
+    slot.def = g->defs.at(ref);  // ids stay what they are
+  }
+  const Def& def = g->defs[slot.def];
+  uint32_t func =
+      def.gen ? FuncId(slot.name, def.file, def.line) : FuncId(slot.name, g->unknown_file, 0);
+  slot.gen = def.gen;
+  if (func != slot.func) {
+    FlushCalls(slot);
+    slot.func = func;
+    slot.edge = 0;
+  }
 }
 
 }  // namespace
@@ -978,26 +1001,8 @@ void hltex_macro(int32_t cs, int32_t ref, int32_t index, int64_t line) {
   if (!hltex_active) return;
   if (cs < 0 || ref < 0) return;
   Profiler::MacroSlot& slot = g->macros.at(size_t(cs));
-  if (__builtin_expect(!slot.name, 0)) {
-    char name[512];
-    hltex_glue_cs_name(cs, name, sizeof name);
-    slot.name = NameId(name);
-  }
-  if (__builtin_expect(!slot.func || slot.ref != ref || slot.gen != g->defs[slot.def].gen, 0)) {
-    if (slot.ref != ref || !slot.def) {
-      slot.ref = ref;
-      slot.def = g->defs.at(ref);  // ids stay what they are
-    }
-    const Def& def = g->defs[slot.def];
-    uint32_t func =
-        def.gen ? FuncId(slot.name, def.file, def.line) : FuncId(slot.name, g->unknown_file, 0);
-    slot.gen = def.gen;
-    if (func != slot.func) {
-      FlushCalls(slot);
-      slot.func = func;
-      slot.edge = 0;
-    }
-  }
+  if (__builtin_expect(!slot.func || slot.ref != ref || slot.gen != g->defs[slot.def].gen, 0))
+    Rebind(slot, cs, ref);
   if (g->on) {
     uint32_t caller = TopFunc();
     if (__builtin_expect(slot.caller != caller || !slot.edge || slot.pending == UINT32_MAX, 0)) {
