@@ -416,21 +416,28 @@ struct Profiler {
   std::vector<Node> nodes;
   PairIndex node_by_key{17};  // (parent, frame) of the nodes not first children
   DefTable defs;              // token list (its reference count node) → site
-  // A control sequence: its name, the macro it was last called as (its body `ref` and the Def
-  // `def`, valid while that Def's generation is the one seen), and its calls from the caller it
-  // had last (`pending` calls not yet added to the edge `edge`'s count): a loop calls from the
-  // same place, and the count stays in the one line a call reads anyway. 32 bytes.
+  // A control sequence: the macro it was last called as (its body `ref`, the Def `def` and the
+  // generation seen there), and its calls from the caller it had last (`pending` calls not yet
+  // added to the edge `edge`'s count): a loop calls from the same place, and the count stays in
+  // the one line a call reads anyway. The binding holds while the epoch of ref's bucket is
+  // `epoch` (no definition made a token list of that bucket since), without reading the Def.
+  // 32 bytes.
   struct MacroSlot {
-    uint32_t name = 0;
     int32_t ref = 0;
     uint32_t gen = 0;
     uint32_t func = 0;
     uint32_t def = 0;  // DefTable id
+    uint32_t epoch = 0;
     uint32_t caller = 0;
     uint32_t edge = 0;  // call edge id, 0: none yet
     uint32_t pending = 0;
   };
-  PagedArray<MacroSlot> macros;  // by control sequence (an eqtb index)
+  PagedArray<MacroSlot> macros;   // by control sequence (an eqtb index)
+  PagedArray<uint32_t> cs_names;  // by control sequence: its name id, once asked for
+  // Bumped at every definition that makes a token list of the bucket (DefBucket): a MacroSlot
+  // bound in the same epoch of its ref's bucket is still right. 4 KiB, in the cache.
+  static constexpr int kDefBucketBits = 10;
+  uint32_t def_epochs[1 << kDefBucketBits] = {};
   Def pending_def;
   bool def_pending = false;
 
@@ -812,22 +819,33 @@ void LeaveList() {
   g->stack.resize(n);
 }
 
-// The macro control sequence `cs` is called with body `ref`: its name (asked for once), the
-// definition site of `ref` and the func they make, when any of them changed since its last call.
+uint32_t& DefEpoch(int32_t ref) {
+  return g->def_epochs[(uint32_t(ref) * 0x9E3779B1u) >> (32 - Profiler::kDefBucketBits)];
+}
+
+// The macro control sequence `cs` is called with body `ref`, and its binding may be out of date:
+// its name (asked for once), the definition site of `ref` and the func they make, when any of
+// them changed since its last call.
 __attribute__((noinline)) void Rebind(Profiler::MacroSlot& slot, int32_t cs, int32_t ref) {
-  if (!slot.name) {
-    char name[512];
-    hltex_glue_cs_name(cs, name, sizeof name);
-    slot.name = NameId(name);
+  uint32_t epoch = DefEpoch(ref);
+  if (slot.func && slot.ref == ref && g->defs[slot.def].gen == slot.gen) {
+    slot.epoch = epoch;  // another list of the bucket was defined
+    return;
+  }
+  uint32_t& name = g->cs_names.at(size_t(cs));
+  if (!name) {
+    char text[512];
+    hltex_glue_cs_name(cs, text, sizeof text);
+    name = NameId(text);
   }
   if (slot.ref != ref || !slot.def) {
     slot.ref = ref;
     slot.def = g->defs.at(ref);  // ids stay what they are
   }
   const Def& def = g->defs[slot.def];
-  uint32_t func =
-      def.gen ? FuncId(slot.name, def.file, def.line) : FuncId(slot.name, g->unknown_file, 0);
+  uint32_t func = def.gen ? FuncId(name, def.file, def.line) : FuncId(name, g->unknown_file, 0);
   slot.gen = def.gen;
+  slot.epoch = epoch;
   if (func != slot.func) {
     FlushCalls(slot);
     slot.func = func;
@@ -1001,7 +1019,7 @@ void hltex_macro(int32_t cs, int32_t ref, int32_t index, int64_t line) {
   if (!hltex_active) return;
   if (cs < 0 || ref < 0) return;
   Profiler::MacroSlot& slot = g->macros.at(size_t(cs));
-  if (__builtin_expect(!slot.func || slot.ref != ref || slot.gen != g->defs[slot.def].gen, 0))
+  if (__builtin_expect(!slot.func || slot.ref != ref || slot.epoch != DefEpoch(ref), 0))
     Rebind(slot, cs, ref);
   if (g->on) {
     uint32_t caller = TopFunc();
@@ -1081,6 +1099,7 @@ void hltex_def_end(int32_t ref) {
   uint32_t gen = d.gen + 1;
   d = g->pending_def;
   d.gen = gen;
+  ++DefEpoch(ref);
 }
 
 void hltex_phase_begin(int phase) {
@@ -1190,7 +1209,10 @@ void hltex_format_loaded(const char* fmt_path) {
       }
     }
     if (!file) continue;
-    if (uint32_t id = g->defs.at(int32_t(ref))) g->defs[id] = Def{file, 1, def_line};
+    if (uint32_t id = g->defs.at(int32_t(ref))) {
+      g->defs[id] = Def{file, 1, def_line};
+      ++DefEpoch(int32_t(ref));
+    }
   }
 }
 
