@@ -182,7 +182,7 @@ class PairIndex {
       if (!s.value) {
         s = Slot{a, b, fresh};
         *added = true;
-        if (++used_ * 2 > mask_ + 1) Grow();
+        if (++used_ * 4 > (mask_ + 1) * 3) Grow();
         return fresh;
       }
     }
@@ -261,61 +261,85 @@ struct Def {
   uint64_t line = 0;
 };
 
-// An array indexed by one of TeX's pointers (an eqtb index, a memory word), in pages made when
-// first touched: TeX's pointers spread over a range of millions (the hash's extra entries start
-// above eqtb; token lists fill memory from its top) of which a run uses a few thousand pages'
-// worth, and a vector as long as the range would zero tens of megabytes at every run.
+// An array indexed by a control sequence (an eqtb index), in pages made when first touched: the
+// hash's extra entries start far above eqtb, and a vector as long as the range would zero tens
+// of megabytes at every run. Its entries are trivially copyable, all-zero when empty.
 template <typename T>
 class PagedArray {
  public:
-  static constexpr size_t kPageBits = 12;
+  static constexpr size_t kPageBits = 14;
+  PagedArray() = default;
+  PagedArray(const PagedArray&) = delete;
+  PagedArray& operator=(const PagedArray&) = delete;
+  ~PagedArray() {
+    for (T* page : pages_) std::free(page);
+  }
   // The entry at `i`, its page made (zeroed) if needed.
   T& at(size_t i) {
     size_t page = i >> kPageBits;
-    if (page >= pages_.size()) pages_.resize(page + 1);
-    if (!pages_[page]) pages_[page] = std::make_unique<T[]>(size_t(1) << kPageBits);
+    if (__builtin_expect(page >= pages_.size() || !pages_[page], 0)) MakePage(page);
     return pages_[page][i & ((size_t(1) << kPageBits) - 1)];
-  }
-  // The entry at `i` if its page exists, else null.
-  T* find(size_t i) const {
-    size_t page = i >> kPageBits;
-    if (page >= pages_.size() || !pages_[page]) return nullptr;
-    return &pages_[page][i & ((size_t(1) << kPageBits) - 1)];
   }
   template <typename F>
   void forEach(F&& f) {
-    for (auto& page : pages_)
+    for (T* page : pages_)
       if (page)
         for (size_t i = 0; i < (size_t(1) << kPageBits); ++i) f(page[i]);
   }
 
  private:
-  std::vector<std::unique_ptr<T[]>> pages_;
+  // calloc: a large block is pages the kernel zeroes when first touched, so that the parts of
+  // a page no pointer falls in cost nothing. The entries are all-zero when value-initialized.
+  void MakePage(size_t page) {
+    if (page >= pages_.size()) pages_.resize(page + 1, nullptr);
+    if (!pages_[page]) {
+      pages_[page] = static_cast<T*>(std::calloc(size_t(1) << kPageBits, sizeof(T)));
+      if (!pages_[page]) std::abort();  // as operator new would, without exceptions
+    }
+  }
+  std::vector<T*> pages_;
 };
 
 // Definition sites by TeX token list (its reference count node, an index into TeX's memory):
-// an id per token list ever defined (in the order first seen), the sites in a vector by id.
+// an id per token list ever defined (in the order first seen), the sites in a vector by id, the
+// ids in an open-addressing index by ref. (Token lists spread over TeX's whole memory: an array
+// by ref would touch megabytes more, each page a fault.)
 class DefTable {
  public:
+  // Room for LaTeX's format and a long document without growing: the index is calloc'd and the
+  // vectors reserved, pages the kernel gives as they fill, never copied.
+  DefTable() {
+    Allocate(size_t(1) << 17);
+    defs_.reserve(size_t(1) << 18);
+    refs_.reserve(size_t(1) << 18);
+  }
+  ~DefTable() { std::free(slots_); }
+  DefTable(const DefTable&) = delete;
+  DefTable& operator=(const DefTable&) = delete;
   // The id of `ref`'s entry, made (gen 0: unknown) if needed; 0 for a negative ref.
   uint32_t at(int32_t ref) {
     if (ref < 0) return 0;
-    uint32_t& id = ids_.at(size_t(ref));
-    if (!id) {
-      defs_.emplace_back();
-      refs_.push_back(ref);
-      id = uint32_t(defs_.size());
+    for (size_t i = Hash(ref) & mask_;; i = (i + 1) & mask_) {
+      Slot& s = slots_[i];
+      if (s.id && s.ref == ref) return s.id;
+      if (!s.id) {
+        defs_.emplace_back();
+        refs_.push_back(ref);
+        uint32_t id = uint32_t(defs_.size());
+        s = Slot{ref, id};
+        if (defs_.size() * 4 > (mask_ + 1) * 3) Grow();
+        return id;
+      }
     }
-    return id;
   }
   Def& operator[](uint32_t id) { return defs_[id - 1]; }
   // The entry of `ref` when it has a known site, else null.
   const Def* known(int32_t ref) const {
-    if (ref < 0) return nullptr;
-    const uint32_t* id = ids_.find(size_t(ref));
-    if (!id || !*id) return nullptr;
-    const Def& d = defs_[*id - 1];
-    return d.gen ? &d : nullptr;
+    for (size_t i = Hash(ref) & mask_;; i = (i + 1) & mask_) {
+      const Slot& s = slots_[i];
+      if (!s.id) return nullptr;
+      if (s.ref == ref) return defs_[s.id - 1].gen ? &defs_[s.id - 1] : nullptr;
+    }
   }
   template <typename F>
   void forEachKnown(F&& f) const {
@@ -324,7 +348,32 @@ class DefTable {
   }
 
  private:
-  PagedArray<uint32_t> ids_;  // by ref: 1 + index into defs_, 0 for none
+  struct Slot {
+    int32_t ref = 0;
+    uint32_t id = 0;  // 0: empty
+  };
+  static size_t Hash(int32_t ref) {
+    return size_t((uint64_t(uint32_t(ref)) * 0x9E3779B97F4A7C15ull) >> 32);
+  }
+  void Allocate(size_t size) {
+    slots_ = static_cast<Slot*>(std::calloc(size, sizeof(Slot)));
+    if (!slots_) std::abort();
+    mask_ = size - 1;
+  }
+  void Grow() {
+    Slot* old = slots_;
+    size_t old_size = mask_ + 1;
+    Allocate(old_size * 2);
+    for (size_t j = 0; j < old_size; ++j) {
+      if (!old[j].id) continue;
+      size_t i = Hash(old[j].ref) & mask_;
+      while (slots_[i].id) i = (i + 1) & mask_;
+      slots_[i] = old[j];
+    }
+    std::free(old);
+  }
+  Slot* slots_ = nullptr;
+  size_t mask_ = 0;
   std::vector<Def> defs_;
   std::vector<int32_t> refs_;
 };
@@ -414,7 +463,7 @@ struct Profiler {
   std::vector<Frame> frames;
   PairIndex frame_by_key{15};  // (func << 32 | file, line)
   std::vector<Node> nodes;
-  PairIndex node_by_key{17};  // (parent, frame) of the nodes not first children
+  PairIndex node_by_key{16};  // (parent, frame) of the nodes not first children
   DefTable defs;              // token list (its reference count node) → site
   // A control sequence: the macro it was last called as (its body `ref`, the Def `def` and the
   // generation seen there), and its calls from the caller it had last (`pending` calls not yet
@@ -917,6 +966,8 @@ void hltex_start(int argc, char** argv) {
   g->nodes.reserve(size_t(1) << 20);
   g->frames.reserve(size_t(1) << 18);
   g->funcs.reserve(size_t(1) << 18);
+  g->call_edges.reserve(size_t(1) << 18);
+  g->call_counts.reserve(size_t(1) << 18);
   g->terminal_file = FileId("(terminal)");
   g->pseudo_file = FileId("(scantokens)");
   g->system_file = FileId("system");
