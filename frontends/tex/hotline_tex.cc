@@ -261,13 +261,15 @@ struct Def {
   uint64_t line = 0;
 };
 
-// An array indexed by a control sequence (an eqtb index), in pages made when first touched: the
-// hash's extra entries start far above eqtb, and a vector as long as the range would zero tens
-// of megabytes at every run. Its entries are trivially copyable, all-zero when empty.
+// An array indexed by one of TeX's pointers (an eqtb index, a memory word), in pages made when
+// first touched: TeX's pointers spread over a range of millions (the hash's extra entries start
+// far above eqtb; token lists fill memory from its top), and a vector as long as the range would
+// zero tens of megabytes at every run. Its entries are trivially copyable, all-zero when empty.
 template <typename T>
 class PagedArray {
  public:
-  static constexpr size_t kPageBits = 14;
+  static_assert((sizeof(T) & (sizeof(T) - 1)) == 0, "entries a power of two in size");
+  static constexpr size_t kPerPage = (size_t(256) << 10) / sizeof(T);  // 256 KiB pages
   PagedArray() = default;
   PagedArray(const PagedArray&) = delete;
   PagedArray& operator=(const PagedArray&) = delete;
@@ -276,24 +278,30 @@ class PagedArray {
   }
   // The entry at `i`, its page made (zeroed) if needed.
   T& at(size_t i) {
-    size_t page = i >> kPageBits;
+    size_t page = i / kPerPage;
     if (__builtin_expect(page >= pages_.size() || !pages_[page], 0)) MakePage(page);
-    return pages_[page][i & ((size_t(1) << kPageBits) - 1)];
+    return pages_[page][i % kPerPage];
+  }
+  // The entry at `i` if its page exists, else null.
+  T* find(size_t i) const {
+    size_t page = i / kPerPage;
+    if (page >= pages_.size() || !pages_[page]) return nullptr;
+    return &pages_[page][i % kPerPage];
   }
   template <typename F>
   void forEach(F&& f) {
     for (T* page : pages_)
       if (page)
-        for (size_t i = 0; i < (size_t(1) << kPageBits); ++i) f(page[i]);
+        for (size_t i = 0; i < kPerPage; ++i) f(page[i]);
   }
 
  private:
-  // calloc: a large block is pages the kernel zeroes when first touched, so that the parts of
-  // a page no pointer falls in cost nothing. The entries are all-zero when value-initialized.
+  // calloc: a block this large is pages the kernel zeroes when first touched, so that the parts
+  // of a page no pointer falls in cost nothing. The entries are all-zero when value-initialized.
   void MakePage(size_t page) {
     if (page >= pages_.size()) pages_.resize(page + 1, nullptr);
     if (!pages_[page]) {
-      pages_[page] = static_cast<T*>(std::calloc(size_t(1) << kPageBits, sizeof(T)));
+      pages_[page] = static_cast<T*>(std::calloc(kPerPage, sizeof(T)));
       if (!pages_[page]) std::abort();  // as operator new would, without exceptions
     }
   }
@@ -301,45 +309,33 @@ class PagedArray {
 };
 
 // Definition sites by TeX token list (its reference count node, an index into TeX's memory):
-// an id per token list ever defined (in the order first seen), the sites in a vector by id, the
-// ids in an open-addressing index by ref. (Token lists spread over TeX's whole memory: an array
-// by ref would touch megabytes more, each page a fault.)
+// an id per token list ever defined (in the order first seen), the sites in a vector by id. The
+// vectors are reserved: pages the kernel gives as they fill, never copied.
 class DefTable {
  public:
-  // Room for LaTeX's format and a long document without growing: the index is calloc'd and the
-  // vectors reserved, pages the kernel gives as they fill, never copied.
   DefTable() {
-    Allocate(size_t(1) << 17);
     defs_.reserve(size_t(1) << 18);
     refs_.reserve(size_t(1) << 18);
   }
-  ~DefTable() { std::free(slots_); }
-  DefTable(const DefTable&) = delete;
-  DefTable& operator=(const DefTable&) = delete;
   // The id of `ref`'s entry, made (gen 0: unknown) if needed; 0 for a negative ref.
   uint32_t at(int32_t ref) {
     if (ref < 0) return 0;
-    for (size_t i = Hash(ref) & mask_;; i = (i + 1) & mask_) {
-      Slot& s = slots_[i];
-      if (s.id && s.ref == ref) return s.id;
-      if (!s.id) {
-        defs_.emplace_back();
-        refs_.push_back(ref);
-        uint32_t id = uint32_t(defs_.size());
-        s = Slot{ref, id};
-        if (defs_.size() * 4 > (mask_ + 1) * 3) Grow();
-        return id;
-      }
+    uint32_t& id = ids_.at(size_t(ref));
+    if (!id) {
+      defs_.emplace_back();
+      refs_.push_back(ref);
+      id = uint32_t(defs_.size());
     }
+    return id;
   }
   Def& operator[](uint32_t id) { return defs_[id - 1]; }
   // The entry of `ref` when it has a known site, else null.
   const Def* known(int32_t ref) const {
-    for (size_t i = Hash(ref) & mask_;; i = (i + 1) & mask_) {
-      const Slot& s = slots_[i];
-      if (!s.id) return nullptr;
-      if (s.ref == ref) return defs_[s.id - 1].gen ? &defs_[s.id - 1] : nullptr;
-    }
+    if (ref < 0) return nullptr;
+    const uint32_t* id = ids_.find(size_t(ref));
+    if (!id || !*id) return nullptr;
+    const Def& d = defs_[*id - 1];
+    return d.gen ? &d : nullptr;
   }
   template <typename F>
   void forEachKnown(F&& f) const {
@@ -348,32 +344,7 @@ class DefTable {
   }
 
  private:
-  struct Slot {
-    int32_t ref = 0;
-    uint32_t id = 0;  // 0: empty
-  };
-  static size_t Hash(int32_t ref) {
-    return size_t((uint64_t(uint32_t(ref)) * 0x9E3779B97F4A7C15ull) >> 32);
-  }
-  void Allocate(size_t size) {
-    slots_ = static_cast<Slot*>(std::calloc(size, sizeof(Slot)));
-    if (!slots_) std::abort();
-    mask_ = size - 1;
-  }
-  void Grow() {
-    Slot* old = slots_;
-    size_t old_size = mask_ + 1;
-    Allocate(old_size * 2);
-    for (size_t j = 0; j < old_size; ++j) {
-      if (!old[j].id) continue;
-      size_t i = Hash(old[j].ref) & mask_;
-      while (slots_[i].id) i = (i + 1) & mask_;
-      slots_[i] = old[j];
-    }
-    std::free(old);
-  }
-  Slot* slots_ = nullptr;
-  size_t mask_ = 0;
+  PagedArray<uint32_t> ids_;  // by ref: 1 + index into defs_, 0 for none
   std::vector<Def> defs_;
   std::vector<int32_t> refs_;
 };
