@@ -61,9 +61,6 @@ void hlstart(void) {
   if (hltex_active) atexit(FinishAtExit);
 }
 
-void hltailbegin(void) { hltailflag = 1; }
-void hltailend(void) { hltailflag = 0; }
-
 /* The input level `k` (0 .. inputptr; inputptr is the current one). */
 static instaterecord* Level(int k) { return k == inputptr ? &curinput : &inputstack[k]; }
 
@@ -75,8 +72,7 @@ static int NameKind(halfword name) {
 
 static int64_t LevelLine(int index) { return index == inopen ? line : linestack[index + 1]; }
 
-void hllabel(int cmd) {
-  if (!hltex_active) return;
+void hllabelslot(int cmd) {
   for (int k = inputptr; k >= 0; --k) {
     instaterecord* r = Level(k);
     if (r->statefield == kTokenListState) {
@@ -93,10 +89,6 @@ void hllabel(int cmd) {
   hltex_label_file(cmd, 0, 0, 0);
 }
 
-void hlmacro(int32_t cs, int32_t ref) {
-  if (hltex_active) hltex_macro(cs, ref, inopen, line);
-}
-
 void hlhooklist(int type, int32_t ref) {
   if (!hltex_active) return;
   static const char* const kNames[] = {"\\output",       "\\everypar",  "\\everymath",
@@ -110,10 +102,6 @@ void hlhooklist(int type, int32_t ref) {
   else if (type == kWriteText)
     name = "\\write";
   hltex_hook_list(type, ref, name, inopen, line);
-}
-
-void hlendlist(void) {
-  if (hltex_active) hltex_end_list(hltailflag);
 }
 
 void hlfilebegin(void) {

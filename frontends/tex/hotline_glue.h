@@ -25,15 +25,29 @@
   do {                                   \
     if (hltex_active) hltex_profile(on); \
   } while (0)
+/* macro_call's hooks (every macro expansion: millions in a LaTeX run) call the library
+   directly, with TeX's in_open and line (globals of pdftexd.h where they expand). */
+#define hltailbegin() (hltailflag = 1)
+#define hltailend() (hltailflag = 0)
+#define hlmacro(cs, ref)                                      \
+  do {                                                        \
+    if (hltex_active) hltex_macro((cs), (ref), inopen, line); \
+  } while (0)
+#define hlendlist()                               \
+  do {                                            \
+    if (hltex_active) hltex_end_list(hltailflag); \
+  } while (0)
+#define hllabel(cmd)                    \
+  do {                                  \
+    if (hltex_active) hllabelslot(cmd); \
+  } while (0)
 
 /* glue.c */
+/* Set while macro_call pops the lists that end before its callee begins (a tail call). */
+extern int hltailflag;
 void hlstart(void);
-void hllabel(int cmd);
-void hlmacro(int32_t cs, int32_t ref);
+void hllabelslot(int cmd);
 void hlhooklist(int type, int32_t ref);
-void hlendlist(void);
-void hltailbegin(void);
-void hltailend(void);
 void hlfilebegin(void);
 void hlfileend(void);
 void hldefbegin(void);
