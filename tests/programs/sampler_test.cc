@@ -127,9 +127,26 @@ TEST(KernelSampler, StaticBinaryIsSampledAndMapped) {
   for (const sampler::PerfMapping& m : c.mappings)
     if (m.path == PROGRAM_static_burn && (m.prot & 4)) exe = &m;  // PROT_EXEC
   ASSERT_NE(exe, nullptr) << "no executable mapping of the program";
-  uint64_t inside = 0;
-  for (uint64_t ip : c.user_ips) inside += ip >= exe->address && ip < exe->address + exe->length;
-  EXPECT_GT(inside, c.user_ips.size() * 9 / 10);
+  // The program's own code, or the kernel's vDSO, through which clock_gettime (called between
+  // rounds of the burn) enters the kernel: how many land there depends on the machine's load,
+  // so the two together must hold every user address, and the program most of them.
+  auto in = [](const sampler::PerfMapping& m, uint64_t ip) {
+    return ip >= m.address && ip < m.address + m.length;
+  };
+  uint64_t inside = 0, in_vdso = 0;
+  for (uint64_t ip : c.user_ips) {
+    if (in(*exe, ip)) {
+      ++inside;
+      continue;
+    }
+    for (const sampler::PerfMapping& m : c.mappings)
+      if (m.path == "[vdso]" && in(m, ip)) {
+        ++in_vdso;
+        break;
+      }
+  }
+  EXPECT_EQ(inside + in_vdso, c.user_ips.size());
+  EXPECT_GT(inside, c.user_ips.size() / 2);
 }
 
 TEST(KernelSampler, ForkedChildrenAreSampledToo) {
