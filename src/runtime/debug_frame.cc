@@ -14,6 +14,8 @@
 #define UNW_LOCAL_ONLY
 #include <libunwind.h>
 
+#include "runtime/dwarf_bytes.h"
+
 namespace hotline::rt {
 namespace {
 
@@ -58,58 +60,11 @@ constinit Table g_tables[kMaxTables];
 constinit std::atomic<int> g_table_count{0};
 constinit std::atomic<uint64_t> g_entry_low{0}, g_entry_high{0};
 
-// A checked reader over bytes of the file: a read past the end sets !ok and yields zeros, so a
-// damaged section ends its entry instead of the process.
-struct Reader {
-  const uint8_t* p;
-  const uint8_t* end;
-  bool ok = true;
-
-  bool has(uint64_t n) {
-    if (ok && uint64_t(end - p) >= n) return true;
-    ok = false;
-    return false;
-  }
-  uint64_t fixed(int n) {
-    if (!has(uint64_t(n))) return 0;
-    uint64_t v = 0;
-    std::memcpy(&v, p, size_t(n));  // little-endian host and file
-    p += n;
-    return v;
-  }
-  uint64_t uleb() {
-    uint64_t v = 0;
-    for (int shift = 0; has(1); shift += 7) {
-      uint8_t b = *p++;
-      if (shift < 64) v |= uint64_t(b & 0x7f) << shift;
-      if (!(b & 0x80)) return v;
-    }
-    return 0;
-  }
-  int64_t sleb() {
-    uint64_t v = 0;
-    int shift = 0;
-    while (has(1)) {
-      uint8_t b = *p++;
-      if (shift < 64) v |= uint64_t(b & 0x7f) << shift;
-      shift += 7;
-      if (!(b & 0x80)) {
-        if (shift < 64 && (b & 0x40)) v |= ~uint64_t(0) << shift;
-        return int64_t(v);
-      }
-    }
-    return 0;
-  }
-  void skip(uint64_t n) {
-    if (has(n)) p += n;
-  }
-};
-
 struct Cie {
   uint64_t code_align = 1;
   int64_t data_align = 1;
   uint64_t ra_column = 16;
-  const uint8_t *insns = nullptr, *insns_end = nullptr;
+  uint64_t insns = 0, insns_end = 0;  // addresses in the mapped section
 };
 
 // A growing array of rows in anonymous memory (the runtime stays off the program's malloc).
@@ -141,14 +96,14 @@ struct RowBuffer {
 // "" only: nothing else is emitted into .debug_frame by the compilers we know).
 bool ParseCie(const uint8_t* section, uint64_t section_size, uint64_t offset, Cie* cie) {
   if (offset >= section_size) return false;
-  Reader r{section + offset, section + section_size};
+  DwarfBytes r{AddressOf(section + offset), AddressOf(section + section_size)};
   uint64_t length = r.fixed(4);
   if (length == 0 || length >= 0xfffffff0 || !r.has(length)) return false;
   r.end = r.p + length;
   if (r.fixed(4) != 0xffffffff) return false;
   uint64_t version = r.fixed(1);
   if (version != 1 && version != 3 && version != 4) return false;
-  if (!r.has(1) || *r.p != 0) return false;  // augmentation string
+  if (!r.has(1) || r.peek() != 0) return false;  // augmentation string
   r.skip(1);
   if (version == 4 && (r.fixed(1) != 8 || r.fixed(1) != 0)) return false;  // address, segment
   cie->code_align = r.uleb();
@@ -188,7 +143,7 @@ enum class Run { kDone, kStopped, kNoMemory };
 // Runs the CFA instructions of a CIE (rows == nullptr) or an FDE, emitting a row for each
 // address range with its rules. Stops at the first instruction it does not know (or a damaged
 // one), keeping the rows before it.
-Run Execute(Reader r, const Cie& cie, uint64_t bias, const State& initial, State* state,
+Run Execute(DwarfBytes r, const Cie& cie, uint64_t bias, const State& initial, State* state,
             uint64_t* loc, uint64_t end, RowBuffer* rows) {
   constexpr int kStackDepth = 16;
   State stack[kStackDepth];
@@ -334,7 +289,7 @@ bool DecodeSection(const uint8_t* section, uint64_t size, uint64_t bias, uint64_
   uint64_t entry = getauxval(AT_ENTRY);
   uint64_t offset = 0;
   while (offset + 4 <= size) {
-    Reader r{section + offset, section + size};
+    DwarfBytes r{AddressOf(section + offset), AddressOf(section + size)};
     uint64_t length = r.fixed(4);
     // fpc separates its units' entries with zero terminators; skip them and go on.
     if (length == 0) {
@@ -353,7 +308,7 @@ bool DecodeSection(const uint8_t* section, uint64_t size, uint64_t bias, uint64_
       return range != 0 && pc >= start && pc - start < module_size &&
              range <= module_size - (pc - start);
     };
-    Reader wide = r;
+    DwarfBytes wide = r;
     uint64_t pc = r.fixed(8) + bias;
     uint64_t range = r.fixed(8);
     // fpc 3.2 writes the CIE pointer as 8 bytes although the entry is 32-bit DWARF; read that
@@ -372,7 +327,7 @@ bool DecodeSection(const uint8_t* section, uint64_t size, uint64_t bias, uint64_
     }
     State initial;
     uint64_t loc = pc;
-    if (Execute(Reader{cie.insns, cie.insns_end}, cie, bias, initial, &initial, &loc, pc,
+    if (Execute(DwarfBytes{cie.insns, cie.insns_end}, cie, bias, initial, &initial, &loc, pc,
                 nullptr) != Run::kDone)
       continue;
     State state = initial;

@@ -6,6 +6,8 @@
 #include <cstddef>
 #include <cstring>
 
+#include "runtime/dwarf_bytes.h"
+
 namespace hotline::rt {
 namespace {
 
@@ -19,15 +21,14 @@ enum RuleKind : uint8_t {
 
 // The walker reads memory at addresses it computed (stack slots, unwind tables), each checked
 // against the bounds of its mapping before it is read.
-inline const void* At(uint64_t address) {
-  return reinterpret_cast<const void*>(address);  // NOLINT(performance-no-int-to-ptr)
-}
 inline uint64_t LoadWord(uint64_t address) {
   uint64_t v;
-  std::memcpy(&v, At(address), 8);
+  std::memcpy(&v, AtAddress(address), 8);
   return v;
 }
-inline uint8_t LoadByte(uint64_t address) { return *static_cast<const uint8_t*>(At(address)); }
+inline uint8_t LoadByte(uint64_t address) {
+  return *static_cast<const uint8_t*>(AtAddress(address));
+}
 
 // DWARF register numbers of x86-64 (psABI figure 3.36).
 constexpr uint64_t kDwarfRbp = 6, kDwarfRsp = 7, kDwarfRa = 16;
@@ -49,103 +50,59 @@ uint64_t SegmentEnd(const Module& m, uint64_t address) {
   return 0;
 }
 
-// A checked reader over mapped bytes: a read past `end` sets !ok and yields 0.
-struct Bytes {
-  uint64_t p, end;
-  bool ok = true;
+using Bytes = DwarfBytes;
 
-  bool has(uint64_t n) {
-    if (ok && p <= end && end - p >= n) return true;
-    ok = false;
-    return false;
+// A pointer in the DW_EH_PE encoding `enc`; `data_base` for datarel (the .eh_frame_hdr).
+uint64_t ReadEncoded(Bytes& r, uint8_t enc, uint64_t data_base) {
+  if (enc == 0xff) return 0;  // DW_EH_PE_omit
+  uint64_t at = r.p, v = 0;
+  switch (enc & 0x0f) {
+    case 0x00:
+      v = r.fixed(8);
+      break;  // absptr
+    case 0x01:
+      v = r.uleb();
+      break;  // uleb128
+    case 0x02:
+      v = r.fixed(2);
+      break;  // udata2
+    case 0x03:
+      v = r.fixed(4);
+      break;  // udata4
+    case 0x04:
+      v = r.fixed(8);
+      break;  // udata8
+    case 0x09:
+      v = uint64_t(r.sleb());
+      break;  // sleb128
+    case 0x0a:
+      v = uint64_t(r.signedFixed(2));
+      break;  // sdata2
+    case 0x0b:
+      v = uint64_t(r.signedFixed(4));
+      break;  // sdata4
+    case 0x0c:
+      v = r.fixed(8);
+      break;  // sdata8
+    default:
+      r.ok = false;
+      return 0;
   }
-  uint64_t fixed(int n) {
-    if (!has(uint64_t(n))) return 0;
-    uint64_t v = 0;
-    std::memcpy(&v, At(p), size_t(n));
-    p += uint64_t(n);
-    return v;
+  switch (enc & 0x70) {
+    case 0x00:
+      break;  // absolute
+    case 0x10:
+      v += at;
+      break;  // pcrel
+    case 0x30:
+      v += data_base;
+      break;  // datarel
+    default:
+      r.ok = false;
+      return 0;  // textrel, funcrel, aligned: not on x86-64 Linux
   }
-  int64_t signedFixed(int n) {
-    uint64_t v = fixed(n);
-    int shift = 64 - 8 * n;
-    return shift ? int64_t(v << shift) >> shift : int64_t(v);
-  }
-  uint64_t uleb() {
-    uint64_t v = 0;
-    for (int shift = 0; has(1); shift += 7) {
-      uint8_t b = LoadByte(p++);
-      if (shift < 64) v |= uint64_t(b & 0x7f) << shift;
-      if (!(b & 0x80)) return v;
-    }
-    return 0;
-  }
-  int64_t sleb() {
-    uint64_t v = 0;
-    int shift = 0;
-    while (has(1)) {
-      uint8_t b = LoadByte(p++);
-      if (shift < 64) v |= uint64_t(b & 0x7f) << shift;
-      shift += 7;
-      if (!(b & 0x80)) {
-        if (shift < 64 && (b & 0x40)) v |= ~uint64_t(0) << shift;
-        return int64_t(v);
-      }
-    }
-    return 0;
-  }
-  // A pointer in the DW_EH_PE encoding `enc`; `data_base` for datarel (the .eh_frame_hdr).
-  uint64_t encoded(uint8_t enc, uint64_t data_base) {
-    if (enc == 0xff) return 0;  // DW_EH_PE_omit
-    uint64_t at = p, v = 0;
-    switch (enc & 0x0f) {
-      case 0x00:
-        v = fixed(8);
-        break;  // absptr
-      case 0x01:
-        v = uleb();
-        break;  // uleb128
-      case 0x02:
-        v = fixed(2);
-        break;  // udata2
-      case 0x03:
-        v = fixed(4);
-        break;  // udata4
-      case 0x04:
-        v = fixed(8);
-        break;  // udata8
-      case 0x09:
-        v = uint64_t(sleb());
-        break;  // sleb128
-      case 0x0a:
-        v = uint64_t(signedFixed(2));
-        break;  // sdata2
-      case 0x0b:
-        v = uint64_t(signedFixed(4));
-        break;  // sdata4
-      case 0x0c:
-        v = fixed(8);
-        break;  // sdata8
-      default:
-        ok = false;
-        return 0;
-    }
-    switch (enc & 0x70) {
-      case 0x00:
-        break;  // absolute
-      case 0x10:
-        v += at;
-        break;  // pcrel
-      case 0x30:
-        v += data_base;
-        break;  // datarel
-      default:
-        ok = false;
-        return 0;  // textrel, funcrel, aligned: not on x86-64 Linux
-    }
-    return v;  // DW_EH_PE_indirect (0x80) marks only personality pointers, which are skipped
-  }
-};
+  return v;  // DW_EH_PE_indirect (0x80) marks only personality pointers, which are skipped
+}
 
 // The FDE whose range holds `pc`, through the .eh_frame_hdr's sorted table (as libunwind
 // finds it); 0 when there is none or the table is not the searchable kind.
@@ -155,14 +112,14 @@ uint64_t FindFde(const Module& m, uint64_t pc) {
   if (!hdr || r.fixed(1) != 1) return 0;
   uint8_t frame_enc = uint8_t(r.fixed(1)), count_enc = uint8_t(r.fixed(1));
   uint8_t table_enc = uint8_t(r.fixed(1));
-  r.encoded(frame_enc, hdr);
-  uint64_t count = r.encoded(count_enc, hdr);
+  ReadEncoded(r, frame_enc, hdr);
+  uint64_t count = ReadEncoded(r, count_enc, hdr);
   // datarel sdata4 pairs: the only layout that can be searched, and what every linker writes.
   if (!r.ok || table_enc != 0x3b || count == 0 || count > (r.end - r.p) / 8) return 0;
   uint64_t table = r.p;
   auto initial = [&](uint64_t i) {
     int32_t v;
-    std::memcpy(&v, At(table + i * 8), 4);
+    std::memcpy(&v, AtAddress(table + i * 8), 4);
     return hdr + uint64_t(int64_t(v));
   };
   if (pc < initial(0)) return 0;
@@ -176,7 +133,7 @@ uint64_t FindFde(const Module& m, uint64_t pc) {
     }
   }
   int32_t fde;
-  std::memcpy(&fde, At(table + lo * 8 + 4), 4);
+  std::memcpy(&fde, AtAddress(table + lo * 8 + 4), 4);
   return hdr + uint64_t(int64_t(fde));
 }
 
@@ -219,7 +176,7 @@ bool ParseCie(const Module& m, uint64_t at, Cie* cie) {
           cie->fde_enc = uint8_t(r.fixed(1));
           break;
         case 'P':
-          r.encoded(uint8_t(r.fixed(1)), 0);
+          ReadEncoded(r, uint8_t(r.fixed(1)), 0);
           break;
         case 'L':
           r.fixed(1);
@@ -406,8 +363,8 @@ UnwindRule RuleIn(const Module& m, uint64_t pc) {
   if (!r.ok || cie_pointer == 0 || cie_pointer > cie_field) return rule;
   Cie cie;
   if (!ParseCie(m, cie_field - cie_pointer, &cie) || cie.signal_frame) return rule;
-  uint64_t start = r.encoded(cie.fde_enc, 0);
-  uint64_t range = r.encoded(uint8_t(cie.fde_enc & 0x0f), 0);
+  uint64_t start = ReadEncoded(r, cie.fde_enc, 0);
+  uint64_t range = ReadEncoded(r, uint8_t(cie.fde_enc & 0x0f), 0);
   if (!r.ok || pc < start || pc - start >= range) return rule;
   if (cie.has_augmentation_data) r.p += r.uleb();
   if (!r.ok || r.p > r.end) return rule;
