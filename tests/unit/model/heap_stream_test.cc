@@ -286,17 +286,24 @@ TEST(HeapStream, SampledRunsAreTheSameBothWays) {
   unlink(path.c_str());
 }
 
+// Begins a forged heap profile at `path`, of a program /work/prog loaded at 0x1000; returns the
+// descriptor `w` writes to, or -1.
+int BeginForgedHeapProfile(const std::string& path, format::Writer& w) {
+  int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0 || !w.begin(fd, format::kFeatureHeap)) return -1;
+  uint8_t build_id[1] = {9};
+  w.add(format::ModuleLoadRecord{1, 1, w.internString("/work/prog"), 0, 0x1000, 0x1000, 0, build_id,
+                                 1});
+  return fd;
+}
+
 // A forged file whose events come in reverse time order: each is held until the file's end, and
 // the heap is still the program's.
 TEST(HeapStream, EventsInReverseTimeOrderAreHeldUntilTheirTurn) {
   std::string path = TempPath("reverse.hotline");
-  int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  ASSERT_GE(fd, 0);
   format::Writer w;
-  ASSERT_TRUE(w.begin(fd, format::kFeatureHeap));
-  uint8_t build_id[1] = {9};
-  w.add(format::ModuleLoadRecord{1, 1, w.internString("/work/prog"), 0, 0x1000, 0x1000, 0, build_id,
-                                 1});
+  int fd = BeginForgedHeapProfile(path, w);
+  ASSERT_GE(fd, 0);
   uint64_t node = w.internStackNode(w.internStackNode(0, 0x1100), 0x1480);
   // The program: block i allocated at 10 + 2i; the even ones freed at 11 + 2i, the odd leaked.
   constexpr uint64_t kBlocks = 10000;
@@ -328,13 +335,9 @@ TEST(HeapStream, EventsInReverseTimeOrderAreHeldUntilTheirTurn) {
 // read again the exact way, with the program's heap as the result.
 TEST(HeapStream, AThreadWrittenLongAfterItsTimeIsStillInTheProgramsOrder) {
   std::string path = TempPath("late.hotline");
-  int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  ASSERT_GE(fd, 0);
   format::Writer w;
-  ASSERT_TRUE(w.begin(fd, format::kFeatureHeap));
-  uint8_t build_id[1] = {9};
-  w.add(format::ModuleLoadRecord{1, 1, w.internString("/work/prog"), 0, 0x1000, 0x1000, 0, build_id,
-                                 1});
+  int fd = BeginForgedHeapProfile(path, w);
+  ASSERT_GE(fd, 0);
   uint64_t node = w.internStackNode(w.internStackNode(0, 0x1100), 0x1480);
   constexpr uint64_t kMs = 1'000'000;
   // Thread 1: a block of 100 bytes each millisecond for a second, freed a millisecond later.
@@ -363,13 +366,9 @@ TEST(HeapStream, AThreadWrittenLongAfterItsTimeIsStillInTheProgramsOrder) {
 // point is the last event's.
 TEST(HeapStream, TheTimelineOfManyEventsIsThinnedToARegularStep) {
   std::string path = TempPath("timeline.hotline");
-  int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  ASSERT_GE(fd, 0);
   format::Writer w;
-  ASSERT_TRUE(w.begin(fd, format::kFeatureHeap));
-  uint8_t build_id[1] = {9};
-  w.add(format::ModuleLoadRecord{1, 1, w.internString("/work/prog"), 0, 0x1000, 0x1000, 0, build_id,
-                                 1});
+  int fd = BeginForgedHeapProfile(path, w);
+  ASSERT_GE(fd, 0);
   uint64_t node = w.internStackNode(0, 0x1100);
   // 100,001 allocations of 1 byte, one per nanosecond from time 10, none freed: after event i
   // the heap holds i + 1 bytes.
