@@ -799,7 +799,7 @@ void FinishAtExit() { Finish(0); }
 
 // ---- The stack -------------------------------------------------------------------------------
 
-void Push(Kind kind, uint32_t func, uint64_t caller_line, int32_t index) {
+inline void Push(Kind kind, uint32_t func, uint64_t caller_line, int32_t index) {
   Entry& e = g->stack.push();
   e.kind = kind;
   e.func = func;
@@ -810,7 +810,8 @@ void Push(Kind kind, uint32_t func, uint64_t caller_line, int32_t index) {
 
 // A list (macro or hook) is entered, called from `line` of the innermost file (level `index`). A
 // tail call to something already in the tail chain returns to it. The caller counts the call.
-inline void EnterList(uint32_t func, int32_t ref, int32_t index, int64_t line) {
+__attribute__((always_inline)) inline void EnterList(uint32_t func, int32_t ref, int32_t index,
+                                                     int64_t line) {
   for (size_t i = g->stack.size(); i > 0 && g->stack[i - 1].tail; --i)
     if (g->stack[i - 1].func == func) {
       Entry again = g->stack[i - 1];
