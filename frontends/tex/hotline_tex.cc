@@ -245,11 +245,12 @@ struct Frame {
   bool written = false;
 };
 
+// What the lookups read of a stack node: 16 bytes, four to a cache line. Its cost and its id in
+// the writer are in arrays of their own (Profiler::node_cost, node_written), which the lookups
+// never touch.
 struct Node {
   uint32_t parent = 0;  // 1-based, 0 = outermost
   uint32_t frame = 0;   // 1-based
-  uint64_t writer_id = 0;
-  uint64_t cost = 0;  // ticks (or tokens) since the last flush
   // Its first child (by frame): most nodes have one, found here without hashing; the others
   // are in node_by_key.
   uint32_t first_frame = 0, first_child = 0;
@@ -434,8 +435,10 @@ struct Profiler {
   std::vector<Frame> frames;
   PairIndex frame_by_key{15};  // (func << 32 | file, line)
   std::vector<Node> nodes;
-  PairIndex node_by_key{16};  // (parent, frame) of the nodes not first children
-  DefTable defs;              // token list (its reference count node) → site
+  std::vector<uint64_t> node_cost;     // by node id - 1: ticks (or tokens) since the last flush
+  std::vector<uint64_t> node_written;  // by node id - 1: its writer id, 0 until written
+  PairIndex node_by_key{16};           // (parent, frame) of the nodes not first children
+  DefTable defs;                       // token list (its reference count node) → site
   // A control sequence: the macro it was last called as (its body `ref`, the Def `def` and the
   // generation seen there), and its calls from the caller it had last (`pending` calls not yet
   // added to the edge `edge`'s count): a loop calls from the same place, and the count stays in
@@ -550,12 +553,16 @@ uint32_t NodeId(uint32_t parent, uint32_t frame) {
       g->nodes[parent - 1].first_frame = frame;
       g->nodes[parent - 1].first_child = id;
       g->nodes.push_back(Node{parent, frame});
+      g->node_cost.push_back(0);
       return id;
     }
   }
   bool added = false;
   uint32_t id = g->node_by_key.findOrAdd(parent, frame, uint32_t(g->nodes.size() + 1), &added);
-  if (added) g->nodes.push_back(Node{parent, frame});
+  if (added) {
+    g->nodes.push_back(Node{parent, frame});
+    g->node_cost.push_back(0);
+  }
   return id;
 }
 
@@ -633,7 +640,7 @@ void Charge(uint64_t now) {
   uint64_t spent = now - g->last;
   g->last = now;
   if (!g->on || !g->current) return;
-  g->nodes[g->current - 1].cost += spent;
+  g->node_cost[g->current - 1] += spent;
   g->command_cost[g->current_cmd] += spent;
 }
 
@@ -671,12 +678,12 @@ void WriteFrame(uint32_t id) {
 }
 
 uint64_t WriteNode(uint32_t id) {
-  Node& n = g->nodes[id - 1];
-  if (n.writer_id) return n.writer_id;
+  if (g->node_written[id - 1]) return g->node_written[id - 1];
+  const Node n = g->nodes[id - 1];
   uint64_t parent = n.parent ? WriteNode(n.parent) : 0;
   WriteFrame(n.frame);
-  n.writer_id = g->writer.addNewStackNode(parent, fmt::kNamedFrameTag | n.frame);
-  return n.writer_id;
+  g->node_written[id - 1] = g->writer.addNewStackNode(parent, fmt::kNamedFrameTag | n.frame);
+  return g->node_written[id - 1];
 }
 
 void WriteTraceFunction(uint32_t func) {
@@ -692,11 +699,12 @@ uint64_t Tid() { return uint64_t(syscall(SYS_gettid)); }
 
 void WriteAccumulated(uint64_t now_ticks, uint64_t now_ns) {
   uint64_t tid = Tid();
+  g->node_written.resize(g->nodes.size());  // room for the ids of the nodes made since
   for (uint32_t i = 1; i <= g->nodes.size(); ++i) {
-    Node& n = g->nodes[i - 1];
-    if (!n.cost) continue;
-    uint64_t ns = CostToNs(n.cost, now_ticks, now_ns);
-    n.cost = 0;
+    uint64_t& cost = g->node_cost[i - 1];
+    if (!cost) continue;
+    uint64_t ns = CostToNs(cost, now_ticks, now_ns);
+    cost = 0;
     if (!ns) continue;
     fmt::SampleRecord s;
     s.time = now_ns;
@@ -791,7 +799,7 @@ void FinishAtExit() { Finish(0); }
 
 // ---- The stack -------------------------------------------------------------------------------
 
-void Push(Kind kind, uint32_t func, uint64_t caller_line, int32_t index) {
+inline void Push(Kind kind, uint32_t func, uint64_t caller_line, int32_t index) {
   Entry& e = g->stack.push();
   e.kind = kind;
   e.func = func;
@@ -802,7 +810,8 @@ void Push(Kind kind, uint32_t func, uint64_t caller_line, int32_t index) {
 
 // A list (macro or hook) is entered, called from `line` of the innermost file (level `index`). A
 // tail call to something already in the tail chain returns to it. The caller counts the call.
-inline void EnterList(uint32_t func, int32_t ref, int32_t index, int64_t line) {
+__attribute__((always_inline)) inline void EnterList(uint32_t func, int32_t ref, int32_t index,
+                                                     int64_t line) {
   for (size_t i = g->stack.size(); i > 0 && g->stack[i - 1].tail; --i)
     if (g->stack[i - 1].func == func) {
       Entry again = g->stack[i - 1];
@@ -935,6 +944,7 @@ void hltex_start(int argc, char** argv) {
   // Room reserved, not touched: the kernel gives the pages as they fill, and the tables never
   // copy themselves to grow in all but the largest runs.
   g->nodes.reserve(size_t(1) << 20);
+  g->node_cost.reserve(size_t(1) << 20);
   g->frames.reserve(size_t(1) << 18);
   g->funcs.reserve(size_t(1) << 18);
   g->call_edges.reserve(size_t(1) << 18);
