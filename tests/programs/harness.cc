@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <filesystem>
 
 namespace hotline::testing {
 
@@ -55,12 +56,30 @@ RunResult Execute(const std::vector<std::string>& argv, const std::string& dir) 
   return run;
 }
 
+namespace {
+
+// The scratch folders this test process made: removed when it exits if every test passed (a
+// failed one's are kept to look at). ctest runs each test in a process of its own, so folders
+// left behind would pile up by the thousand.
+struct ScratchFolders {
+  std::vector<std::string> made;
+  ~ScratchFolders() {
+    if (!::testing::UnitTest::GetInstance()->Passed()) return;
+    std::error_code ec;
+    for (const std::string& dir : made) std::filesystem::remove_all(dir, ec);
+  }
+};
+
+}  // namespace
+
 std::string ScratchDir(const std::string& name) {
+  static ScratchFolders folders;
   const char* tmp = getenv("TMPDIR");
   std::string pattern = std::string(tmp ? tmp : "/tmp") + "/hotline-record-" + name + "-XXXXXX";
   std::vector<char> buf(pattern.begin(), pattern.end());
   buf.push_back('\0');
   EXPECT_NE(mkdtemp(buf.data()), nullptr);
+  folders.made.emplace_back(buf.data());
   return buf.data();
 }
 
