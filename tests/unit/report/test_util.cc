@@ -1,5 +1,6 @@
 #include "test_util.h"
 
+#include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -25,8 +26,9 @@ void WriteFile(const std::string& path, const std::string& data) {
 
 namespace {
 
-// This process's scratch folder, removed when the test binary exits (ctest runs each test in a
-// process of its own, so a folder per process left behind would pile up by the hundred).
+// This process's scratch folder, removed when the test binary exits if every test passed (a
+// failed one's is kept to look at). ctest runs each test in a process of its own, so a folder per
+// process left behind would pile up by the thousand.
 struct ProcessScratch {
   std::filesystem::path root;
   ProcessScratch() {
@@ -35,6 +37,7 @@ struct ProcessScratch {
            ("hotline-report-test-" + std::to_string(getpid()));
   }
   ~ProcessScratch() {
+    if (!::testing::UnitTest::GetInstance()->Passed()) return;
     std::error_code ec;
     std::filesystem::remove_all(root, ec);
   }
