@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -51,11 +52,22 @@ void ExpectSamplesMatchCpuTime(const format::RawProfile& p) {
   ASSERT_TRUE(p.process.has_value());
   auto per_thread = p.samplesPerThread();
   int checked = 0;
+  // When the recorder fell behind (a loaded machine), the kernel drops records from its full
+  // rings and the profile says so in a note: those samples are missing, so only the upper bound
+  // holds then.
+  bool dropped = std::any_of(p.notes.begin(), p.notes.end(), [](const std::string& note) {
+    return note.find("the kernel dropped") != std::string::npos;
+  });
   for (const format::RawThread& t : p.threads) {
     if (!t.cpu_ns || *t.cpu_ns < 200'000'000) continue;
     double sampled = double(per_thread[t.tid]) * double(p.process->period_ns);
-    EXPECT_NEAR(sampled / double(*t.cpu_ns), 1.0, 0.2)
-        << "thread " << t.tid << ": " << per_thread[t.tid] << " samples for " << *t.cpu_ns << " ns";
+    std::string what = "thread " + std::to_string(t.tid) + ": " +
+                       std::to_string(per_thread[t.tid]) + " samples for " +
+                       std::to_string(*t.cpu_ns) + " ns";
+    if (dropped)
+      EXPECT_LE(sampled / double(*t.cpu_ns), 1.2) << what;
+    else
+      EXPECT_NEAR(sampled / double(*t.cpu_ns), 1.0, 0.2) << what;
     ++checked;
   }
   EXPECT_GT(checked, 0) << "no thread with enough CPU time to check";
