@@ -225,6 +225,41 @@ class PayloadDecoder {
         visitor_.onSample(r);
         return 1;
       }
+      case RecordKind::kStackNodes: {
+        uint64_t first_id, tag, count;
+        if (!in.varint(&first_id) || !in.varint(&tag) || !in.varint(&count)) return -1;
+        if (count > in.remaining() / 2 || first_id == 0) return -1;  // a node is 2 bytes or more
+        // Whole before delivered: a malformed record delivers nothing.
+        numbers_.resize(count * 2);
+        for (uint64_t i = 0; i < count; ++i) {
+          if (!in.varint(&numbers_[2 * i]) || !in.varint(&numbers_[2 * i + 1])) return -1;
+          if (numbers_[2 * i] > first_id + i) return -1;  // a parent below id 0
+        }
+        for (uint64_t i = 0; i < count; ++i) {
+          uint64_t id = first_id + i;
+          visitor_.onStackNode(
+              StackNodeRecord{id, id - numbers_[2 * i], tag | numbers_[2 * i + 1]});
+        }
+        return 1;
+      }
+      case RecordKind::kSamples: {
+        SampleRecord r;
+        uint64_t count;
+        if (!t(in, &r.time) || !in.varint(&r.tid) || !in.varint(&r.flags) || !in.varint(&count))
+          return -1;
+        if (count > in.remaining() / 2) return -1;  // a sample is 2 bytes or more
+        numbers_.resize(count * 2);
+        for (auto& v : numbers_)
+          if (!in.varint(&v)) return -1;
+        uint64_t node = 0;
+        for (uint64_t i = 0; i < count; ++i) {
+          node += uint64_t(UnZigZag(numbers_[2 * i]));
+          r.node = node;
+          r.weight = numbers_[2 * i + 1];
+          visitor_.onSample(r);
+        }
+        return 1;
+      }
       case RecordKind::kMark: {
         MarkRecord r;
         if (!t(in, &r.time) || !in.varint(&r.tid) || !in.varint(&r.label)) return -1;
@@ -343,6 +378,36 @@ class PayloadDecoder {
         visitor_.onFrame(r);
         return 1;
       }
+      case RecordKind::kFrames: {
+        uint64_t string_count, count;
+        if (!in.varint(&string_count) || string_count > in.remaining()) return -1;
+        frame_texts_.resize(string_count);
+        for (std::string_view& s : frame_texts_)
+          if (!text(in, &s)) return -1;
+        if (!in.varint(&count) || count > in.remaining() / 8) return -1;  // 8 bytes or more each
+        // Whole before delivered: a malformed record delivers nothing.
+        frames_.resize(count);
+        uint64_t id = 0;
+        for (FrameRecord& f : frames_) {
+          int64_t delta;
+          uint64_t name, file, def_file, module;
+          if (!in.svarint(&delta) || !in.varint(&name) || !in.varint(&file) ||
+              !in.varint(&f.line) || !in.varint(&def_file) || !in.varint(&f.def_line) ||
+              !in.varint(&module) || !in.varint(&f.flags))
+            return -1;
+          id += uint64_t(delta);
+          if (id == 0 || name >= string_count || file >= string_count || def_file >= string_count ||
+              module >= string_count)
+            return -1;
+          f.id = id;
+          f.name = frame_texts_[name];
+          f.file = frame_texts_[file];
+          f.def_file = frame_texts_[def_file];
+          f.module = frame_texts_[module];
+        }
+        for (const FrameRecord& f : frames_) visitor_.onFrame(f);
+        return 1;
+      }
       case RecordKind::kSource: {
         SourceRecord r;
         if (!text(in, &r.file) || !text(in, &r.text)) return -1;
@@ -424,6 +489,8 @@ class PayloadDecoder {
   std::vector<uint64_t> argv_;
   std::vector<uint64_t> numbers_;  // scratch for records with arrays
   std::vector<WatchEnumerator> enumerators_;
+  std::vector<std::string_view> frame_texts_;  // scratch for FRAMES
+  std::vector<FrameRecord> frames_;
   std::vector<WatchHit> hits_;
   std::vector<WatchTotal> totals_;
   std::vector<std::string_view> names_;

@@ -56,6 +56,9 @@ enum class RecordKind : uint32_t {
   kTexCommands = 28,
   kTraceEventsShort = 29,
   kCallSiteCounts = 30,
+  kStackNodes = 31,
+  kSamples = 32,
+  kFrames = 33,
 };
 
 enum class ClockMode : uint32_t { kCpu = 0, kWall = 1 };
@@ -175,6 +178,22 @@ struct SampleRecord {
   uint64_t time = 0, tid = 0, node = 0, weight = 1, flags = 0;
 };
 
+// A run of new stack nodes with consecutive ids, as a front-end that interns its own stacks
+// writes them (docs/format.md, STACK_NODES): node i has id first_id + i, parent parents[i] (0 or
+// a smaller id) and address tag | addresses[i]. Readers deliver each as a StackNodeRecord.
+struct StackNodesRecord {
+  uint64_t first_id = 0, tag = 0, count = 0;
+  const uint64_t* parents = nullptr;
+  const uint64_t* addresses = nullptr;
+};
+
+// Samples of one thread taken at one time with the same flags (SAMPLES): count × (node, weight).
+// Readers deliver each as a SampleRecord.
+struct SamplesRecord {
+  uint64_t time = 0, tid = 0, flags = 0, count = 0;
+  const uint64_t* pairs = nullptr;  // count × (node, weight)
+};
+
 struct MarkRecord {
   uint64_t time = 0, tid = 0, label = 0;
 };
@@ -289,6 +308,24 @@ struct FrameRecord {
   uint64_t def_line = 0;
   std::string_view module;  // what the function belongs to, as a module: "perl", a .pm's path
   uint64_t flags = 0;       // FrameFlags
+};
+
+// Named frames written together (FRAMES): the texts they use, each once, and the frames, whose
+// texts are indices into them. Readers deliver each frame as a FrameRecord.
+struct FramesEntry {
+  uint64_t id = 0;              // ≥ 1
+  uint64_t name = 0, file = 0;  // indices into FramesRecord::strings
+  uint64_t line = 0;
+  uint64_t def_file = 0;  // an index, as name
+  uint64_t def_line = 0;
+  uint64_t module = 0;  // an index, as name
+  uint64_t flags = 0;   // FrameFlags
+};
+struct FramesRecord {
+  uint64_t string_count = 0;
+  const std::string_view* strings = nullptr;
+  uint64_t count = 0;
+  const FramesEntry* frames = nullptr;
 };
 
 // The text of a source that exists in no file (`perl -e`, a string eval), under the name the

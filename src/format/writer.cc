@@ -172,10 +172,34 @@ uint64_t Writer::internStackNode(uint64_t parent, uint64_t address) {
   return id;
 }
 
-uint64_t Writer::addNewStackNode(uint64_t parent, uint64_t address) {
-  uint64_t id = id_base_ + ++nodes_count_;
-  addStackNode(id, parent, address);
-  return id;
+void Writer::add(const StackNodesRecord& r) {
+  beginRecord(RecordKind::kStackNodes);
+  record_.varint(r.first_id);
+  record_.varint(r.tag);
+  record_.varint(r.count);
+  // Each parent as its distance below the node's id (the id itself for none): a byte or two.
+  for (uint64_t i = 0; i < r.count; ++i) {
+    record_.varint(r.first_id + i - r.parents[i]);
+    record_.varint(r.addresses[i]);
+  }
+  nodes_count_ += r.count;
+  endRecord();
+}
+
+void Writer::add(const SamplesRecord& r) {
+  beginRecord(RecordKind::kSamples);
+  time(r.time);
+  record_.varint(r.tid);
+  record_.varint(r.flags);
+  record_.varint(r.count);
+  // Each node as its difference from the previous one's (the first from 0).
+  uint64_t previous = 0;
+  for (uint64_t i = 0; i < r.count; ++i) {
+    record_.svarint(int64_t(r.pairs[2 * i] - previous));
+    previous = r.pairs[2 * i];
+    record_.varint(r.pairs[2 * i + 1]);
+  }
+  endRecord();
 }
 
 void Writer::beginRecord(RecordKind kind) {
@@ -479,6 +503,25 @@ void Writer::add(const FrameRecord& r) {
   record_.varint(r.module.size());
   record_.append(r.module.data(), r.module.size());
   record_.varint(r.flags);
+  endRecord();
+}
+
+void Writer::add(const FramesRecord& r) {
+  beginRecord(RecordKind::kFrames);
+  record_.varint(r.string_count);
+  for (uint64_t i = 0; i < r.string_count; ++i) {
+    record_.varint(r.strings[i].size());
+    record_.append(r.strings[i].data(), r.strings[i].size());
+  }
+  record_.varint(r.count);
+  uint64_t previous = 0;  // each id as its difference from the previous one's (the first from 0)
+  for (uint64_t i = 0; i < r.count; ++i) {
+    const FramesEntry& f = r.frames[i];
+    record_.svarint(int64_t(f.id - previous));
+    previous = f.id;
+    for (uint64_t v : {f.name, f.file, f.line, f.def_file, f.def_line, f.module, f.flags})
+      record_.varint(v);
+  }
   endRecord();
 }
 

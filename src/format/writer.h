@@ -49,10 +49,14 @@ class Writer {
   uint64_t internString(const char* text);
   // Returns the id of the stack node (parent, address), writing a STACK_NODE the first time.
   uint64_t internStackNode(uint64_t parent, uint64_t address);
-  // Writes a STACK_NODE the caller knows to be new (it interns its nodes itself, as the TeX
-  // hooks do) and returns its id, without the interning table's memory and lookups. Never mix
-  // with internStackNode for the same node.
-  uint64_t addNewStackNode(uint64_t parent, uint64_t address);
+  // The id the next new stack node gets: a caller writing a run of nodes with STACK_NODES knows
+  // their ids before it writes them (their parents may be among them).
+  uint64_t nextStackNodeId() const { return id_base_ + nodes_count_ + 1; }
+  // Writes r.count new nodes in one STACK_NODES record; r.first_id must be nextStackNodeId().
+  // For a caller that interns its nodes itself (the TeX hooks): the nodes do not enter the
+  // interning table, so never write the same node through internStackNode too.
+  void add(const StackNodesRecord& r);
+  void add(const SamplesRecord& r);
 
   void add(const ProcessRecord& r);
   void add(const ModuleLoadRecord& r);
@@ -76,6 +80,7 @@ class Writer {
   void add(const FunctionCountRecord& r);
   void add(const NoteRecord& r);
   void add(const FrameRecord& r);
+  void add(const FramesRecord& r);
   void add(const SourceRecord& r);
   void add(const WatchRecord& r);
   void add(const WatchHitsRecord& r);

@@ -73,6 +73,31 @@ std::string HandMadeFile(const format::ByteBuffer& payload, uint16_t version = f
   return std::string(reinterpret_cast<const char*>(file.data()), file.size());
 }
 
+// A file holding one hand-made record of `kind`, read.
+Read ReadOneRecord(format::RecordKind kind, const format::ByteBuffer& body) {
+  format::ByteBuffer payload;
+  payload.varint(0);  // the chunk's base time
+  payload.varint(uint64_t(kind));
+  payload.varint(body.size());
+  payload.append(body.data(), body.size());
+  return ReadBytes(HandMadeFile(payload));
+}
+
+// A profile that `write` wrote with a begun writer, read back.
+template <typename WriteFn>
+Read WriteAndRead(const std::string& name, WriteFn write) {
+  std::string path = TempPath(name);
+  int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  format::Writer w;
+  EXPECT_TRUE(w.begin(fd, 1));
+  write(w);
+  EXPECT_TRUE(w.flush());
+  close(fd);
+  Read r = ReadBytes(ReadAll(path));
+  unlink(path.c_str());
+  return r;
+}
+
 // The chunk boundaries of a well-formed file: offsets where each chunk header starts.
 std::vector<size_t> ChunkOffsets(const std::string& bytes) {
   std::vector<size_t> offsets;
@@ -385,6 +410,89 @@ TEST(FormatWriter, AStackSeenBeforeCostsNoNewNodes) {
   unlink(path.c_str());
   ASSERT_TRUE(p.ok());
   EXPECT_EQ(p->stack_nodes.size(), 3u);
+}
+
+// STACK_NODES and SAMPLES (what the TeX front-end writes) read as the STACK_NODEs and SAMPLEs
+// they stand for, their ids continuing the writer's own; a batch with a parent below id 0 is
+// malformed and delivers nothing.
+TEST(FormatWriter, NodeAndSampleRunsReadAsSingleRecords) {
+  Read read = WriteAndRead("runs.hotline", [](format::Writer& w) {
+    uint64_t root = w.internStackNode(0, format::kNamedFrameTag | 1);
+    ASSERT_EQ(w.nextStackNodeId(), 2u);
+    // 2 under the root, 3 under 2, 4 under the root again.
+    uint64_t parents[3] = {root, 2, root}, frames[3] = {2, 3, 4};
+    w.add(format::StackNodesRecord{2, format::kNamedFrameTag, 3, parents, frames});
+    EXPECT_EQ(w.internStackNode(4, format::kNamedFrameTag | 5), 5u);
+    uint64_t pairs[6] = {3, 700, 1, 20, 5, 9};
+    w.add(format::SamplesRecord{5000, 42, 0, 3, pairs});
+  });
+  ASSERT_TRUE(read.status.ok()) << read.status.message();
+  EXPECT_EQ(read.stats.malformed_records, 0u);
+  const format::RawProfile* p = &read.profile;
+  ASSERT_EQ(p->stack_nodes.size(), 5u);
+  EXPECT_EQ(p->stack(3),
+            (std::vector<uint64_t>{format::kNamedFrameTag | 3, format::kNamedFrameTag | 2,
+                                   format::kNamedFrameTag | 1}));
+  EXPECT_EQ(p->stack(5),
+            (std::vector<uint64_t>{format::kNamedFrameTag | 5, format::kNamedFrameTag | 4,
+                                   format::kNamedFrameTag | 1}));
+  ASSERT_EQ(p->samples.size(), 3u);
+  EXPECT_EQ(p->samples[0].node, 3u);
+  EXPECT_EQ(p->samples[0].weight, 700u);
+  EXPECT_EQ(p->samples[1].node, 1u);
+  EXPECT_EQ(p->samples[2].node, 5u);
+  EXPECT_EQ(p->samples[2].weight, 9u);
+  for (const auto& s : p->samples) {
+    EXPECT_EQ(s.time, 5000u);
+    EXPECT_EQ(s.tid, 42u);
+  }
+
+  // By hand: node 1's parent 2 below it.
+  format::ByteBuffer body;
+  for (uint64_t v : {1, 0, 2, 2, 7, 1, 8}) body.varint(v);  // first 1, tag 0, 2 nodes
+  Read bad = ReadOneRecord(format::RecordKind::kStackNodes, body);
+  EXPECT_EQ(bad.stats.malformed_records, 1u);
+  EXPECT_TRUE(bad.profile.stack_nodes.empty());
+}
+
+// FRAMES (what the TeX front-end writes) read as the FRAMEs it stands for, each text from the
+// record's own table; an index past the table is malformed and delivers none of its frames.
+TEST(FormatWriter, FrameRunsReadAsSingleFrames) {
+  Read read = WriteAndRead("frames.hotline", [](format::Writer& w) {
+    std::string_view texts[] = {"\\foo", "a.tex", "tex", "", "b.tex"};
+    format::FramesEntry frames[] = {{7, 0, 1, 12, 1, 4, 2, 0}, {3, 3, 4, 0, 3, 0, 2, 1}};
+    w.add(format::FramesRecord{5, texts, 2, frames});
+  });
+  ASSERT_TRUE(read.status.ok()) << read.status.message();
+  EXPECT_EQ(read.stats.malformed_records, 0u);
+  const format::RawProfile* p = &read.profile;
+  ASSERT_EQ(p->frames.size(), 2u);
+  const format::RawFrame& foo = p->frames.at(7);
+  EXPECT_EQ(foo.name, "\\foo");
+  EXPECT_EQ(foo.file, "a.tex");
+  EXPECT_EQ(foo.line, 12u);
+  EXPECT_EQ(foo.def_file, "a.tex");
+  EXPECT_EQ(foo.def_line, 4u);
+  EXPECT_EQ(foo.module, "tex");
+  EXPECT_EQ(foo.flags, 0u);
+  const format::RawFrame& other = p->frames.at(3);  // an id below the previous one
+  EXPECT_EQ(other.name, "");
+  EXPECT_EQ(other.file, "b.tex");
+  EXPECT_EQ(other.def_file, "");
+  EXPECT_EQ(other.module, "tex");
+  EXPECT_EQ(other.flags, 1u);
+
+  // By hand: one text, a good frame, then a frame whose file is text 1 of 1.
+  format::ByteBuffer body;
+  body.varint(1);
+  body.varint(1);
+  body.append("x", 1);
+  body.varint(2);
+  for (uint64_t v : {2, 0, 0, 1, 0, 0, 0, 0}) body.varint(v);
+  for (uint64_t v : {2, 0, 1, 1, 0, 0, 0, 0}) body.varint(v);
+  Read bad = ReadOneRecord(format::RecordKind::kFrames, body);
+  EXPECT_EQ(bad.stats.malformed_records, 1u);
+  EXPECT_TRUE(bad.profile.frames.empty());
 }
 
 // ALLOC's optional sample_bytes: absent (0) for the exact mode, read back where the sampled mode
