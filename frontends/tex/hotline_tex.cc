@@ -9,25 +9,27 @@
 // logical depth does, and a macro tail-calling a macro already in its tail chain (\loop's
 // \iterate/\next) returns to that entry, so the stack stays as deep as the distinct macros.
 //
-// Written with hotline's streaming writer: FRAME records (a macro at its definition, a file at
-// a line, a phase of TeX in the pseudo file `system`), STACK_NODEs, one SAMPLE per node and
-// flush carrying its nanoseconds (or tokens, --cost tokens), LINE_COUNTS of slots per line,
-// CALL_COUNTS of macro calls per edge, and TEX_COMMANDS (slots and cost per command code).
+// Written with hotline's streaming writer: frames (a macro at its definition, a file at a line,
+// a phase of TeX in the pseudo file `system`) in FRAMES runs, stack nodes in STACK_NODES runs,
+// one sample per node and flush carrying its nanoseconds (or tokens, --cost tokens) in SAMPLES
+// runs, LINE_COUNTS of slots per line, CALL_COUNTS of macro calls per edge, and TEX_COMMANDS
+// (slots and cost per command code).
 #include "hotline_tex.h"
 
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 #include <x86intrin.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <deque>
-#include <map>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -164,10 +166,48 @@ constexpr int kCommandPhase = kCommandCount;
 const char* const kPhaseNames[] = {"",           "ship_out",  "line_break",
                                    "build_page", "init_trie", "close_files_and_terminate"};
 
+// The lookup tables' blocks, zeroed. The first ones share one 2 MiB block, aligned and marked
+// MADV_HUGEPAGE, which the kernel backs with a single huge page where it can: a probe lands
+// anywhere in its table, and in 4 KiB pages most probes of a long run missed the TLB as well as
+// the cache. Blocks of tables that grow past it come from calloc.
+constexpr size_t kTableArenaBytes = size_t(2) << 20;
+char* table_arena = nullptr;
+size_t table_arena_used = 0;
+
+void* TableAlloc(size_t bytes) {
+  if (!table_arena && table_arena_used == 0) {
+    table_arena_used = kTableArenaBytes;  // tried once: full unless the mapping succeeds
+    void* m = mmap(nullptr, 2 * kTableArenaBytes, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (m != MAP_FAILED) {
+      uintptr_t start = reinterpret_cast<uintptr_t>(m);
+      uintptr_t aligned = (start + kTableArenaBytes - 1) & ~(kTableArenaBytes - 1);
+      if (aligned > start) munmap(m, aligned - start);
+      munmap(reinterpret_cast<void*>(aligned + kTableArenaBytes),
+             start + 2 * kTableArenaBytes - aligned - kTableArenaBytes);
+      table_arena = reinterpret_cast<char*>(aligned);
+      madvise(table_arena, kTableArenaBytes, MADV_HUGEPAGE);
+      table_arena_used = 0;
+    }
+  }
+  bytes = (bytes + 63) & ~size_t(63);
+  if (table_arena_used + bytes <= kTableArenaBytes) {
+    void* p = table_arena + table_arena_used;
+    table_arena_used += bytes;
+    return p;
+  }
+  void* p = std::calloc(1, bytes);
+  if (!p) std::abort();  // as operator new would, without exceptions
+  return p;
+}
+
+void TableFree(void* p) {
+  if (p < table_arena || p >= table_arena + kTableArenaBytes) std::free(p);
+}
+
 // Open addressing from a pair of integers to an id (0 = none): the stack nodes, frames and call
 // edges the hooks ask for, without an allocation per entry. TeX's line numbers and every id here
-// are 32-bit. The slots come from calloc, whose large blocks are pages the kernel zeroes when
-// first touched: a table made large enough not to grow in most runs costs only what is used.
+// are 32-bit. A table made large enough not to grow in most runs.
 class PairIndex {
  public:
   explicit PairIndex(int log2_size) { Allocate(size_t(1) << log2_size); }
@@ -195,16 +235,14 @@ class PairIndex {
     uint32_t value = 0;
   };
   struct Free {
-    void operator()(Slot* p) const { std::free(p); }
+    void operator()(Slot* p) const { TableFree(p); }
   };
   static size_t Hash(uint64_t a, uint64_t b) {
     uint64_t h = (a * 0x9E3779B97F4A7C15ull) ^ (b * 0xC2B2AE3D27D4EB4Full);
     return size_t(h ^ (h >> 29));
   }
   void Allocate(size_t size) {
-    Slot* p = static_cast<Slot*>(std::calloc(size, sizeof(Slot)));
-    if (!p) std::abort();  // as operator new would, without exceptions
-    slots_.reset(p);
+    slots_.reset(static_cast<Slot*>(TableAlloc(size * sizeof(Slot))));
     mask_ = size - 1;
   }
   void Grow() {
@@ -245,16 +283,17 @@ struct Frame {
   bool written = false;
 };
 
-// What the lookups read of a stack node: 16 bytes, four to a cache line. Its cost and its id in
-// the writer are in arrays of their own (Profiler::node_cost, node_written), which the lookups
-// never touch.
+// What the lookups read of a stack node: 16 bytes, four to a cache line. Its cost is in an array
+// of its own (Profiler::node_totals), which the lookups never touch.
 struct Node {
   uint32_t parent = 0;  // 1-based, 0 = outermost
   uint32_t frame = 0;   // 1-based
-  // Its first child (by frame): most nodes have one, found here without hashing; the others
-  // are in node_by_key.
-  uint32_t first_frame = 0, first_child = 0;
+  // Its first kListedChildren children, newest first, in a list through next_sibling; the others
+  // in node_by_key. Children are mostly made together, near each other in the array: walking
+  // them stays in the cache, where a probe of the index is a miss.
+  uint32_t first_child = 0, next_sibling = 0;
 };
+constexpr int kListedChildren = 8;
 
 struct Def {
   uint32_t file = 0;
@@ -283,18 +322,6 @@ class PagedArray {
     if (__builtin_expect(page >= pages_.size() || !pages_[page], 0)) MakePage(page);
     return pages_[page][i % kPerPage];
   }
-  // The entry at `i` if its page exists, else null.
-  T* find(size_t i) const {
-    size_t page = i / kPerPage;
-    if (page >= pages_.size() || !pages_[page]) return nullptr;
-    return &pages_[page][i % kPerPage];
-  }
-  template <typename F>
-  void forEach(F&& f) {
-    for (T* page : pages_)
-      if (page)
-        for (size_t i = 0; i < kPerPage; ++i) f(page[i]);
-  }
 
  private:
   // calloc: a block this large is pages the kernel zeroes when first touched, so that the parts
@@ -309,45 +336,135 @@ class PagedArray {
   std::vector<T*> pages_;
 };
 
+// A definition site as the sites file beside a format holds it: the token list, an index into
+// the file's list of file names, the line. 12 bytes.
+struct FormatSite {
+  int32_t ref;
+  uint32_t file;
+  uint32_t line;
+};
+
 // Definition sites by TeX token list (its reference count node, an index into TeX's memory):
-// an id per token list ever defined (in the order first seen), the sites in a vector by id. The
-// vectors are reserved: pages the kernel gives as they fill, never copied.
+// an id per token list looked up or defined (in the order first seen), the sites in a vector by
+// id, the ids found by open addressing on the pointer. A format's sites (LaTeX's 45,000) are
+// kept apart, where the sites file is mapped, bucketed by pointer, and enter the table when a
+// list is first looked up: a run calls a few thousand of them, and an entry made for every one
+// would cost more than the run's own lookups.
 class DefTable {
  public:
   DefTable() {
     defs_.reserve(size_t(1) << 18);
     refs_.reserve(size_t(1) << 18);
+    Allocate(size_t(1) << 15);
   }
-  // The id of `ref`'s entry, made (gen 0: unknown) if needed; 0 for a negative ref.
+  // The id of `ref`'s entry, made if needed (with the format's site, or gen 0: unknown); 0 for a
+  // negative ref.
   uint32_t at(int32_t ref) {
     if (ref < 0) return 0;
-    uint32_t& id = ids_.at(size_t(ref));
-    if (!id) {
-      defs_.emplace_back();
-      refs_.push_back(ref);
-      id = uint32_t(defs_.size());
-    }
-    return id;
+    Slot* s = Find(ref);
+    if (s->id) return s->id;
+    const FormatSite* site = FormatSiteOf(ref);
+    return Add(s, ref, site ? FormatDef(*site) : Def{});
+  }
+  // The id of `ref`'s entry, for a definition that makes it: the format's site of a list at that
+  // pointer, if any, was freed and is not looked for.
+  uint32_t define(int32_t ref) {
+    if (ref < 0) return 0;
+    Slot* s = Find(ref);
+    return s->id ? s->id : Add(s, ref, Def{});
   }
   Def& operator[](uint32_t id) { return defs_[id - 1]; }
   // The entry of `ref` when it has a known site, else null.
-  const Def* known(int32_t ref) const {
+  const Def* known(int32_t ref) {
     if (ref < 0) return nullptr;
-    const uint32_t* id = ids_.find(size_t(ref));
-    if (!id || !*id) return nullptr;
-    const Def& d = defs_[*id - 1];
+    Slot* s = Find(ref);
+    uint32_t id = s->id;
+    if (!id) {
+      const FormatSite* site = FormatSiteOf(ref);
+      if (!site) return nullptr;  // unknown: not worth an entry
+      id = Add(s, ref, FormatDef(*site));
+    }
+    const Def& d = defs_[id - 1];
     return d.gen ? &d : nullptr;
   }
-  template <typename F>
-  void forEachKnown(F&& f) const {
+  // A known site: the token list, its file (a file id), its line.
+  struct Site {
+    int32_t ref;
+    uint32_t file;
+    uint64_t line;
+  };
+  // Every known site, the format's included, by ref.
+  std::vector<Site> knownSites() {
+    std::vector<Site> sites;
+    for (const FormatSite& site : format_)
+      if (!Find(site.ref)->id) sites.push_back(Site{site.ref, format_files_[site.file], site.line});
     for (size_t i = 0; i < defs_.size(); ++i)
-      if (defs_[i].gen) f(refs_[i], defs_[i]);
+      if (defs_[i].gen) sites.push_back(Site{refs_[i], defs_[i].file, defs_[i].line});
+    std::sort(sites.begin(), sites.end(),
+              [](const Site& a, const Site& b) { return a.ref < b.ref; });
+    return sites;
+  }
+  // The format's sites, sorted by ref, and the file ids of their file indices; called once,
+  // before any lookup. `sites` stays where it is for the whole run.
+  void setFormatSites(std::span<const FormatSite> sites, std::vector<uint32_t> files) {
+    format_ = sites;
+    format_files_ = std::move(files);
+    // Bucket b holds format_[starts_[b], starts_[b+1]).
+    size_t buckets = format_.empty() ? 0 : (size_t(format_.back().ref) >> kBucketShift) + 1;
+    starts_.assign(buckets + 1, uint32_t(format_.size()));
+    for (size_t i = format_.size(); i-- > 0;)
+      starts_[size_t(format_[i].ref) >> kBucketShift] = uint32_t(i);
+    for (size_t b = buckets; b-- > 0;) starts_[b] = std::min(starts_[b], starts_[b + 1]);
   }
 
  private:
-  PagedArray<uint32_t> ids_;  // by ref: 1 + index into defs_, 0 for none
+  struct Slot {
+    int32_t ref;
+    uint32_t id;  // 1 + index into defs_, 0: empty
+  };
+  struct Free {
+    void operator()(Slot* p) const { TableFree(p); }
+  };
+  // 256 words of TeX's memory a bucket: LaTeX's sites spread over about 1.5 million words, a
+  // few to a bucket.
+  static constexpr int kBucketShift = 8;
+  static size_t Hash(int32_t ref) { return size_t((uint32_t(ref) * 0x9E3779B97F4A7C15ull) >> 20); }
+  Slot* Find(int32_t ref) const {
+    for (size_t i = Hash(ref) & mask_;; i = (i + 1) & mask_)
+      if (!slots_[i].id || slots_[i].ref == ref) return &slots_[i];
+  }
+  const FormatSite* FormatSiteOf(int32_t ref) const {
+    size_t b = size_t(ref) >> kBucketShift;
+    if (b + 1 >= starts_.size()) return nullptr;
+    for (uint32_t i = starts_[b]; i < starts_[b + 1]; ++i)
+      if (format_[i].ref == ref) return &format_[i];
+    return nullptr;
+  }
+  Def FormatDef(const FormatSite& site) const {
+    return Def{format_files_[site.file], 1, site.line};
+  }
+  uint32_t Add(Slot* s, int32_t ref, const Def& def) {
+    defs_.push_back(def);
+    refs_.push_back(ref);
+    *s = Slot{ref, uint32_t(defs_.size())};
+    if (defs_.size() * 4 > (mask_ + 1) * 3) Grow();
+    return uint32_t(defs_.size());
+  }
+  void Allocate(size_t size) {
+    slots_.reset(static_cast<Slot*>(TableAlloc(size * sizeof(Slot))));
+    mask_ = size - 1;
+  }
+  void Grow() {
+    Allocate((mask_ + 1) * 2);
+    for (size_t i = 0; i < refs_.size(); ++i) *Find(refs_[i]) = Slot{refs_[i], uint32_t(i + 1)};
+  }
+  std::unique_ptr<Slot[], Free> slots_;
+  size_t mask_ = 0;
   std::vector<Def> defs_;
   std::vector<int32_t> refs_;
+  std::span<const FormatSite> format_;
+  std::vector<uint32_t> format_files_;  // file index in the sites file → file id
+  std::vector<uint32_t> starts_;
 };
 
 enum class Kind : uint8_t { kList, kFile, kPhase };
@@ -358,7 +475,6 @@ struct LabelCache {
   uint32_t file = 0;
   uint32_t node = 0;  // 0: empty
   uint64_t line = 0;
-  uint64_t* count = nullptr;
 };
 
 // One entry of the logical stack. Its stack nodes are looked up lazily (BaseAt, NodeAt): a call
@@ -373,10 +489,9 @@ struct Entry {
   uint32_t node = 0;       // lists: node at the definition; files: at node_line; 0 until looked up
   uint64_t node_line = 0;  // files: the line `node` stands for
   uint64_t line = 1;       // files: the line last seen calling
-  uint64_t caller_line = 0;       // the line of the entry below (a file) when this one began
-  int32_t index = 0;              // files: TeX's input level (in_open)
-  uint64_t* def_count = nullptr;  // the slot count of its definition line, once labelled there
-  int32_t ref = 0;                // lists: TeX's token list (its reference count node)
+  uint64_t caller_line = 0;  // the line of the entry below (a file) when this one began
+  int32_t index = 0;         // files: TeX's input level (in_open)
+  int32_t ref = 0;           // lists: TeX's token list (its reference count node)
   LabelCache label;
 };
 
@@ -399,7 +514,6 @@ class EntryStack {
     e.tail = false;
     e.base = e.node = 0;
     e.line = 1;
-    e.def_count = nullptr;
     e.ref = 0;
     e.label.node = 0;
     return e;
@@ -435,10 +549,33 @@ struct Profiler {
   std::vector<Frame> frames;
   PairIndex frame_by_key{15};  // (func << 32 | file, line)
   std::vector<Node> nodes;
-  std::vector<uint64_t> node_cost;     // by node id - 1: ticks (or tokens) since the last flush
-  std::vector<uint64_t> node_written;  // by node id - 1: its writer id, 0 until written
-  PairIndex node_by_key{16};           // (parent, frame) of the nodes not first children
-  DefTable defs;                       // token list (its reference count node) → site
+  // By node id - 1: its ticks (or tokens) and slots since the last flush, in one line. The slots
+  // per line are these added up by the nodes' frames when the profile is written.
+  struct NodeTotals {
+    uint64_t cost = 0, slots = 0;
+  };
+  std::vector<NodeTotals> node_totals;
+  // The nodes are written in the order made, all of them (each is charged or is the caller of
+  // one that is): node i is the writer's node node_id_base + i.
+  uint32_t nodes_written = 0;
+  uint64_t node_id_base = 0;
+  // The nodes waiting to be written in one STACK_NODES record, the samples in one SAMPLES (a
+  // few bytes each, where records of their own took 17 and 11), and the frames in one FRAMES
+  // (each text once: a macro's file is in most of its frames), at most kSize (kFrames) of each.
+  struct Batches {
+    static constexpr size_t kSize = 4096;
+    static constexpr size_t kFrames = 1024;  // 64 KiB of entries: malloc's heap, not a mapping
+    uint64_t first_id = 0;
+    std::vector<uint64_t> parents, frames;
+    std::vector<uint64_t> samples;  // (node, weight)
+    std::vector<fmt::FramesEntry> frame_entries;
+    std::vector<std::string_view> texts;  // the FRAMES record's texts
+    // By name id and by file id: (texts_batch << 32 | index in texts) when in this batch's texts.
+    std::vector<uint64_t> name_text, file_text;
+    uint64_t texts_batch = 1;
+  } batches;
+  PairIndex node_by_key{14};  // (parent, frame) of the roots and the nodes not listed
+  DefTable defs;              // token list (its reference count node) → site
   // A control sequence: the macro it was last called as (its body `ref`, the Def `def` and the
   // generation seen there), and its calls from the caller it had last (`pending` calls not yet
   // added to the edge `edge`'s count): a loop calls from the same place, and the count stays in
@@ -455,8 +592,9 @@ struct Profiler {
     uint32_t edge = 0;  // call edge id, 0: none yet
     uint32_t pending = 0;
   };
-  PagedArray<MacroSlot> macros;   // by control sequence (an eqtb index)
-  PagedArray<uint32_t> cs_names;  // by control sequence: its name id, once asked for
+  PagedArray<MacroSlot> macros;       // by control sequence (an eqtb index)
+  std::vector<int32_t> macros_bound;  // the control sequences with a slot in use
+  PagedArray<uint32_t> cs_names;      // by control sequence: its name id, once asked for
   // Bumped at every definition that makes a token list of the bucket (DefBucket): a MacroSlot
   // bound in the same epoch of its ref's bucket is still right. 4 KiB, in the cache.
   static constexpr int kDefBucketBits = 10;
@@ -476,15 +614,13 @@ struct Profiler {
   LabelCache root_label;  // the label cache of the empty stack
 
   // Running totals.
-  // Slots per line, by file id - 1, indexed by line: a deque grows at its end without moving
-  // what it holds, so the label path keeps pointers to counts.
-  std::vector<std::deque<uint64_t>> line_counts;
+  // Slots per line, by file id - 1, indexed by line, added up from the nodes' when written.
+  std::vector<std::vector<uint64_t>> line_counts;
   std::vector<bool> lines_changed;
   // Calls per edge (caller func, or 0 for the top level; callee func): the edge's id in
-  // call_index, its count in call_counts.
+  // call_index; caller, callee and count at 3 × (id - 1) in call_triples, as CALL_COUNTS has them.
   PairIndex call_index{15};
-  std::vector<std::pair<uint32_t, uint32_t>> call_edges;  // edge id - 1
-  std::vector<uint64_t> call_counts;                      // edge id - 1
+  std::vector<uint64_t> call_triples;
   bool calls_changed = false;
   uint64_t max_depth = 0;
   uint64_t command_slots[kCommandCount + 1] = {};
@@ -507,7 +643,7 @@ uint32_t FileId(const std::string& name) {
 }
 
 uint64_t& LineCount(uint32_t file, uint64_t line) {
-  std::deque<uint64_t>& counts = g->line_counts[file - 1];
+  std::vector<uint64_t>& counts = g->line_counts[file - 1];
   if (line >= counts.size()) counts.resize(line + 1);
   return counts[line];
 }
@@ -546,14 +682,16 @@ uint32_t FrameId(uint32_t func, uint32_t file, uint64_t line) {
 
 uint32_t NodeId(uint32_t parent, uint32_t frame) {
   if (parent) {
-    const Node& p = g->nodes[parent - 1];
-    if (p.first_frame == frame) return p.first_child;
-    if (!p.first_child) {
+    int listed = 0;
+    for (uint32_t c = g->nodes[parent - 1].first_child; c; c = g->nodes[c - 1].next_sibling) {
+      if (g->nodes[c - 1].frame == frame) return c;
+      ++listed;
+    }
+    if (listed < kListedChildren) {
       uint32_t id = uint32_t(g->nodes.size() + 1);
-      g->nodes[parent - 1].first_frame = frame;
+      g->nodes.push_back(Node{parent, frame, 0, g->nodes[parent - 1].first_child});
       g->nodes[parent - 1].first_child = id;
-      g->nodes.push_back(Node{parent, frame});
-      g->node_cost.push_back(0);
+      g->node_totals.emplace_back();
       return id;
     }
   }
@@ -561,7 +699,7 @@ uint32_t NodeId(uint32_t parent, uint32_t frame) {
   uint32_t id = g->node_by_key.findOrAdd(parent, frame, uint32_t(g->nodes.size() + 1), &added);
   if (added) {
     g->nodes.push_back(Node{parent, frame});
-    g->node_cost.push_back(0);
+    g->node_totals.emplace_back();
   }
   return id;
 }
@@ -569,22 +707,23 @@ uint32_t NodeId(uint32_t parent, uint32_t frame) {
 // The id of the call edge (caller func, or 0 for the top level; callee func).
 uint32_t EdgeId(uint32_t caller, uint32_t callee) {
   bool added = false;
-  uint32_t id = g->call_index.findOrAdd(caller, callee, uint32_t(g->call_edges.size() + 1), &added);
+  uint32_t id =
+      g->call_index.findOrAdd(caller, callee, uint32_t(g->call_triples.size() / 3 + 1), &added);
   if (added) {
-    g->call_edges.emplace_back(caller, callee);
-    g->call_counts.push_back(0);
+    g->call_triples.push_back(caller);
+    g->call_triples.push_back(callee);
+    g->call_triples.push_back(0);
   }
   return id;
 }
 
-uint64_t& CallCount(uint32_t caller, uint32_t callee) {
-  return g->call_counts[EdgeId(caller, callee) - 1];
-}
+// The count of call edge `id`.
+uint64_t& CallCount(uint32_t id) { return g->call_triples[3 * (id - 1) + 2]; }
 
 // Adds a control sequence's pending calls to its edge.
 void FlushCalls(Profiler::MacroSlot& slot) {
   if (!slot.pending) return;
-  g->call_counts[slot.edge - 1] += slot.pending;
+  CallCount(slot.edge) += slot.pending;
   slot.pending = 0;
 }
 
@@ -640,7 +779,7 @@ void Charge(uint64_t now) {
   uint64_t spent = now - g->last;
   g->last = now;
   if (!g->on || !g->current) return;
-  g->node_cost[g->current - 1] += spent;
+  g->node_totals[g->current - 1].cost += spent;
   g->command_cost[g->current_cmd] += spent;
 }
 
@@ -648,42 +787,97 @@ void FlushIfDue();
 
 // ---- Writing ---------------------------------------------------------------------------------
 
-uint64_t CostToNs(uint64_t cost, uint64_t now_ticks, uint64_t now_ns) {
-  if (g->tokens_cost) return cost;
-  uint64_t span_ticks = now_ticks - g->start_ticks;
-  uint64_t span_ns = now_ns - g->start_ns;
-  if (span_ticks == 0) return 0;
-  return uint64_t((unsigned __int128)cost * span_ns / span_ticks);
-}
+// Costs to what the profile counts: ticks to nanoseconds at the rate seen since the start (one
+// division per write, then a multiplication per cost), tokens as they are.
+class CostUnit {
+ public:
+  CostUnit(uint64_t now_ticks, uint64_t now_ns) {
+    uint64_t span_ticks = now_ticks - g->start_ticks, span_ns = now_ns - g->start_ns;
+    if (!g->tokens_cost && span_ticks)
+      ns_per_tick_q32_ = uint64_t(((unsigned __int128)span_ns << 32) / span_ticks);
+  }
+  uint64_t operator()(uint64_t cost) const {
+    if (g->tokens_cost) return cost;
+    return uint64_t(((unsigned __int128)cost * ns_per_tick_q32_) >> 32);
+  }
+
+ private:
+  uint64_t ns_per_tick_q32_ = 0;
+};
 
 const std::string& FileName(uint32_t id) {
   static const std::string none;
   return id ? g->files[id - 1] : none;
 }
 
+// The index of `text` in the batch's texts (`slots` by its name or file id `i`), added if new.
+uint64_t BatchText(std::vector<uint64_t>& slots, size_t i, std::string_view text) {
+  Profiler::Batches& b = g->batches;
+  if (i >= slots.size()) slots.resize(i + 1);
+  if (slots[i] >> 32 == b.texts_batch) return slots[i] & UINT32_MAX;
+  b.texts.push_back(text);
+  slots[i] = b.texts_batch << 32 | (b.texts.size() - 1);
+  return b.texts.size() - 1;
+}
+
+// Writes the frames batched so far.
+void WriteFrames() {
+  Profiler::Batches& b = g->batches;
+  if (b.frame_entries.empty()) return;
+  g->writer.add(fmt::FramesRecord{b.texts.size(), b.texts.data(), b.frame_entries.size(),
+                                  b.frame_entries.data()});
+  b.frame_entries.clear();
+  b.texts.clear();
+  ++b.texts_batch;
+}
+
 void WriteFrame(uint32_t id) {
   Frame& f = g->frames[id - 1];
   if (f.written) return;
   f.written = true;
+  Profiler::Batches& b = g->batches;
+  if (b.frame_entries.size() >= Profiler::Batches::kFrames) WriteFrames();
+  if (b.texts.empty()) b.texts.push_back("tex");  // the module: text 0
   const Func& func = g->funcs[f.func - 1];
-  fmt::FrameRecord r;
-  r.id = id;
-  r.name = g->names[func.name - 1];
-  r.file = FileName(f.file);
-  r.line = f.line;
-  r.def_file = FileName(func.def_file);
-  r.def_line = func.def_line;
-  r.module = "tex";
-  g->writer.add(r);
+  fmt::FramesEntry& e = b.frame_entries.emplace_back();
+  e.id = id;
+  e.name = BatchText(b.name_text, func.name, g->names[func.name - 1]);
+  e.file = BatchText(b.file_text, f.file, FileName(f.file));
+  e.line = f.line;
+  e.def_file = BatchText(b.file_text, func.def_file, FileName(func.def_file));
+  e.def_line = func.def_line;
+  e.module = 0;
 }
 
-uint64_t WriteNode(uint32_t id) {
-  if (g->node_written[id - 1]) return g->node_written[id - 1];
-  const Node n = g->nodes[id - 1];
-  uint64_t parent = n.parent ? WriteNode(n.parent) : 0;
+// Writes the nodes batched so far, after the frames they name.
+void WriteNodes() {
+  Profiler::Batches& b = g->batches;
+  WriteFrames();
+  if (b.parents.empty()) return;
+  g->writer.add(fmt::StackNodesRecord{b.first_id, fmt::kNamedFrameTag, b.parents.size(),
+                                      b.parents.data(), b.frames.data()});
+  b.parents.clear();
+  b.frames.clear();
+}
+
+// Writes the samples batched so far, after the nodes they name.
+void WriteSamples(uint64_t now_ns, uint64_t tid) {
+  Profiler::Batches& b = g->batches;
+  WriteNodes();
+  if (b.samples.empty()) return;
+  g->writer.add(fmt::SamplesRecord{now_ns, tid, 0, b.samples.size() / 2, b.samples.data()});
+  b.samples.clear();
+}
+
+// Puts a node made since the last write (and its frame) in the batch. Nodes are written in the
+// order made, node i as the writer's node_id_base + i: a parent is older than its children.
+void WriteNewNode(const Node& n) {
+  Profiler::Batches& b = g->batches;
   WriteFrame(n.frame);
-  g->node_written[id - 1] = g->writer.addNewStackNode(parent, fmt::kNamedFrameTag | n.frame);
-  return g->node_written[id - 1];
+  if (b.parents.size() >= Profiler::Batches::kSize) WriteNodes();
+  if (b.parents.empty()) b.first_id = g->writer.nextStackNodeId();
+  b.parents.push_back(n.parent ? g->node_id_base + n.parent : 0);
+  b.frames.push_back(n.frame);
 }
 
 void WriteTraceFunction(uint32_t func) {
@@ -697,42 +891,66 @@ void WriteTraceFunction(uint32_t func) {
 
 uint64_t Tid() { return uint64_t(syscall(SYS_gettid)); }
 
+// Writes the pending records once they fill a chunk of 256 KiB: the writer's buffer stays that
+// size instead of growing (copied, and its pages faulted in) to hold a whole flush's records.
+void FlushIfLarge() {
+  if (g->writer.pendingBytes() >= (size_t(256) << 10)) g->writer.flush();
+}
+
 void WriteAccumulated(uint64_t now_ticks, uint64_t now_ns) {
   uint64_t tid = Tid();
-  g->node_written.resize(g->nodes.size());  // room for the ids of the nodes made since
+  CostUnit to_ns(now_ticks, now_ns);
+  if (g->nodes_written == 0) g->node_id_base = g->writer.nextStackNodeId() - 1;
   for (uint32_t i = 1; i <= g->nodes.size(); ++i) {
-    uint64_t& cost = g->node_cost[i - 1];
+    const Node& n = g->nodes[i - 1];
+    if (i > g->nodes_written) WriteNewNode(n);
+    Profiler::NodeTotals& totals = g->node_totals[i - 1];
+    if (totals.slots) {
+      const Frame& frame = g->frames[n.frame - 1];
+      LineCount(frame.file, frame.line) += totals.slots;
+      g->lines_changed[frame.file - 1] = true;
+      totals.slots = 0;
+    }
+    uint64_t& cost = totals.cost;
     if (!cost) continue;
-    uint64_t ns = CostToNs(cost, now_ticks, now_ns);
+    uint64_t ns = to_ns(cost);
     cost = 0;
     if (!ns) continue;
-    fmt::SampleRecord s;
-    s.time = now_ns;
-    s.tid = tid;
-    s.node = WriteNode(i);
-    s.weight = ns;
-    g->writer.add(s);
+    g->batches.samples.push_back(g->node_id_base + i);
+    g->batches.samples.push_back(ns);
+    if (g->batches.samples.size() >= 2 * Profiler::Batches::kSize) {
+      WriteSamples(now_ns, tid);
+      FlushIfLarge();
+    }
   }
+  g->nodes_written = uint32_t(g->nodes.size());
+  WriteSamples(now_ns, tid);
   std::vector<uint64_t> pairs;
   for (size_t f = 0; f < g->files.size(); ++f) {
     if (!g->lines_changed[f]) continue;
     g->lines_changed[f] = false;
     pairs.clear();
-    const std::deque<uint64_t>& counts = g->line_counts[f];
-    for (size_t line = 0; line < counts.size(); ++line)
-      if (counts[line]) pairs.insert(pairs.end(), {uint64_t(line), counts[line]});
+    uint64_t line = 0;
+    for (uint64_t count : g->line_counts[f]) {
+      if (count) {
+        pairs.push_back(line);
+        pairs.push_back(count);
+      }
+      ++line;
+    }
     g->writer.add(fmt::LineCountsRecord{g->files[f], "tex", pairs.size() / 2, pairs.data()});
+    FlushIfLarge();
   }
   if (g->calls_changed) {
     g->calls_changed = false;
-    g->macros.forEach([](Profiler::MacroSlot& slot) { FlushCalls(slot); });
-    std::vector<uint64_t> triples;
-    for (size_t e = 0; e < g->call_edges.size(); ++e) {
-      auto [caller, callee] = g->call_edges[e];
-      if (caller) WriteTraceFunction(caller);
-      WriteTraceFunction(callee);
-      triples.insert(triples.end(), {caller, callee, g->call_counts[e]});
+    for (int32_t cs : g->macros_bound) FlushCalls(g->macros.at(size_t(cs)));
+    const std::vector<uint64_t>& triples = g->call_triples;
+    for (size_t e = 0; e < triples.size(); e += 3) {
+      if (triples[e]) WriteTraceFunction(uint32_t(triples[e]));
+      WriteTraceFunction(uint32_t(triples[e + 1]));
+      FlushIfLarge();
     }
+    WriteFrames();
     fmt::CallCountsRecord r;
     r.time = now_ns;
     r.tid = tid;
@@ -752,8 +970,7 @@ void WriteAccumulated(uint64_t now_ticks, uint64_t now_ns) {
       if (!g->command_slots[c] && !g->command_cost[c]) continue;
       names.push_back(c == kCommandPhase ? std::string_view("[phase]")
                                          : std::string_view(kCommandNames[c]));
-      rows.insert(rows.end(), {uint64_t(c), g->command_slots[c],
-                               CostToNs(g->command_cost[c], now_ticks, now_ns)});
+      rows.insert(rows.end(), {uint64_t(c), g->command_slots[c], to_ns(g->command_cost[c])});
     }
     fmt::TexCommandsRecord r;
     r.time = now_ns;
@@ -834,7 +1051,7 @@ void CountCall(uint32_t func) {
     f.last_caller = caller;
     f.last_edge = EdgeId(caller == g->root_func ? 0 : caller, func);
   }
-  ++g->call_counts[f.last_edge - 1];
+  ++CallCount(f.last_edge);
   g->calls_changed = true;
 }
 
@@ -875,6 +1092,7 @@ __attribute__((noinline)) void Rebind(Profiler::MacroSlot& slot, int32_t cs, int
   uint32_t func = def.gen ? FuncId(name, def.file, def.line) : FuncId(name, g->unknown_file, 0);
   slot.gen = def.gen;
   slot.epoch = epoch;
+  if (!slot.func) g->macros_bound.push_back(cs);
   if (func != slot.func) {
     FlushCalls(slot);
     slot.func = func;
@@ -944,11 +1162,10 @@ void hltex_start(int argc, char** argv) {
   // Room reserved, not touched: the kernel gives the pages as they fill, and the tables never
   // copy themselves to grow in all but the largest runs.
   g->nodes.reserve(size_t(1) << 20);
-  g->node_cost.reserve(size_t(1) << 20);
+  g->node_totals.reserve(size_t(1) << 20);
   g->frames.reserve(size_t(1) << 18);
   g->funcs.reserve(size_t(1) << 18);
-  g->call_edges.reserve(size_t(1) << 18);
-  g->call_counts.reserve(size_t(1) << 18);
+  g->call_triples.reserve(size_t(3) << 18);
   g->terminal_file = FileId("(terminal)");
   g->pseudo_file = FileId("(scantokens)");
   g->system_file = FileId("system");
@@ -978,39 +1195,48 @@ void hltex_tick(void) {
 }
 
 namespace {
-void Label(int cmd, uint32_t file, uint64_t line) {
+// A slot begins with command `cmd`; false when profiling is off.
+inline bool BeginSlot(int cmd) {
   if (!g->fresh) Charge(Now());  // a slot that began without big_switch (main_loop's runs)
   g->fresh = false;
   if (cmd < 0 || cmd >= kCommandCount) cmd = 0;
   g->current_cmd = cmd;
-  if (!g->on) return;
+  if (!g->on) return false;
   ++g->command_slots[cmd];
+  return true;
+}
+
+// The slot goes to node `node`, and so to the line of its frame.
+inline void ChargeSlotTo(uint32_t node) {
+  g->current = node;
+  ++g->node_totals[node - 1].slots;
+}
+
+// The slot is charged to the definition line of `top`, a list: the innermost macro's own body.
+inline void ChargeDefinitionLine(Entry& top) {
+  ChargeSlotTo(top.node ? top.node : NodeAt(g->stack.size() - 1, 0));
+}
+
+void Label(int cmd, uint32_t file, uint64_t line) {
+  if (!BeginSlot(cmd)) return;
   LabelCache& cache = g->stack.empty() ? g->root_label : g->stack.back().label;
   if (cache.node && cache.file == file && cache.line == line) {
-    g->current = cache.node;
-    ++*cache.count;
+    ChargeSlotTo(cache.node);
     return;
   }
-  // Most slots come from the innermost macro's own body: its node is known since its call.
   if (!g->stack.empty()) {
     Entry& top = g->stack.back();
     const Func& f = g->funcs[top.func - 1];
     if (top.kind == Kind::kList && f.def_file == file && f.def_line == line) {
-      if (!top.def_count) top.def_count = &LineCount(file, line);
-      g->current = NodeAt(g->stack.size() - 1, 0);
-      ++*top.def_count;
-      g->lines_changed[file - 1] = true;
+      ChargeDefinitionLine(top);
       return;
     }
   }
   uint32_t func = TopFunc();
   uint32_t base = g->stack.empty() ? 0 : BaseAt(g->stack.size() - 1);
   uint32_t node = NodeId(base, FrameId(func, file, line));
-  g->current = node;
-  g->lines_changed[file - 1] = true;
-  uint64_t* count = &LineCount(file, line);
-  ++*count;
-  cache = LabelCache{file, node, line, count};
+  ChargeSlotTo(node);
+  cache = LabelCache{file, node, line};
 }
 
 uint32_t LevelFile(int32_t index, int32_t name_kind) {
@@ -1024,10 +1250,10 @@ uint32_t LevelFile(int32_t index, int32_t name_kind) {
 
 void hltex_label_list(int cmd, int32_t ref) {
   if (!hltex_active) return;
-  // Mostly the innermost macro's own body: its definition is its func's.
+  // Mostly the innermost macro's own body, charged to its definition (its label cache never
+  // holds that line).
   if (!g->stack.empty() && g->stack.back().kind == Kind::kList && g->stack.back().ref == ref) {
-    const Func& f = g->funcs[g->stack.back().func - 1];
-    Label(cmd, f.def_file, f.def_line);
+    if (BeginSlot(cmd)) ChargeDefinitionLine(g->stack.back());
     return;
   }
   const Def* def = g->defs.known(ref);
@@ -1099,7 +1325,7 @@ void hltex_file_begin(int32_t index, const char* name, int64_t caller_line) {
   uint32_t func = FuncId(name, file, 0);
   uint32_t caller = TopFunc();
   if (g->on) {
-    ++CallCount(caller == g->root_func ? 0 : caller, func);
+    ++CallCount(EdgeId(caller == g->root_func ? 0 : caller, func));
     g->calls_changed = true;
   }
   Push(Kind::kFile, func, CallerLine(index - 1, caller_line), index);
@@ -1125,7 +1351,7 @@ void hltex_def_begin(int32_t index, int32_t name_kind, int64_t line) {
 void hltex_def_end(int32_t ref) {
   if (!hltex_active || !g->def_pending) return;
   g->def_pending = false;
-  uint32_t id = g->defs.at(ref);
+  uint32_t id = g->defs.define(ref);
   if (!id) return;
   Def& d = g->defs[id];
   uint32_t gen = d.gen + 1;
@@ -1143,8 +1369,7 @@ void hltex_phase_begin(int phase) {
   g->current_cmd = kCommandPhase;
   if (g->on) {
     ++g->command_slots[kCommandPhase];
-    ++LineCount(g->system_file, uint64_t(phase));
-    g->lines_changed[g->system_file - 1] = true;
+    ++g->node_totals[g->current - 1].slots;
   }
 }
 
@@ -1165,87 +1390,92 @@ void hltex_profile(int on) {
   g->writer.add(fmt::StateRecord{now_ns, Tid(), uint64_t(g->on), fmt::StateSource::kApi});
 }
 
-// The sites file: a line "= FILE" names the file of the lines "REF LINE" after it (a run of
-// definitions from one file, as a format's are: LaTeX's 45,000 come in 700 runs). Lines
-// "REF LINE FILE" (the file on every line) are read too.
+// The sites file: "HLTXSIT1", the number of file names and of sites (u32 each), the names (u32
+// length, bytes), zeros to a multiple of 4 bytes, then the FormatSites by ref, in the machine's
+// byte order: the engine that dumps a format is the one that loads it. Loading maps the file and
+// uses its sites where they are: LaTeX's 45,000 cost no parsing and no copy.
+namespace {
+constexpr char kSitesMagic[8] = {'H', 'L', 'T', 'X', 'S', 'I', 'T', '1'};
+}  // namespace
+
 void hltex_format_dumped(const char* fmt_path) {
   if (!hltex_active) return;
   std::string path = std::string(fmt_path) + ".hotline-defs";
-  FILE* f = std::fopen(path.c_str(), "w");
-  if (!f) {
-    std::fprintf(stderr, "hotline tex: cannot write %s: %s\n", path.c_str(), std::strerror(errno));
-    return;
+  std::vector<FormatSite> sites;
+  std::vector<uint32_t> file_ids;                // file index → file id
+  std::unordered_map<uint32_t, uint32_t> index;  // file id → file index
+  for (const DefTable::Site& site : g->defs.knownSites()) {
+    auto [it, added] = index.try_emplace(site.file, uint32_t(file_ids.size()));
+    if (added) file_ids.push_back(site.file);
+    sites.push_back(
+        FormatSite{site.ref, it->second, uint32_t(std::min<uint64_t>(site.line, UINT32_MAX))});
   }
-  uint32_t last_file = 0;
-  g->defs.forEachKnown([f, &last_file](int32_t ref, const Def& def) {
-    if (def.file != last_file || !last_file) {
-      last_file = def.file;
-      std::fprintf(f, "= %s\n", FileName(def.file).c_str());
-    }
-    std::fprintf(f, "%d %llu\n", ref, (unsigned long long)def.line);
-  });
-  std::fclose(f);
+  std::string out(kSitesMagic, sizeof kSitesMagic);
+  auto u32 = [&out](uint32_t v) { out.append(reinterpret_cast<const char*>(&v), sizeof v); };
+  u32(uint32_t(file_ids.size()));
+  u32(uint32_t(sites.size()));
+  for (uint32_t file : file_ids) {
+    const std::string& name = FileName(file);
+    u32(uint32_t(name.size()));
+    out += name;
+  }
+  out.resize((out.size() + 3) & ~size_t(3), '\0');
+  out.append(reinterpret_cast<const char*>(sites.data()), sites.size() * sizeof(FormatSite));
+  FILE* f = std::fopen(path.c_str(), "wb");
+  bool ok = f && std::fwrite(out.data(), 1, out.size(), f) == out.size();
+  if (f && std::fclose(f) != 0) ok = false;
+  if (!ok)
+    std::fprintf(stderr, "hotline tex: cannot write %s: %s\n", path.c_str(), std::strerror(errno));
 }
-
-namespace {
-// The decimal number at `*p` (advanced past it); false when there is none.
-bool Decimal(const char** p, const char* end, uint64_t* value) {
-  const char* q = *p;
-  uint64_t v = 0;
-  while (q < end && *q >= '0' && *q <= '9') v = v * 10 + uint64_t(*q++ - '0');
-  if (q == *p) return false;
-  *p = q;
-  *value = v;
-  return true;
-}
-}  // namespace
 
 void hltex_format_loaded(const char* fmt_path) {
   if (!hltex_active) return;
   std::string path = std::string(fmt_path) + ".hotline-defs";
   int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return;  // a format not made by this engine: its macros' sites are unknown
-  // Read whole, in one piece, then one line at a time from memory.
   struct stat st;
-  std::string text;
-  if (fstat(fd, &st) == 0 && st.st_size > 0) {
-    text.resize(size_t(st.st_size));
-    size_t got = 0;
-    for (ssize_t n; got < text.size() && (n = read(fd, &text[got], text.size() - got)) > 0;)
-      got += size_t(n);
-    text.resize(got);
-  }
+  void* map = MAP_FAILED;
+  if (fstat(fd, &st) == 0 && st.st_size > 0)
+    map = mmap(nullptr, size_t(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
   close(fd);
-  uint32_t file = 0;
-  std::string_view last_name;
-  const char* end = text.data() + text.size();
-  for (const char* at = text.data(); at < end;) {
-    const char* eol = static_cast<const char*>(std::memchr(at, '\n', size_t(end - at)));
-    if (!eol) eol = end;
-    const char* p = at;
-    at = eol + 1;
-    if (eol - p >= 2 && p[0] == '=' && p[1] == ' ') {
-      file = FileId(std::string(p + 2, eol));
-      continue;
-    }
-    uint64_t ref = 0, def_line = 0;
-    if (!Decimal(&p, eol, &ref) || p == eol || *p != ' ') continue;
-    ++p;
-    if (!Decimal(&p, eol, &def_line) || ref > uint64_t(INT32_MAX)) continue;
-    if (p != eol) {  // "REF LINE FILE"
-      if (*p != ' ') continue;
-      std::string_view name(p + 1, size_t(eol - (p + 1)));
-      if (name != last_name || !file) {
-        last_name = name;
-        file = FileId(std::string(name));
-      }
-    }
-    if (!file) continue;
-    if (uint32_t id = g->defs.at(int32_t(ref))) {
-      g->defs[id] = Def{file, 1, def_line};
-      ++DefEpoch(int32_t(ref));
-    }
+  if (map == MAP_FAILED) return;
+  const char* data = static_cast<const char*>(map);
+  size_t size = size_t(st.st_size), at = sizeof kSitesMagic;
+  auto u32 = [&](uint32_t* v) {
+    if (size - at < sizeof *v) return false;
+    std::memcpy(v, data + at, sizeof *v);
+    at += sizeof *v;
+    return true;
+  };
+  uint32_t file_count = 0, site_count = 0;
+  std::vector<uint32_t> files;
+  bool ok = size >= at && std::memcmp(data, kSitesMagic, sizeof kSitesMagic) == 0 &&
+            u32(&file_count) && u32(&site_count);
+  for (uint32_t i = 0; ok && i < file_count; ++i) {
+    uint32_t length = 0;
+    ok = u32(&length) && size - at >= length;
+    if (ok) files.push_back(FileId(std::string(data + at, length)));
+    at += ok ? length : 0;
   }
+  at = (at + 3) & ~size_t(3);
+  ok = ok && at <= size && (size - at) / sizeof(FormatSite) == site_count &&
+       (size - at) % sizeof(FormatSite) == 0;
+  std::span<const FormatSite> sites;
+  if (ok) sites = {reinterpret_cast<const FormatSite*>(data + at), site_count};
+  ok = ok &&
+       std::all_of(sites.begin(), sites.end(),
+                   [&](const FormatSite& s) { return s.ref >= 0 && s.file < file_count; }) &&
+       std::is_sorted(sites.begin(), sites.end(),
+                      [](const FormatSite& a, const FormatSite& b) { return a.ref < b.ref; });
+  if (!ok) {
+    std::fprintf(stderr,
+                 "hotline tex: %s is not a definition sites file of this engine; the format's "
+                 "macros keep their names but not their sites (remake the format)\n",
+                 path.c_str());
+    munmap(map, size);
+    return;
+  }
+  g->defs.setFormatSites(sites, std::move(files));  // mapped for the rest of the run
 }
 
 void hltex_finish(int exit_code) {
