@@ -4,7 +4,8 @@
 # profiling off (no HOTLINE_TEX_OUTPUT: the hooks' branch only) and on (one rdtsc per command
 # slot, the macro stack, line and call counts), on two workloads: the LaTeX format build
 # (`-ini '*pdflatex.ini'`, expl3-heavy) and a generated 100-page article with amsmath.
-# CPU seconds (user+sys) of REPS runs each, medians and their ratio to the plain engine's.
+# CPU seconds (user+sys) of REPS rounds of runs, medians, and the median of each round's ratio to
+# the plain engine's run.
 #   bench/tex_overhead.sh [BUILD] [REPS]
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -52,29 +53,43 @@ doc=(-fmt=pdflatex -progname=pdflatex -interaction=batchmode doc.tex)
 for side in plain hooked profiled; do mkdir -p "$work/$side/ini"; done
 pages=$(env -C "$work/plain" "$plain" "${doc[@]}" >/dev/null; pdfinfo "$work/plain/doc.pdf" | awk '/^Pages:/ {print $2}')
 
+# One run of workload W (ini, doc) by SIDE (plain, hooked, profiled): its CPU seconds.
+run() {
+  local w=$1 side=$2 dir=$work/$2 engine=$hooked
+  local -a args=("${doc[@]}") env=()
+  [ "$w" = ini ] && dir=$dir/ini && args=("${ini[@]}")
+  [ "$side" = plain ] && engine=$plain
+  [ "$side" = profiled ] && env=(HOTLINE_TEX_OUTPUT="$dir/$w.hotline")
+  cpu "$work" env -C "$dir" "${env[@]}" "$engine" "${args[@]}"
+}
+
+# Each round runs every side once, in an order that turns from round to round: which run comes
+# before another moves its time by a point or so.
 declare -A t
+sides=(plain hooked profiled)
 for rep in $(seq 1 "$reps"); do
-  t[ini_plain]+="$(cpu "$work" env -C "$work/plain/ini" "$plain" "${ini[@]}")"$'\n'
-  t[ini_hooked]+="$(cpu "$work" env -C "$work/hooked/ini" "$hooked" "${ini[@]}")"$'\n'
-  t[ini_profiled]+="$(cpu "$work" env -C "$work/profiled/ini" \
-    HOTLINE_TEX_OUTPUT="$work/profiled/ini.hotline" "$hooked" "${ini[@]}")"$'\n'
-  t[doc_plain]+="$(cpu "$work" env -C "$work/plain" "$plain" "${doc[@]}")"$'\n'
-  t[doc_hooked]+="$(cpu "$work" env -C "$work/hooked" "$hooked" "${doc[@]}")"$'\n'
-  t[doc_profiled]+="$(cpu "$work" env -C "$work/profiled" \
-    HOTLINE_TEX_OUTPUT="$work/profiled/doc.hotline" "$hooked" "${doc[@]}")"$'\n'
+  for w in ini doc; do
+    for k in 0 1 2; do
+      side=${sides[$(((rep + k) % 3))]}
+      t[${w}_$side]+="$(run "$w" "$side")"$'\n'
+    done
+  done
 done
-printf 'pdfTeX with hotline.ch against the same pdfTeX without it; CPU s, median of %s runs\n' "$reps"
+# The ratio is the median of each round's ratio to the plain run of the same round: the machine's
+# drift over the rounds (a shared VM's speed wanders by several percent) cancels out.
+printf 'pdfTeX with hotline.ch against the same pdfTeX without it; CPU s, median of %s rounds\n' "$reps"
 printf '%-34s %8s %8s\n' workload "cpu s" ratio
 for w in ini doc; do
-  base=$(printf '%s' "${t[${w}_plain]}" | grep -v '^$' | median)
   for side in plain hooked profiled; do
     m=$(printf '%s' "${t[${w}_$side]}" | grep -v '^$' | median)
+    ratio=$(paste <(printf '%s' "${t[${w}_$side]}" | grep -v '^$') \
+      <(printf '%s' "${t[${w}_plain]}" | grep -v '^$') | awk '{print $1 / $2}' | median)
     label="$w $side"
     [ "$w" = ini ] && label="format build (pdflatex.ini), $side"
     [ "$w" = doc ] && label="$pages-page article, $side"
-    printf '%-34s %8s %8s\n' "$label" "$m" "$(awk -v a="$m" -v b="$base" 'BEGIN {printf "%.2fx", a / b}')"
+    printf '%-34s %8s %8s\n' "$label" "$m" "$(awk -v r="$ratio" 'BEGIN {printf "%.3fx", r}')"
   done
 done
 printf 'profile sizes: format build %s bytes, article %s bytes\n' \
-  "$(stat -c %s "$work/profiled/ini.hotline")" \
+  "$(stat -c %s "$work/profiled/ini/ini.hotline")" \
   "$(stat -c %s "$work/profiled/doc.hotline")"
