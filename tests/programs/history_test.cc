@@ -160,16 +160,22 @@ TEST_P(History, AddLogAndCheckFindTheSlowdownAndNothingElse) {
   EXPECT_NE(added.out.find("commit " + repo.commits[2].substr(0, 8) + " (main)"), std::string::npos)
       << added.out;
 
-  // The second commit against its parent: slow_path, and so the total (slow_path is a fifth of
-  // it), and nothing else.
+  // The second commit against its parent: slow_path and nothing else. The total grows by a
+  // quarter (slow_path is a quarter of it), but a busy machine's noise in whole-run times can
+  // widen its interval below the threshold, so it is graded slower or maybe, never no change.
   RunResult slower = WithDb(db, {"check", "-m", "--rev", repo.commits[1]});
   EXPECT_EQ(slower.exit_code, 1) << slower.out << slower.err;
+  std::vector<std::pair<std::string, std::string>> grades = Grades(slower);
+  ASSERT_GE(grades.size(), 2u) << slower.out;
+  EXPECT_EQ(grades[0].second, "[total]") << slower.out;
+  EXPECT_TRUE(grades[0].first == "slower" || grades[0].first == "much slower" ||
+              grades[0].first == "maybe")
+      << slower.out;
   std::vector<std::string> flagged = Flagged(slower);
-  ASSERT_EQ(flagged.size(), 2u) << slower.out;
-  EXPECT_TRUE(flagged[0] == "[total] slower" || flagged[0] == "[total] much slower")
+  std::erase_if(flagged, [](const std::string& f) { return f.starts_with("[total] "); });
+  ASSERT_EQ(flagged.size(), 1u) << slower.out;
+  EXPECT_TRUE(flagged[0] == "slow_path slower" || flagged[0] == "slow_path much slower")
       << flagged[0];
-  EXPECT_TRUE(flagged[1] == "slow_path slower" || flagged[1] == "slow_path much slower")
-      << flagged[1];
   // HEAD against its parent, the same build: nothing slower.
   RunResult same = WithDb(db, {"check", "-m"});
   EXPECT_EQ(same.exit_code, 0) << same.out << same.err;

@@ -411,7 +411,9 @@ TEST(Tex, RepeatShowsTheSpreadPerRow) {
     for (auto [checked, flat] : {files, lines, self, cumulative, commands}) {
       EXPECT_GT(checked, 0u) << cost;
       // Tokens are the same in every run: no spread at all.
-      if (cost == "tokens") EXPECT_TRUE(flat);
+      if (cost == "tokens") {
+        EXPECT_TRUE(flat);
+      }
     }
   }
 }
