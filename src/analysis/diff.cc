@@ -6,6 +6,7 @@
 #include <map>
 
 #include "analysis/statistics.h"
+#include "model/profile.h"
 
 namespace hotline::analysis {
 namespace {
@@ -53,7 +54,11 @@ DiffTable Judge(std::map<std::string, Series> series, const Diff& d,
                 const std::vector<const RunSummary*>& base,
                 const std::vector<const RunSummary*>& next) {
   DiffTable table;
+  // [unsampled] is CPU time no sample reached (records the kernel dropped from a full ring on a
+  // loaded machine, a thread too short for a sample): a fact about the measurement, not about
+  // code, so it is listed but never judged.
   auto judged = [&d](const Series& s) {
+    if (s.file == model::kUnsampledName) return false;
     double base = Mean(s.base), next = Mean(s.next);
     bool large =
         100 * base >= d.min_share * d.base_total_ns || 100 * next >= d.min_share * d.new_total_ns;

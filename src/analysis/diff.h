@@ -29,7 +29,7 @@ struct DiffRow {
   double base_ns = 0, new_ns = 0;        // mean per run
   double base_share = 0, new_share = 0;  // percent of the side's mean total
   double low = 0, high = 0;              // interval of new/base − 1, when judged
-  bool judged = false;  // in both sets and large enough (DiffOptions::min_share) to be judged
+  bool judged = false;  // in both sets, large enough (DiffOptions::min_share), not [unsampled]
   Verdict verdict = Verdict::kNoChange;
 };
 

@@ -5,6 +5,7 @@
 
 #include "analysis/diff.h"
 #include "analysis/statistics.h"
+#include "model/profile.h"
 
 namespace hotline::history {
 namespace {
@@ -15,6 +16,16 @@ Grade GradeOf(double low, double high, double threshold) {
   if (high < -threshold) return Grade::kFaster;
   if (low > 0 && high > threshold) return Grade::kMaybe;
   return Grade::kNoChange;
+}
+
+double MeanUnsampled(const std::vector<const analysis::RunSummary*>& runs) {
+  std::vector<double> ns;
+  for (const analysis::RunSummary* r : runs) {
+    ns.push_back(0);
+    for (const analysis::FunctionCost& f : r->functions)
+      if (f.file == model::kUnsampledName) ns.back() += double(f.self_ns);
+  }
+  return ns.empty() ? 0 : analysis::Mean(ns);
 }
 
 }  // namespace
@@ -57,6 +68,8 @@ CheckResult Check(const std::vector<const analysis::RunSummary*>& base,
   diff_options.min_share = options.min_share;
   analysis::Diff diff = analysis::Compare(base, next, diff_options);
   result.judged = diff.self.compared;
+  result.base_unsampled_ns = MeanUnsampled(base);
+  result.new_unsampled_ns = MeanUnsampled(next);
   for (const analysis::DiffRow& row : diff.self.rows) {
     if (!row.judged) continue;
     Grade grade = GradeOf(row.low, row.high, options.threshold);

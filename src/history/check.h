@@ -42,7 +42,10 @@ struct CheckResult {
   CheckRow total;              // the runs' totals, judged on their own at `confidence`
   std::vector<CheckRow> rows;  // the functions graded other than kNoChange, largest change first
   uint32_t judged = 0;         // functions judged
-  bool Slower() const;         // a function, or the total, slower or much slower
+  // Mean CPU time per run no sample reached ([unsampled]: records a loaded machine's kernel
+  // dropped, sampling paused): part of the total, never judged as a function.
+  double base_unsampled_ns = 0, new_unsampled_ns = 0;
+  bool Slower() const;  // a function, or the total, slower or much slower
 };
 
 // Both sides need options.min_runs runs (the caller says so when they do not).

@@ -713,8 +713,8 @@ void ProfileBuilder::accountUnsampled(const format::RawProfile& raw) {
     if (*t.cpu_ns <= th.time_ns) continue;
     uint64_t ns = *t.cpu_ns - th.time_ns;
     if (!unsampled.valid())
-      unsampled = pseudoFunction(PseudoKind::kUnsampled, "[unsampled]",
-                                 pseudoModule(PseudoKind::kUnsampled, "[unsampled]"));
+      unsampled = pseudoFunction(PseudoKind::kUnsampled, kUnsampledName,
+                                 pseudoModule(PseudoKind::kUnsampled, kUnsampledName));
     FunctionId stack[] = {unsampled};
     graph_.onSample(t.tid, stack, ns);
     if (!unsampled_stack_.stack.valid()) {

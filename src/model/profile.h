@@ -43,6 +43,10 @@ enum class PseudoKind : uint8_t {
   kUnsampled,    // CPU time a thread used that no sample stands for
 };
 
+// The name of the kUnsampled function, its file and its module; kept by the history database,
+// which stores names only.
+inline constexpr char kUnsampledName[] = "[unsampled]";
+
 // One row's time across the runs a profile adds up (hotline merge, hotline tex --repeat): the
 // least and the greatest of its per-run times, and their squares' sum (the standard deviation's).
 // A run without the row counts 0. Summary::runs says how many runs; with one, all is its time.

@@ -136,6 +136,15 @@ void PrintCheck(const CheckReport& check, CheckFormat format, const ReportOption
                   r.new_runs == 1 ? "" : "s",
                   check.baseline_named ? "baseline" : "its nearest ancestor with runs,",
                   Short(check.baseline), r.base_runs, r.base_runs == 1 ? "" : "s");
+  // Lost samples shrink every function's time and are never judged: say when they are many.
+  std::string unsampled;
+  if (r.new_unsampled_ns * 20 > r.total.new_ns)
+    unsampled = fmt::format(
+        "Not judged: [unsampled], {} per new run ({:.1f}% of its CPU time; {} before), the CPU\n"
+        "time no sample reached, as when a loaded machine's kernel drops samples. It counts in\n"
+        "the total only.\n",
+        Time(r.new_unsampled_ns), 100 * r.new_unsampled_ns / r.total.new_ns,
+        Time(r.base_unsampled_ns));
   auto interval = [](const history::CheckRow& row) {
     return FormatChange(row.low) + " … " + FormatChange(row.high);
   };
@@ -161,6 +170,7 @@ void PrintCheck(const CheckReport& check, CheckFormat format, const ReportOption
         "{} functions judged, self time, {:g}% confidence for all of them together; "
         "a grade needs the whole interval beyond ±{:g}%.\n",
         r.judged, 100 * r.confidence, 100 * r.threshold);
+    out += unsampled;
     return;
   }
   TableWriter w(options, out);
@@ -189,7 +199,7 @@ void PrintCheck(const CheckReport& check, CheckFormat format, const ReportOption
              total ? "(total)" : name(*row)});
   }
   w.flush();
-  if (!options.machine) out += fmt::format("\nVerdict: {}.\n", verdict);
+  if (!options.machine) out += fmt::format("\nVerdict: {}.\n", verdict) + unsampled;
 }
 
 }  // namespace hotline::report

@@ -2,11 +2,13 @@
 // regression.c's two builds in a git repository of the test's own (slow_path twice as slow from the
 // second commit on, the third commit unchanged), five runs each. `history add` (commit found
 // from the program's folder, or named), `history log`, `check` (exit codes, grades, Markdown,
-// too few runs) and `git bisect run` with check; concurrent adds from two processes; a database
-// of schema version 1 migrated; a database that is not hotline's, or newer, refused.
+// too few runs, samples a loaded machine lost not judged) and `git bisect run` with check;
+// concurrent adds from two processes; a database of schema version 1 migrated; a database that
+// is not hotline's, or newer, refused.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -18,7 +20,9 @@
 
 #include "harness.h"
 #include "history/database.h"
+#include "history/runs.h"
 #include "history/schema.h"
+#include "model/profile.h"
 #include "postgres_server.h"
 
 namespace hotline {
@@ -222,6 +226,56 @@ TEST_P(History, AddLogAndCheckFindTheSlowdownAndNothingElse) {
   EXPECT_NE(series.find("\"change_at\":1,"), std::string::npos) << series;
   EXPECT_EQ(std::count(data.begin(), data.end(), '\n'), 1);  // one script line, no markup
   EXPECT_NE(data.find(repo.commits[1]), std::string::npos);
+}
+
+// A loaded machine's kernel drops samples `hotline record` did not read in time; their CPU time
+// is [unsampled]. Commit 2 gets commit 1's own runs again, one of them with half of every
+// function's samples lost: check judges no function slower (that row alone once made a
+// same-build commit "slower") and says how much time had no sample.
+TEST_P(History, CheckDoesNotJudgeTimeNoSampleReached) {
+  const Repository& repo = TheRepository();
+  std::string url = NewDatabase();
+  ASSERT_FALSE(url.empty());
+  AddRuns(url, 1);
+  {
+    Expected<std::unique_ptr<history::Database>> db = history::Connect(url);
+    ASSERT_TRUE(db.ok()) << db.status().message();
+    history::RunFilter filter;
+    filter.workload = "regression";
+    filter.commit = repo.commits[1];
+    Expected<std::vector<history::RunRecord>> runs = history::FindRuns(**db, filter);
+    ASSERT_TRUE(runs.ok()) << runs.status().message();
+    ASSERT_EQ(runs->size(), size_t(kRuns));
+    for (size_t i = 0; i < runs->size(); ++i) {
+      history::RunRecord run = (*runs)[i];
+      run.commit = repo.commits[2];
+      if (i == 0) {  // check judges self time: half of every function's goes to [unsampled]
+        std::vector<analysis::FunctionCost>& functions = run.summary.functions;
+        auto unsampled = [](const analysis::FunctionCost& f) {
+          return f.name == model::kUnsampledName;
+        };
+        if (std::none_of(functions.begin(), functions.end(), unsampled)) {
+          functions.emplace_back();
+          functions.back().name = functions.back().file = functions.back().module =
+              model::kUnsampledName;
+        }
+        uint64_t lost = 0;
+        for (analysis::FunctionCost& f : functions)
+          if (!unsampled(f)) lost += f.self_ns / 2, f.self_ns -= f.self_ns / 2;
+        auto row = std::find_if(functions.begin(), functions.end(), unsampled);
+        row->self_ns += lost;
+        row->inclusive_ns += lost;
+      }
+      ASSERT_TRUE(history::AddRun(**db, run).ok());
+    }
+  }
+  RunResult check = WithDb(url, {"check", "-m", "--rev", repo.commits[2]});
+  EXPECT_EQ(check.exit_code, 0) << check.out << check.err;
+  for (const auto& [grade, name] : Grades(check))
+    EXPECT_EQ(grade.find("slower"), std::string::npos) << check.out;
+  RunResult text = WithDb(url, {"check", "--rev", repo.commits[2]});
+  EXPECT_EQ(text.exit_code, 0) << text.out << text.err;
+  EXPECT_NE(text.out.find("Not judged: [unsampled], "), std::string::npos) << text.out;
 }
 
 TEST_P(History, RefusesTooFewRunsAndCommitsThatDoNotExist) {

@@ -1,6 +1,6 @@
 // analysis::Compare on hand-made runs: empty for a run against itself, a 20% slowdown found
 // among 30 noisy functions and nothing else flagged, no verdict from a 0% change, one run per
-// side judged by its samples.
+// side judged by its samples, [unsampled] time listed but not judged.
 #include "analysis/diff.h"
 
 #include <gtest/gtest.h>
@@ -124,6 +124,30 @@ TEST(Diff, OneRunPerSideIsJudgedByItsSamples) {
   // Largest change first.
   EXPECT_EQ(d.self.rows.front().name, "grows");
   EXPECT_NEAR(d.self.rows.front().new_share, 100.0 * 1500 / 1610, 1e-9);
+}
+
+// A loaded machine's kernel drops samples from a full ring: their time becomes [unsampled]
+// (one run in five here loses 150 ms) and the functions' shares shrink. That row is listed, but
+// judged neither slower nor as one of the compared rows.
+TEST(Diff, UnsampledTimeIsListedButNotJudged) {
+  std::vector<RunSummary> base = Runs(100, 0.02, 7), next = Runs(100, 0.02, 8);
+  for (size_t r = 0; r < base.size(); ++r) {
+    for (RunSummary* run : {&base[r], &next[r]}) {
+      FunctionCost f;
+      f.name = f.file = f.module = model::kUnsampledName;
+      f.self_ns = f.inclusive_ns = run == &next[0] ? 150'000'000 : 700'000;
+      run->total_ns += f.self_ns;
+      run->functions.push_back(f);
+    }
+  }
+  Diff d = Compare(Pointers(base), Pointers(next));
+  EXPECT_EQ(d.self.compared, 31u);
+  auto row = std::find_if(d.self.rows.begin(), d.self.rows.end(),
+                          [](const DiffRow& r) { return r.name == model::kUnsampledName; });
+  ASSERT_NE(row, d.self.rows.end());
+  EXPECT_FALSE(row->judged);
+  EXPECT_EQ(row->verdict, Verdict::kNoChange);
+  EXPECT_TRUE(Flagged(d.self, Verdict::kSlower).empty());
 }
 
 }  // namespace
