@@ -9,13 +9,9 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-static int raw;
+#include "burn.h"
 
-static unsigned long burn(unsigned long n) {
-  volatile unsigned long x = 0;
-  for (unsigned long i = 0; i < n; ++i) x += i;
-  return x;
-}
+static int raw;
 
 static void* worker(void* arg) {
   (void)arg;
@@ -26,7 +22,7 @@ static void* worker(void* arg) {
   } else {
     pthread_sigmask(SIG_BLOCK, &all, NULL);
   }
-  burn(600000000UL);
+  burn_cpu(0.6);
   pthread_sigmask(SIG_BLOCK, NULL, &now);
   long blocked = 0;
   for (int sig = 1; sig < NSIG; ++sig) blocked += sigismember(&now, sig) == 1;
@@ -37,7 +33,7 @@ int main(int argc, char** argv) {
   raw = argc > 1 && strcmp(argv[1], "raw") == 0;
   pthread_t thread;
   pthread_create(&thread, NULL, worker, NULL);
-  burn(400000000UL);
+  burn_cpu(0.4);
   void* blocked;
   pthread_join(thread, &blocked);
   printf("worker blocks %ld signals\n", (long)blocked);

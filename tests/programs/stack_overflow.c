@@ -1,12 +1,8 @@
-/* Burns CPU, then recurses until the stack is full and the process dies of SIGSEGV. */
+/* Burns 0.3 s of CPU, then recurses until the stack is full and the process dies of SIGSEGV. */
 #include <stdio.h>
 #include <string.h>
 
-static unsigned long burn(unsigned long n) {
-  volatile unsigned long x = 0;
-  for (unsigned long i = 0; i < n; ++i) x += i;
-  return x;
-}
+#include "burn.h"
 
 __attribute__((noinline)) static long recurse(long n) {
   char pad[4096];
@@ -15,7 +11,7 @@ __attribute__((noinline)) static long recurse(long n) {
 }
 
 int main(void) {
-  printf("burnt %d\n", burn(300000000UL) > 0);
+  printf("burnt %d\n", burn_cpu(0.3) > 0);
   fflush(stdout);
   return (int)recurse(0);
 }
