@@ -123,6 +123,7 @@ struct HeapRing {
   std::atomic<uint64_t> tail;  // words consumed (whoever holds the session lock)
   std::atomic<int> state;      // 0 free, 1 in use, 2 thread ended: drain then free
   pid_t tid;
+  uint64_t last_ns;            // the time of the last event drained (under the session lock)
   uint64_t seen[kSeenStacks];  // stack hashes this thread has sent (direct-mapped)
   uint64_t words[kRingWords];
   StackWalker walker;  // the allocating thread's unwind rules and its last stack
@@ -546,6 +547,17 @@ uint64_t* StackNode(uint64_t hash, bool insert) {
   }
 }
 
+// An event's time. A thread's allocation and its release can come within one nanosecond of
+// each other on a fast machine (10 ns apart is usual), and readers put a release first at equal
+// times (for a release and another thread's reuse of the block): the later of two events of one
+// thread at one time is stamped a nanosecond on, as the ring has them.
+uint64_t EventNs(HeapRing* ring, uint64_t tick) {
+  uint64_t ns = TicksToNs(tick);
+  if (ns == ring->last_ns) ++ns;
+  ring->last_ns = ns;
+  return ns;
+}
+
 void DrainRing(format::Writer& writer, HeapRing* ring) {
   uint64_t head = ring->head.load(std::memory_order_acquire);
   uint64_t tail = ring->tail.load(std::memory_order_relaxed);
@@ -559,11 +571,11 @@ void DrainRing(format::Writer& writer, HeapRing* ring) {
       if (uint64_t* slot = StackNode(w[1], true)) *slot = node;
     } else if (type == kAllocEvent) {
       uint64_t* node = StackNode(w[5], false);
-      writer.add(format::AllocRecord{TicksToNs(w[1]), uint64_t(ring->tid), w[2], w[3],
+      writer.add(format::AllocRecord{EventNs(ring, w[1]), uint64_t(ring->tid), w[2], w[3],
                                      node ? *node : 0, format::AllocKind(w[4] & 0xFF),
                                      w[4] & kSampledBit ? g_sample_bytes : 0});
     } else if (type == kFreeEvent) {
-      writer.add(format::FreeRecord{TicksToNs(w[1]), uint64_t(ring->tid), w[2],
+      writer.add(format::FreeRecord{EventNs(ring, w[1]), uint64_t(ring->tid), w[2],
                                     format::FreeKind(w[3]), w[4]});
     }
     tail += words;

@@ -11,6 +11,7 @@
 #include <fstream>
 #include <iterator>
 #include <map>
+#include <set>
 #include <sstream>
 #include <string>
 #include <tuple>
@@ -591,6 +592,12 @@ TEST(Heap, StreamedHeapEqualsTheFullyReadOne) {
     if (c.name != "stream_sampled") {
       EXPECT_EQ(heap.alloc_calls + heap.mmap_calls, raw.allocs.size()) << c.name;
       EXPECT_EQ(at_peak, heap.peak_bytes) << c.name;
+      // No two events of one thread at one time: a block allocated and released within one
+      // nanosecond would be put in the wrong order (its release first).
+      std::set<std::pair<uint64_t, uint64_t>> stamps;
+      for (const format::AllocRecord& a : raw.allocs) stamps.emplace(a.tid, a.time);
+      for (const format::FreeRecord& f : raw.frees) stamps.emplace(f.tid, f.time);
+      EXPECT_EQ(stamps.size(), raw.allocs.size() + raw.frees.size()) << c.name;
     }
     if (c.name != "stream_known") continue;
     // heap_known.c's truths (KnownAllocationsAreReportedExactly), site by site.
