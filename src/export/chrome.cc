@@ -48,6 +48,9 @@ class ThreadEvents {
     size_t common = 0;
     while (common < open_.size() && common < stack.size() && open_[common] == stack[common])
       ++common;
+    // Frames begun where others ended begin a nanosecond later: at one time, speedscope takes a
+    // begin before an end of the same name, and so would end the wrong frame.
+    uint64_t begin = open_.size() > common ? time + 1 : time;
     while (open_.size() > common) end(time);
     for (size_t i = common; i < stack.size(); ++i) {
       // No args (file, line): speedscope would make them part of the frame's name.
@@ -56,7 +59,7 @@ class ThreadEvents {
                          {"ph", "B"},
                          {"pid", 1},
                          {"tid", tid_},
-                         {"ts", Micros(p_, time)}});
+                         {"ts", Micros(p_, begin)}});
       open_.push_back(stack[i]);
     }
   }

@@ -162,6 +162,17 @@ TEST(Speedscope, AProfilePerThreadFromTheStacks) {
   EXPECT_EQ(doc["shared"]["frames"][2]["name"], "leaf;semi");
 }
 
+// A trace's begin and end events, each as `B<name>@<µs> ` or `E<name>@<µs> `.
+std::string BeginsAndEnds(const std::string& trace) {
+  nlohmann::json doc = nlohmann::json::parse(trace);
+  std::string events;
+  for (const auto& e : doc["traceEvents"])
+    if (e["ph"] == "B" || e["ph"] == "E")
+      events += fmt::format("{}{}@{} ", e["ph"].get<std::string>(), e["name"].get<std::string>(),
+                            e["ts"].get<double>());
+  return events;
+}
+
 TEST(Chrome, SpansFromTheSamplesInTimeOrder) {
   model::Profile p = HandMadeProfile();
   p.summary.first_time = 1000;
@@ -177,15 +188,34 @@ TEST(Chrome, SpansFromTheSamplesInTimeOrder) {
   p.samples = {sample(1000, 0), sample(1100, 2), sample(5000, 0)};
   Expected<std::string> text = ExportChrome(p);
   ASSERT_TRUE(text.ok());
-  nlohmann::json doc = nlohmann::json::parse(*text);
-  std::string events;
-  for (const auto& e : doc["traceEvents"])
-    if (e["ph"] == "B" || e["ph"] == "E")
-      events += fmt::format("{}{}@{} ", e["ph"].get<std::string>(), e["name"].get<std::string>(),
-                            e["ts"].get<double>());
-  EXPECT_EQ(events,
+  EXPECT_EQ(BeginsAndEnds(*text),
             "Bmain@0 Bwork@0 Bleaf;semi@0 Eleaf;semi@0.1 Ework@0.2 Emain@0.2 "
             "Bmain@4 Bwork@4 Bleaf;semi@4 Eleaf;semi@4.1 Ework@4.1 Emain@4.1 ");
+}
+
+// leaf under work, then leaf right under main: the new leaf begins a nanosecond after the old
+// one ends, or speedscope, which takes a begin before an end of one name at one time, would end
+// work while the new leaf is open (it did, on a real profile: [kernel] under clock_gettime,
+// then under the loop calling it).
+TEST(Chrome, AFrameBegunWhereOneOfItsNameEndedBeginsANanosecondLater) {
+  model::Profile p = HandMadeProfile();
+  p.summary.first_time = 1000;
+  p.stack_frames.push_back({model::FunctionId(0u), model::LineId(0u), 0x10});
+  p.stack_frames.push_back({model::FunctionId(2u), model::LineId(2u), 0x30});
+  p.stacks.push_back({8, 2});  // stack 3: main, leaf
+  model::Sample under_work, under_main;
+  under_work.tid = under_main.tid = 1;
+  under_work.ns = under_main.ns = 100;
+  under_work.time = 1000;
+  under_work.stack = model::StackId(0u);
+  under_main.time = 1100;
+  under_main.stack = model::StackId(3u);
+  p.samples = {under_work, under_main};
+  Expected<std::string> text = ExportChrome(p);
+  ASSERT_TRUE(text.ok());
+  EXPECT_EQ(BeginsAndEnds(*text),
+            "Bmain@0 Bwork@0 Bleaf;semi@0 Eleaf;semi@0.1 Ework@0.1 Bleaf;semi@0.101 "
+            "Eleaf;semi@0.2 Emain@0.2 ");
 }
 
 TEST(Chrome, NeedsKeptSamples) {
