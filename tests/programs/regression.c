@@ -1,5 +1,5 @@
-/* A program with a slowdown put in on purpose: built with -DSLOWDOWN=20, slow_path does 20% more
-   work than with -DSLOWDOWN=0. Thirty other functions do the same work in both builds, each
+/* A program with a slowdown put in on purpose: built with -DSLOWDOWN=100, slow_path does twice
+   the work it does with -DSLOWDOWN=0. Thirty other functions do the same work in both builds, each
    varying from run to run by up to ±5% (seeded by the pid), so that `hotline diff` has noise to
    see through. */
 #include <stdio.h>
