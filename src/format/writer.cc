@@ -1,6 +1,7 @@
 #include "format/writer.h"
 
 #include <errno.h>
+#include <sys/uio.h>
 #include <unistd.h>
 #include <zstd.h>
 
@@ -601,23 +602,36 @@ bool Writer::flush() {
   put(static_cast<uint32_t>(chunk_.size()), 4);
   put(Crc32c(payload, stored), 4);
   put(Crc32c(header, at), 4);
-  bool ok = writeAll(header, sizeof header) && writeAll(payload, stored);
+  bool ok = writeAll(header, sizeof header, payload, stored);
   chunk_.clear();
   return ok;
 }
 
-bool Writer::writeAll(const void* data, size_t size) {
-  const auto* p = static_cast<const uint8_t*>(data);
-  while (size > 0) {
-    ssize_t n = ::write(fd_, p, size);
+// One system call for the whole chunk where the kernel takes it: two writers appending to one
+// file (the runtime and the recorder, each with O_APPEND) then never interleave inside a chunk.
+bool Writer::writeAll(const void* data, size_t size, const void* more, size_t more_size) {
+  iovec parts[2] = {{const_cast<void*>(data), size}, {const_cast<void*>(more), more_size}};
+  int first = 0;
+  while (first < 2) {
+    if (parts[first].iov_len == 0) {
+      ++first;
+      continue;
+    }
+    ssize_t n = ::writev(fd_, parts + first, 2 - first);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
+      if (n == 0) errno = ENOSPC;
       fail("write to the profile failed");
       return false;
     }
-    p += n;
-    size -= static_cast<size_t>(n);
     bytes_written_ += static_cast<uint64_t>(n);
+    for (size_t left = size_t(n); left > 0 && first < 2;) {
+      size_t take = left < parts[first].iov_len ? left : parts[first].iov_len;
+      parts[first].iov_base = static_cast<uint8_t*>(parts[first].iov_base) + take;
+      parts[first].iov_len -= take;
+      left -= take;
+      if (parts[first].iov_len == 0) ++first;
+    }
   }
   return true;
 }

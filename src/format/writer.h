@@ -111,7 +111,7 @@ class Writer {
   void beginRecord(RecordKind kind);
   void endRecord();
   void time(uint64_t t);
-  bool writeAll(const void* data, size_t size);
+  bool writeAll(const void* data, size_t size, const void* more = nullptr, size_t more_size = 0);
   bool growStrings();
   bool growNodes();
   void fail(const char* why) {

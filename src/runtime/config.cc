@@ -90,9 +90,11 @@ void ReadConfig(Config* c) {
 
 namespace {
 
-// Static storage: environ keeps pointing into these for the life of the process.
+// Static storage: environ keeps pointing into these for the life of the process. Writable, as
+// every environment string is: a program may write into its own (bash's
+// initialize_shell_variables does, and died on a read-only literal here).
 char g_preload_entry[4096 + 12];
-const char kLaterImageEntry[] = "HOTLINE_LATER_IMAGE=1";
+char g_later_image_entry[] = "HOTLINE_LATER_IMAGE=1";
 
 bool HasPrefix(const char* s, const char* prefix) {
   return std::strncmp(s, prefix, std::strlen(prefix)) == 0;
@@ -137,7 +139,7 @@ void PrepareEnvironmentForChildren(const Config& c) {
     if (HasPrefix(entry, "HOTLINE_ROOT_PID=") || HasPrefix(entry, "HOTLINE_LATER_IMAGE=")) {
       // A later image must know it is one: it writes BASE.PID.hotline, not the output.
       if (c.follow_exec && !later_image_noted) {
-        environ[kept++] = const_cast<char*>(kLaterImageEntry);
+        environ[kept++] = g_later_image_entry;
         later_image_noted = true;
       }
       continue;
@@ -158,8 +160,10 @@ void PrepareEnvironmentForChildren(const Config& c) {
 
 int OpenProfileFile(const Config& c, bool root_image, char* path_out, uint64_t path_size) {
   if (root_image) {
+    // `hotline record` made the file (its header, and its own records from outside the program
+    // as they come): the runtime appends, each chunk in one write.
     std::snprintf(path_out, path_size, "%s", c.output);
-    return open(c.output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    return open(c.output, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   }
   // BASE.PID.hotline beside the configured output, with .N when that is taken.
   char base[4096];
@@ -173,7 +177,7 @@ int OpenProfileFile(const Config& c, bool root_image, char* path_out, uint64_t p
     } else {
       std::snprintf(path_out, path_size, "%s.%ld.%d.hotline", base, pid, n);
     }
-    int fd = open(path_out, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    int fd = open(path_out, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0644);
     if (fd >= 0 || errno != EEXIST) return fd;
   }
   return -1;

@@ -199,10 +199,9 @@ HOTLINE_EXPORT int execle(const char* path, const char* arg, ...) {
 }
 
 HOTLINE_EXPORT int sigaction(int sig, const struct sigaction* act, struct sigaction* old) {
-  if (IsManagedSignal(sig)) {
-    ProgramSigaction(sig, act, old);
-    return 0;
-  }
+  if (IsManagedSignal(sig)) return ProgramSigaction(sig, act, old);
+  int result = 0;
+  if (ProgramToggleSigaction(sig, act, old, &result)) return result;
   if (!act) return RealSigaction(sig, act, old);
   // A handler that blocks every signal while it runs must not hold samples back either.
   struct sigaction without_sample = *act;

@@ -435,7 +435,11 @@ void StartSession() {
   }
   s.writer = new (g_writer_storage) format::Writer();
   InitTrace(s.config.trace);
-  if (!W().begin(s.fd, Features())) return;
+  // The root image's file comes with its header (hotline record wrote it); a file of the
+  // runtime's own begins with one.
+  struct stat st;
+  bool has_header = fstat(s.fd, &st) == 0 && st.st_size > 0;
+  if (!(has_header ? W().beginAppend(s.fd) : W().begin(s.fd, Features()))) return;
   LocateRuntimeImages();
   // libunwind opens its memory-validation pipe here: see pipe2 in interpose.cc
   if (s.config.unwindsInProcess()) InitUnwinder();
@@ -603,6 +607,7 @@ void FlushBeforeExec() {
   // A sampling signal still queued would survive exec and kill the new image (its default
   // action): ignoring the signal discards what is pending.
   DiscardPendingSamples();
+  ShowProgramMaskToExec(true);
   DrainWatchesLocked(W());
   DrainLocked();
   FinishTraceLocked(W(), now);
@@ -619,6 +624,7 @@ void FlushBeforeExec() {
 void ResumeAfterFailedExec() {
   if (!Running() || getpid() != g_session.pid) return;
   RestoreSampleHandler();
+  ShowProgramMaskToExec(false);
   LockSession();
   if (g_session.counted_at_exec && g_session.shared) {
     g_session.shared->children_without_profile.fetch_sub(1);  // it lives on after all

@@ -2,6 +2,7 @@
 
 #include <dlfcn.h>
 #include <signal.h>
+#include <sys/syscall.h>
 #include <ucontext.h>
 #include <unistd.h>
 
@@ -39,6 +40,14 @@ SigactionFn RealSigactionFn() {
   return fn;
 }
 
+bool IsFatalSignal(int sig) {
+  for (int fatal : kFatalSignals)
+    if (fatal == sig) return true;
+  return false;
+}
+
+int ApplyFatalAction(int sig);
+
 // Runs the program's handler for `sig` as the kernel would have. Returns false if the program
 // left the default action in place.
 bool ChainToProgram(int sig, siginfo_t* info, void* uc) {
@@ -46,14 +55,20 @@ bool ChainToProgram(int sig, siginfo_t* info, void* uc) {
   if (act.sa_flags & SA_SIGINFO) {
     if (!act.sa_sigaction) return false;
     auto handler = act.sa_sigaction;
-    if (act.sa_flags & SA_RESETHAND) act.sa_handler = SIG_DFL, act.sa_flags &= ~SA_SIGINFO;
+    if (act.sa_flags & SA_RESETHAND) {
+      act.sa_handler = SIG_DFL, act.sa_flags &= ~SA_SIGINFO;
+      if (IsFatalSignal(sig)) ApplyFatalAction(sig);
+    }
     handler(sig, info, uc);
     return true;
   }
   if (act.sa_handler == SIG_DFL) return false;
   if (act.sa_handler == SIG_IGN) return true;
   auto handler = act.sa_handler;
-  if (act.sa_flags & SA_RESETHAND) act.sa_handler = SIG_DFL;
+  if (act.sa_flags & SA_RESETHAND) {
+    act.sa_handler = SIG_DFL;
+    if (IsFatalSignal(sig)) ApplyFatalAction(sig);
+  }
   handler(sig);
   return true;
 }
@@ -75,11 +90,16 @@ void OnSample(int sig, siginfo_t* info, void* uc) {
   } else if (Running() && g_session.enabled.load(std::memory_order_relaxed) && !slot->in_handler &&
              slot->state.load(std::memory_order_acquire) == int(SlotState::kActive)) {
     slot->in_handler = 1;
+    bool in_runtime = t_in_runtime > 0;
+    // The unwinder is runtime code: libunwind's locks save and restore the signal mask through
+    // sigprocmask, which must reach the kernel as it is, not be taken for the program's own
+    // mask (the saved one holds this very signal, which the kernel blocks in its handler).
+    EnterRuntime();
     if (SampleEntry* e = slot->ring.reserve()) {
       e->time = NowNs();
       e->weight =
           1 + uint64_t(IsOurTimerSignal(info) && info->si_overrun > 0 ? info->si_overrun : 0);
-      e->flags = t_in_runtime ? uint32_t(format::kSampleInRuntime) : 0;
+      e->flags = in_runtime ? uint32_t(format::kSampleInRuntime) : 0;
       uint32_t max = g_session.config.max_depth;
       // A traced thread's shadow stack is exact and costs no unwinding.
       uint64_t pc = uint64_t(static_cast<ucontext_t*>(uc)->uc_mcontext.gregs[REG_RIP]);
@@ -95,6 +115,7 @@ void OnSample(int sig, siginfo_t* info, void* uc) {
     } else {
       slot->dropped.fetch_add(1, std::memory_order_relaxed);
     }
+    LeaveRuntime();
     slot->in_handler = 0;
   }
   errno = saved_errno;
@@ -141,6 +162,36 @@ void OnFatal(int sig, siginfo_t* info, void* uc) {
   errno = saved_errno;
 }
 
+// What the kernel holds for a fatal signal, from what the program asked for. An ignored signal
+// is ignored for real, so that exec hands it on ignored, as it would without hotline (nohup,
+// shells' background jobs). A handler of the program's runs inside OnFatal with the program's
+// own flags and mask: without SA_RESTART, a system call the signal interrupts fails with EINTR
+// as it would without hotline. SA_RESETHAND is emulated by ChainToProgram, so that the
+// runtime's handler stays to end the profile. Only the default action gets the runtime's own
+// flags (its handler on the alternate stack, so a stack overflow still ends the profile).
+int ApplyFatalAction(int sig) {
+  const struct sigaction& program = g_program_actions[sig];
+  struct sigaction act;
+  std::memset(&act, 0, sizeof act);
+  bool has_handler = (program.sa_flags & SA_SIGINFO) ? program.sa_sigaction != nullptr
+                                                     : program.sa_handler != SIG_DFL;
+  if (!(program.sa_flags & SA_SIGINFO) && program.sa_handler == SIG_IGN) {
+    act = program;
+    StripSampleSignal(&act.sa_mask);
+    return RealSigaction(sig, &act, nullptr);
+  }
+  act.sa_sigaction = OnFatal;
+  if (has_handler) {
+    act.sa_flags = SA_SIGINFO | (program.sa_flags & (SA_RESTART | SA_ONSTACK | SA_NODEFER));
+    act.sa_mask = program.sa_mask;
+    StripSampleSignal(&act.sa_mask);
+  } else {
+    act.sa_flags = SA_SIGINFO | SA_RESTART | SA_ONSTACK;
+    sigemptyset(&act.sa_mask);
+  }
+  return RealSigaction(sig, &act, nullptr);
+}
+
 bool Install(int sig, void (*handler)(int, siginfo_t*, void*), int extra_flags) {
   struct sigaction act;
   std::memset(&act, 0, sizeof act);
@@ -153,6 +204,20 @@ bool Install(int sig, void (*handler)(int, siginfo_t*, void*), int extra_flags) 
   g_managed[sig] = true;
   return true;
 }
+
+// The fatal signals: the program's action as it was before the runtime (inherited ignored
+// ones stay ignored), kept in the kernel through ApplyFatalAction.
+bool InstallFatal(int sig) {
+  struct sigaction cur;
+  if (RealSigaction(sig, nullptr, &cur) != 0) return false;
+  g_program_actions[sig] = cur;
+  g_managed[sig] = true;
+  return ApplyFatalAction(sig) == 0;
+}
+
+// The toggle handler, when the runtime installed it: the program still sees the default action
+// it had, until it installs its own, which then takes the signal over.
+int g_toggle_installed = 0;
 
 }  // namespace
 
@@ -184,9 +249,36 @@ int InstallRuntimeSignal(void (*handler)(int, siginfo_t*, void*)) {
 
 bool IsManagedSignal(int sig) { return sig > 0 && sig < NSIG && g_managed[sig]; }
 
-void ProgramSigaction(int sig, const struct sigaction* act, struct sigaction* old) {
-  if (old) *old = g_program_actions[sig];
-  if (act) g_program_actions[sig] = *act;
+int ProgramSigaction(int sig, const struct sigaction* act, struct sigaction* old) {
+  struct sigaction before = g_program_actions[sig];
+  if (act) {
+    g_program_actions[sig] = *act;
+    if (IsFatalSignal(sig) && ApplyFatalAction(sig) != 0) {
+      int saved = errno;
+      g_program_actions[sig] = before;
+      errno = saved;
+      return -1;
+    }
+  }
+  if (old) *old = before;
+  return 0;
+}
+
+bool ProgramToggleSigaction(int sig, const struct sigaction* act, struct sigaction* old,
+                            int* result) {
+  if (!g_toggle_installed || sig != g_toggle_installed) return false;
+  struct sigaction dfl;
+  std::memset(&dfl, 0, sizeof dfl);
+  dfl.sa_handler = SIG_DFL;
+  if (act) {
+    *result = RealSigaction(sig, act, nullptr);
+    if (*result != 0) return true;
+    g_toggle_installed = 0;  // the program's now
+  } else {
+    *result = 0;
+  }
+  if (old) *old = dfl;
+  return true;
 }
 
 unsigned long SamplesOnThisThread() { return t_samples; }
@@ -223,15 +315,11 @@ bool InstallSignalHandlers() {
       std::memset(&act, 0, sizeof act);
       act.sa_sigaction = OnToggle;
       act.sa_flags = SA_SIGINFO | SA_RESTART;
-      RealSigaction(toggle, &act, nullptr);  // not managed: the program may take it over
+      if (RealSigaction(toggle, &act, nullptr) == 0) g_toggle_installed = toggle;
     }
   }
-  for (int sig : kFatalSignals) {
-    struct sigaction cur;
-    if (RealSigaction(sig, nullptr, &cur) != 0) continue;
-    // Keep a handler the program set before we ran (and an ignored signal) as the chained one.
-    Install(sig, OnFatal, SA_ONSTACK);
-  }
+  // A handler the program set before we ran (and an ignored signal) is kept as the program's.
+  for (int sig : kFatalSignals) InstallFatal(sig);
   return true;
 }
 
@@ -261,6 +349,18 @@ int ProgramSigmask(int how, const sigset_t* set, sigset_t* old, SigmaskFn real) 
     if (old && blocked_before[i]) sigaddset(old, sigs[i]);
   }
   return result;
+}
+
+void ShowProgramMaskToExec(bool before_exec) {
+  sigset_t set;
+  sigemptyset(&set);
+  bool any = false;
+  if (g_session.sample_signal > 0 && t_program_blocks_sample)
+    any = sigaddset(&set, g_session.sample_signal) == 0;
+  if (g_session.watch_signal > 0 && t_program_blocks_watch)
+    any = sigaddset(&set, g_session.watch_signal) == 0 || any;
+  if (any)
+    syscall(SYS_rt_sigprocmask, before_exec ? SIG_BLOCK : SIG_UNBLOCK, &set, nullptr, _NSIG / 8);
 }
 
 void StripSampleSignal(sigset_t* set) {

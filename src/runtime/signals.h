@@ -18,8 +18,15 @@ int InstallRuntimeSignal(void (*handler)(int, siginfo_t*, void*));
 bool ChainSignalToProgram(int sig, siginfo_t* info, void* uc);
 // True when the runtime manages `sig` (the program's sigaction is then emulated).
 bool IsManagedSignal(int sig);
-// The program's sigaction on a managed signal: stores `act` (if any) and returns the old one.
-void ProgramSigaction(int sig, const struct sigaction* act, struct sigaction* old);
+// The program's sigaction on a managed signal: stores `act` (if any), gives the kernel what it
+// implies (an ignored signal is ignored for real; a handler keeps the program's flags and mask)
+// and returns the old one. Returns sigaction's result.
+int ProgramSigaction(int sig, const struct sigaction* act, struct sigaction* old);
+// The program's sigaction on the toggle signal while the runtime's handler is on it: the
+// program sees the default action, and installing its own takes the signal over. False (and
+// nothing done) for any other signal; else the result is in *result.
+bool ProgramToggleSigaction(int sig, const struct sigaction* act, struct sigaction* old,
+                            int* result);
 // The real sigaction, bypassing the interposed one.
 int RealSigaction(int sig, const struct sigaction* act, struct sigaction* old);
 // Drops sampling signals still queued (sets SIG_DFL, which exec keeps), and puts the handler
@@ -38,6 +45,10 @@ bool IsOurTimerSignal(const siginfo_t* info);
 // the signal out of the real mask and shows the program the mask it asked for.
 using SigmaskFn = int (*)(int, const sigset_t*, sigset_t*);
 int ProgramSigmask(int how, const sigset_t* set, sigset_t* old, SigmaskFn real);
+// The mask survives exec: before it, the calling thread really blocks the runtime's signals the
+// program believes it blocks, so the new program starts with the mask it would have had; after
+// a failed exec they are let through again.
+void ShowProgramMaskToExec(bool before_exec);
 // Removes the sampling and watch signals from a mask the program gives the kernel (a handler's
 // sa_mask).
 void StripSampleSignal(sigset_t* set);
