@@ -11,10 +11,10 @@
 #include <unordered_map>
 #include <vector>
 
-#include "cli/child_process.h"
 #include "cli/commands.h"
 #include "cli/profile_path.h"
 #include "export/export.h"
+#include "record/profiles.h"
 #include "format/reader.h"
 
 namespace hotline::cli {
@@ -71,7 +71,7 @@ int RunMerge(MergeCommandOptions& o) {
   for (const std::string& file : o.files) {
     inputs.push_back(file);
     if (o.children)
-      for (const std::string& child : ChildProfilePaths(file, 0)) inputs.push_back(child);
+      for (const std::string& child : record::ChildProfilePaths(file, 0)) inputs.push_back(child);
   }
   std::error_code ec;
   std::vector<std::string> merged;

@@ -8,6 +8,10 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "export/export.h"
 
 namespace hotline::cli {
 
@@ -35,29 +39,6 @@ Expected<std::string> NewestProfileHere() {
   if (best.empty())
     return Status::Error("no profile named and no *.hotline file in the current directory");
   return best;
-}
-
-std::string ProfileBase(const std::string& output) {
-  return output.ends_with(".hotline") ? output.substr(0, output.size() - 8) : output;
-}
-
-std::vector<std::string> ChildProfilePaths(const std::string& output, uint32_t pid) {
-  std::string prefix = ProfileBase(output) + "." + (pid ? std::to_string(pid) + "." : "");
-  std::vector<std::string> found;
-  std::error_code ec;
-  for (const auto& entry :
-       std::filesystem::directory_iterator(std::filesystem::path(output).parent_path(), ec)) {
-    std::string path = entry.path().string();
-    if (path.rfind(prefix, 0) != 0 || !path.ends_with(".hotline")) continue;
-    // BASE.PID.hotline or BASE.PID.N.hotline: after the prefix comes the PID (a digit), or, when
-    // the PID is in the prefix, "hotline" or N (a digit). BASE.hotline itself is not a child's.
-    std::string rest = path.substr(prefix.size());
-    if (!rest.empty() &&
-        (std::isdigit(static_cast<unsigned char>(rest[0])) || (pid && rest == "hotline")))
-      found.push_back(path);
-  }
-  std::sort(found.begin(), found.end());
-  return found;
 }
 
 Expected<std::string> ProfileArgument(const std::string& file) {
@@ -105,6 +86,18 @@ std::vector<std::string> ExpandDirectories(const std::vector<std::string>& files
     out.insert(out.end(), inside.begin(), inside.end());
   }
   return out;
+}
+
+Status WriteConcatenation(const std::vector<std::string>& files, const std::string& output) {
+  std::string bytes;
+  for (const std::string& file : files) {
+    std::ifstream in(file, std::ios::binary);
+    std::ostringstream content;
+    content << in.rdbuf();
+    if (!in) return Status::Error(file + ": cannot read it");
+    bytes += content.str();
+  }
+  return exporter::WriteFileAtomically(output, bytes);
 }
 
 }  // namespace hotline::cli

@@ -104,9 +104,13 @@ struct RecordOptions {
   }
 };
 
+// The exit status of `hotline record` when a profile could not be written (a full disk), whatever
+// the program's: as env and nice say that they failed themselves.
+inline constexpr int kProfileLostExitCode = 125;
+
 // Runs `command` under the options and writes its profile; returns the program's exit status
-// (128+N when signal N killed it), or hotline's own error code (1, 2, 126, 127) with the
-// message printed. The program's stdin, stdout and stderr are its own.
+// (128+N when signal N killed it), kProfileLostExitCode, or hotline's own error code (1, 2, 126,
+// 127) with the message printed. The program's stdin, stdout and stderr are its own.
 int RunRecord(const RecordOptions& o, const std::vector<std::string>& command);
 
 }  // namespace hotline::cli

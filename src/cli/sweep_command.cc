@@ -14,7 +14,7 @@
 
 #include "base/clock.h"
 #include "cli/commands.h"
-#include "cli/program_check.h"
+#include "record/program.h"
 #include "cli/record_command.h"
 #include "format/writer.h"
 
@@ -80,7 +80,7 @@ int RunSweep(const SweepOptions& o) {
   }
   // A program that cannot run is said once, before any directory is made.
   int exit_code = 0;
-  if (auto program = InspectProgram(o.command[0], &exit_code, true); !program) {
+  if (auto program = record::InspectProgram(o.command[0], &exit_code); !program) {
     fmt::print(stderr, "hotline: sweep: {}\n", program.status().message());
     return exit_code;
   }

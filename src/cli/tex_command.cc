@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "cli/child_process.h"
 #include "cli/commands.h"
-#include "cli/tex_engine.h"
+#include "cli/profile_path.h"
+#include "record/tex_engine.h"
 #include "export/export.h"
 
 namespace hotline::cli {
@@ -74,10 +74,10 @@ int RunTex(TexOptions& o) {
                "doc.tex\n");
     return 2;
   }
-  const TexFormatSpec* spec = FindTexFormat(o.command[0]);
+  const record::TexFormatSpec* spec = record::FindTexFormat(o.command[0]);
   if (!spec) {
     fmt::print(stderr, "hotline tex: unknown TeX command '{}' ({})\n", o.command[0],
-               KnownTexCommands());
+               record::KnownTexCommands());
     return 2;
   }
   std::string document = DocumentOf(o.command);
@@ -86,12 +86,12 @@ int RunTex(TexOptions& o) {
     fmt::print(stderr, "hotline tex: {}: no such document\n", document);
     return 2;
   }
-  Expected<TexEngine> engine = EnsureTexEngine();
+  Expected<record::TexEngine> engine = record::EnsureTexEngine();
   if (!engine) {
     fmt::print(stderr, "hotline tex: {}\n", engine.status().message());
     return 1;
   }
-  Expected<std::string> format = EnsureTexFormat(*engine, *spec);
+  Expected<std::string> format = record::EnsureTexFormat(*engine, *spec);
   if (!format) {
     fmt::print(stderr, "hotline tex: {}\n", format.status().message());
     return 1;
@@ -105,7 +105,7 @@ int RunTex(TexOptions& o) {
     std::string run = o.repeat == 1 ? absolute : fmt::format("{}.run{}", absolute, i + 1);
     std::map<std::string, std::string> env = {
         {"HOTLINE_TEX_OUTPUT", run}, {"HOTLINE_TEX_COST", o.cost}, {"HOTLINE_TEX_START", o.start}};
-    int status = RunTexEngine(*engine, *spec, *format, args, env);
+    int status = record::RunTexEngine(*engine, *spec, *format, args, env);
     if (i == 0 || status != 0) rc = status;
     if (fs::exists(run, ec)) runs.push_back(run);
   }

@@ -80,6 +80,7 @@ enum class EndHow : uint32_t {
   kExec = 3,
   kUnload = 4,
   kDetached = 5,  // `record -p` stopped sampling a process that runs on
+  kEnded = 6,     // it ended; how (its exit status) was its parent's to see, not hotline's
 };
 enum class StateSource : uint32_t { kApi = 0, kSignal = 1, kStartup = 2 };
 

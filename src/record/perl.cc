@@ -1,5 +1,6 @@
-#include "cli/perl_program.h"
+#include "record/perl.h"
 
+#include <fcntl.h>
 #include <fmt/core.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -11,9 +12,9 @@
 #include <fstream>
 #include <regex>
 
-#include "cli/child_process.h"
+#include "record/launch.h"
 
-namespace hotline::cli {
+namespace hotline::record {
 namespace {
 
 bool IsPerlName(const std::string& path) {
@@ -61,14 +62,19 @@ bool IsPerlProgram(const std::string& path) {
          IsPerlName(words[1]);
 }
 
-int RecordPerlProgram(const std::string& path, const std::vector<std::string>& command,
-                      const std::string& output, uint64_t sample_period_ns) {
+Expected<int> RecordPerlProgram(const std::string& path, const std::vector<std::string>& command,
+                                const std::string& output, uint64_t sample_period_ns) {
+  int error[2];
+  if (pipe2(error, O_CLOEXEC) != 0) return Status::Error(std::string("pipe: ") + strerror(errno));
   pid_t child = fork();
   if (child < 0) {
-    fmt::print(stderr, "hotline: cannot start {}: {}\n", command[0], strerror(errno));
-    return 1;
+    int err = errno;
+    close(error[0]);
+    close(error[1]);
+    return Status::Error("cannot start " + command[0] + ": " + strerror(err));
   }
   if (child == 0) {
+    close(error[0]);
     if (std::string lib = BuildModuleDir(); !lib.empty()) Prepend("PERL5LIB", lib, ":");
     Prepend("PERL5OPT", "-d:Hotline", " ");
     setenv("HOTLINE_OUTPUT", output.c_str(), 1);
@@ -82,10 +88,17 @@ int RecordPerlProgram(const std::string& path, const std::vector<std::string>& c
     for (const std::string& a : command) argv.push_back(const_cast<char*>(a.c_str()));
     argv.push_back(nullptr);
     execv(path.c_str(), argv.data());
-    fmt::print(stderr, "hotline: cannot run {}: {}\n", command[0], strerror(errno));
+    int err = errno;
+    (void)!write(error[1], &err, sizeof err);
     _exit(127);
   }
-  return WaitForProgram(child);
+  close(error[1]);
+  int status = WaitForProgramStatus(child);
+  int exec_errno = 0;
+  bool failed = read(error[0], &exec_errno, sizeof exec_errno) == sizeof exec_errno;
+  close(error[0]);
+  if (failed) return Status::Error("cannot run " + command[0] + ": " + strerror(exec_errno));
+  return status;
 }
 
-}  // namespace hotline::cli
+}  // namespace hotline::record

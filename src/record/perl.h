@@ -8,17 +8,19 @@
 #include <string>
 #include <vector>
 
-namespace hotline::cli {
+#include "base/status.h"
+
+namespace hotline::record {
 
 // True when `path` (as InspectProgram resolved it) is perl, or a script whose #! line runs perl
 // (directly or through env).
 bool IsPerlProgram(const std::string& path);
 
 // Runs `command` with Devel::Hotline loaded through PERL5OPT (and PERL5LIB pointing at the
-// build's copy when hotline runs from its build folder), writing `output`. Returns the exit code
-// as a shell reports it (128+N for a death by signal N). `sample_period_ns` > 0 asks for the
-// sampling mode, one sample per that much CPU time; 0 measures every statement.
-int RecordPerlProgram(const std::string& path, const std::vector<std::string>& command,
+// build's copy when hotline runs from its build folder), writing `output`. Returns the program's
+// wait status. `sample_period_ns` > 0 asks for the sampling mode, one sample per that much CPU
+// time; 0 measures every statement.
+Expected<int> RecordPerlProgram(const std::string& path, const std::vector<std::string>& command,
                       const std::string& output, uint64_t sample_period_ns);
 
-}  // namespace hotline::cli
+}  // namespace hotline::record

@@ -1,4 +1,4 @@
-#include "cli/kernel_sampling.h"
+#include "record/profiles.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -10,36 +10,24 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <map>
 #include <optional>
-#include <vector>
+#include <set>
 
 #include "base/clock.h"
-#include "cli/profile_path.h"
 #include "format/raw_profile.h"
 #include "format/writer.h"
 
-namespace hotline::cli {
+namespace hotline::record {
 namespace {
 
-Status CopyStream(int from, int to) {
-  if (lseek(from, 0, SEEK_SET) != 0)
-    return Status::Error(std::string("kernel samples: ") + strerror(errno));
-  char buffer[1 << 16];
-  for (;;) {
-    ssize_t n = read(from, buffer, sizeof buffer);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return Status::Error(std::string("kernel samples: ") + strerror(errno));
-    if (n == 0) return Status();
-    for (ssize_t done = 0; done < n;) {
-      ssize_t w = write(to, buffer + done, size_t(n - done));
-      if (w < 0 && errno == EINTR) continue;
-      if (w <= 0) return Status::Error(std::string("kernel samples: ") + strerror(errno));
-      done += w;
-    }
-  }
+std::string Directory(const std::string& path) {
+  std::string dir = std::filesystem::path(path).parent_path().string();
+  return dir.empty() ? "." : dir;
 }
 
-// BASE.PID[.N].hotline files beside `output` whose process is `pid`, with their process records.
+// BASE.PID[.N].hotline files beside `output` whose process is `pid`, with their process records,
+// oldest first.
 struct Candidate {
   std::string path;
   format::RawProcess process;
@@ -57,79 +45,20 @@ std::vector<Candidate> ProfilesOf(const std::string& output, uint32_t pid) {
   return found;
 }
 
-// The profile the runtime wrote for `image`, or a free name for one of the recorder's own.
-std::string ProfileFor(const std::string& output, const sampler::SampledImage& image,
-                       uint32_t root_pid, bool* exists) {
-  *exists = true;
-  if (image.pid == root_pid && image.execs == 0) return output;
-  std::vector<Candidate> candidates = ProfilesOf(output, image.pid);
+// The profile the runtime wrote for `image`; "" when it wrote none.
+std::string RuntimeProfileOf(const std::string& output, const sampler::SampledImage& image) {
   uint32_t execs_seen = 0;
-  for (const Candidate& c : candidates) {
+  for (const Candidate& c : ProfilesOf(output, image.pid)) {
     bool exec_image = c.process.flags & format::kExecImage;
     if (!exec_image && image.execs == 0) return c.path;
     if (exec_image && ++execs_seen == image.execs) return c.path;
   }
-  *exists = false;
-  std::string base = ProfileBase(output);
-  for (int n = 0;; ++n) {
-    std::string path = base + "." + std::to_string(image.pid) +
-                       (n ? "." + std::to_string(n) : std::string()) + ".hotline";
-    if (access(path.c_str(), F_OK) != 0) return path;
-  }
+  return "";
 }
 
-Status AddImage(const std::string& path, bool runtime_wrote, const sampler::SampledImage& image,
-                const KernelSettings& settings, const format::EndRecord* end) {
-  int fd = open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
-  if (fd < 0) return Status::Error("cannot write the profile " + path + ": " + strerror(errno));
-  struct stat st;
-  bool has_end = false;
-  if (runtime_wrote && fstat(fd, &st) == 0 && st.st_size > 0) {
-    // The runtime's END stands when it agrees with how the process really ended: a return
-    // from main reaches exit() inside libc, past the runtime, which then records code 0.
-    Expected<format::RawProfile> profile = format::LoadRawProfile(path, nullptr);
-    auto killed = [](const format::EndRecord& e) { return e.how == format::EndHow::kSignal; };
-    has_end = profile.ok() && profile->end.has_value() &&
-              (!end || (killed(*profile->end) == killed(*end) && profile->end->code == end->code));
-  } else {
-    // No runtime wrote this image's profile: the file is the recorder's from the start.
-    format::Writer head;
-    head.begin(fd, format::kFeatureSamples);
-    std::vector<uint64_t> argv;
-    for (const std::string& a : image.argv) argv.push_back(head.internString(a.c_str()));
-    format::ProcessRecord r;
-    r.pid = image.pid;
-    r.ppid = image.ppid;
-    r.realtime_ns = ClockNs(CLOCK_REALTIME);
-    r.time = image.start_time ? image.start_time : ClockNs(CLOCK_MONOTONIC);
-    r.exe = head.internString(image.exe.c_str());
-    r.argc = argv.size();
-    r.argv = argv.data();
-    r.clock = settings.clock;
-    r.sampler = format::Sampler::kKernelRecorder;
-    r.period_ns = settings.period_ns;
-    r.max_depth = settings.max_depth;
-    r.flags = (image.forked ? uint64_t(format::kForkedChild) : 0) |
-              (image.execs ? uint64_t(format::kExecImage) : 0);
-    head.add(r);
-    head.flush();
-  }
-  Status copied = CopyStream(image.stream_fd, fd);
-  if (copied.ok() && !has_end && end) {
-    format::Writer tail;
-    tail.beginAppend(fd);
-    tail.add(*end);
-    tail.flush();
-  }
-  close(fd);
-  return copied;
-}
-
-}  // namespace
-
-format::EndRecord EndFromStatus(int status) {
+format::EndRecord EndFromWaitStatus(int status, uint64_t time) {
   format::EndRecord end;
-  end.time = ClockNs(CLOCK_MONOTONIC);
+  end.time = time;
   if (WIFSIGNALED(status)) {
     end.how = format::EndHow::kSignal;
     end.code = uint64_t(WTERMSIG(status));
@@ -140,44 +69,254 @@ format::EndRecord EndFromStatus(int status) {
   return end;
 }
 
-KernelResult AddKernelSamples(const std::string& output, const sampler::Recording& recording,
-                              const KernelSettings& settings, const format::EndRecord* end) {
-  KernelResult result;
-  const auto& images = recording.images();
-  uint32_t root_pid = images.empty() ? 0 : images.front()->pid;
-  for (size_t i = 0; i < images.size(); ++i) {
-    const auto& image = images[i];
-    bool root = image->pid == root_pid;
-    // The program's END: how it ended, or the exec that replaced this image.
-    std::optional<format::EndRecord> image_end;
-    if (end) image_end = *end;
-    for (size_t k = i + 1; k < images.size(); ++k)
-      if (images[k]->pid == root_pid) {
-        image_end = format::EndRecord{images[k]->start_time, format::EndHow::kExec, 0};
-        break;
-      }
-    if (image->execs > 0 && !settings.follow_exec) {
-      result.samples_not_followed += image->samples;
-      continue;
-    }
-    if (!root && !image->ended) {
-      // Its runtime may still be writing its profile.
-      result.samples_still_running += image->samples;
-      continue;
-    }
-    if (!root && image->samples == 0) continue;
-    bool exists = false;
-    std::string path = ProfileFor(output, *image, root_pid, &exists);
-    if (!root && !exists && settings.runtime) {
-      result.samples_short_children += image->samples;
-      continue;
-    }
-    // A child's END comes only from its runtime: how it ended is its parent's to know.
-    Status added =
-        AddImage(path, exists, *image, settings, root && image_end ? &*image_end : nullptr);
-    if (!added.ok() && result.status.ok()) result.status = added;
-  }
-  return result;
+Status AppendEnd(int fd, const format::EndRecord& end) {
+  format::Writer tail;
+  tail.beginAppend(fd);
+  tail.add(end);
+  errno = 0;
+  if (!tail.flush()) return Status::Error(errno ? strerror(errno) : tail.error());
+  return Status();
 }
 
-}  // namespace hotline::cli
+}  // namespace
+
+std::string ProfileBase(const std::string& output) {
+  return output.ends_with(".hotline") ? output.substr(0, output.size() - 8) : output;
+}
+
+std::vector<std::string> ChildProfilePaths(const std::string& output, uint32_t pid) {
+  // Compared by file name: `output` may be a bare name ("p.hotline") or have any directory.
+  std::string prefix = std::filesystem::path(ProfileBase(output)).filename().string() + "." +
+                       (pid ? std::to_string(pid) + "." : "");
+  std::string dir = std::filesystem::path(output).parent_path().string();
+  std::vector<std::string> found;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(dir.empty() ? "." : dir, ec)) {
+    std::string name = entry.path().filename().string();
+    if (name.rfind(prefix, 0) != 0 || !name.ends_with(".hotline")) continue;
+    // BASE.PID.hotline or BASE.PID.N.hotline: after the prefix comes the PID (a digit), or, when
+    // the PID is in the prefix, "hotline" or N (a digit). BASE.hotline itself is not a child's.
+    std::string rest = name.substr(prefix.size());
+    if (!rest.empty() &&
+        (std::isdigit(static_cast<unsigned char>(rest[0])) || (pid && rest == "hotline")))
+      found.push_back(dir.empty() ? name : dir + "/" + name);
+  }
+  std::sort(found.begin(), found.end());
+  return found;
+}
+
+Expected<int> CreateProfile(std::string* path, uint64_t features, bool exclusive) {
+  int fd = -1;
+  if (!exclusive) {
+    fd = open(path->c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
+  } else {
+    // BASE.PID.hotline, or BASE.PID.N.hotline when a process of that pid left one already.
+    std::string base = *path;
+    for (int n = 0; n < 1000 && fd < 0; ++n) {
+      *path = base + (n ? "." + std::to_string(n) : std::string()) + ".hotline";
+      fd = open(path->c_str(), O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0644);
+      if (fd < 0 && errno != EEXIST) break;
+    }
+  }
+  if (fd < 0) return Status::Error("cannot write the profile " + *path + ": " + strerror(errno));
+  format::Writer header;
+  errno = 0;
+  if (!header.begin(fd, features)) {
+    std::string why = errno ? strerror(errno) : header.error();
+    close(fd);
+    return Status::Error("cannot write the profile " + *path + ": " + why);
+  }
+  return fd;
+}
+
+Status WriteProcessRecord(int fd, const sampler::SampledImage& image,
+                          const ProfileSettings& settings) {
+  format::Writer head;
+  head.beginAppend(fd);
+  std::vector<uint64_t> argv;
+  for (const std::string& a : image.argv) argv.push_back(head.internString(a.c_str()));
+  format::ProcessRecord r;
+  r.pid = image.pid;
+  r.ppid = image.ppid;
+  r.realtime_ns = ClockNs(CLOCK_REALTIME);
+  r.time = image.start_time ? image.start_time : ClockNs(CLOCK_MONOTONIC);
+  r.exe = head.internString(image.exe.c_str());
+  r.argc = argv.size();
+  r.argv = argv.data();
+  r.clock = settings.clock;
+  r.sampler = settings.sampler;
+  r.period_ns = settings.period_ns;
+  r.max_depth = settings.max_depth;
+  r.flags = (image.forked ? uint64_t(format::kForkedChild) : 0) |
+            (image.execs ? uint64_t(format::kExecImage) : 0) |
+            (settings.start_paused && !image.forked && image.execs == 0
+                 ? uint64_t(format::kStartedPaused)
+                 : 0);
+  head.add(r);
+  errno = 0;
+  if (!head.flush()) return Status::Error(errno ? strerror(errno) : head.error());
+  return Status();
+}
+
+ProfileFiles::ProfileFiles(std::string output, int output_fd, ProfileSettings settings,
+                           sampler::Recording& recording)
+    : output_(std::move(output)), settings_(settings), recording_(recording) {
+  Entry& root = entry(0);
+  root.state = State::kAttached;
+  root.path = output_;
+  root.fd = output_fd;
+  root.ours = !settings_.runtime;
+}
+
+ProfileFiles::~ProfileFiles() {
+  for (size_t i = 1; i < entries_.size(); ++i)
+    if (entries_[i].fd >= 0) close(entries_[i].fd);
+}
+
+ProfileFiles::Entry& ProfileFiles::entry(size_t index) {
+  if (entries_.size() <= index) entries_.resize(index + 1);
+  return entries_[index];
+}
+
+Status ProfileFiles::attach(size_t index, const std::string& path, int fd, bool ours) {
+  Entry& e = entry(index);
+  e.path = path;
+  e.fd = fd;
+  e.ours = ours;
+  e.state = State::kAttached;
+  Status attached = recording_.attachFile(*recording_.images()[index], fd);
+  if (!attached.ok()) return Status::Error("cannot write the profile " + path + ": " +
+                                           attached.message());
+  return Status();
+}
+
+void ProfileFiles::place(size_t index, bool final) {
+  Entry& e = entry(index);
+  if (e.state != State::kWaiting) return;
+  const sampler::SampledImage& image = *recording_.images()[index];
+  if (image.execs > 0 && !settings_.follow_exec) {
+    // Its samples go nowhere; counted once the run is over.
+    if (final) {
+      result_.samples_not_followed += image.samples;
+      e.state = State::kDropped;
+    }
+    return;
+  }
+  Status placed;
+  if (settings_.runtime) {
+    // The runtime's profile is complete once its process has ended.
+    if (!image.ended && !final) return;
+    if (!image.ended) {
+      result_.samples_still_running += image.samples;
+      e.state = State::kDropped;
+      return;
+    }
+    std::string path = RuntimeProfileOf(output_, image);
+    if (path.empty()) {
+      result_.samples_short_children += image.samples;
+      e.state = State::kDropped;
+      return;
+    }
+    int fd = open(path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
+    placed = fd < 0 ? Status::Error("cannot write the profile " + path + ": " + strerror(errno))
+                    : attach(index, path, fd, false);
+  } else {
+    // No runtime: the recorder's own profile, once the image has run for more than a sample's
+    // time. The kernel's clock often samples a child at its exit, with a whole period's weight,
+    // though it ran for much less: such a child is counted, not filed, as the runtime does.
+    bool enough = image.samples >= 2 ||
+                  (image.samples == 1 && (image.ended ? image.cpu_ns >= settings_.period_ns : final));
+    if (!enough) {
+      if (!final && !image.ended) return;
+      if (image.ended && image.samples == 0 && !final) return;
+      result_.samples_short_children += image.samples;
+      e.state = State::kDropped;
+      return;
+    }
+    std::string path = ProfileBase(output_) + "." + std::to_string(image.pid);
+    Expected<int> fd = CreateProfile(&path, settings_.features, true);
+    if (!fd.ok()) {
+      placed = fd.status();
+    } else {
+      placed = WriteProcessRecord(*fd, image, settings_);
+      if (placed.ok()) placed = attach(index, path, *fd, true);
+      if (!placed.ok()) placed = Status::Error("cannot write the profile " + path + ": " +
+                                               placed.message());
+      entry(index).fd = *fd;
+    }
+  }
+  if (!placed.ok()) {
+    entry(index).state = State::kDropped;
+    if (result_.status.ok()) result_.status = placed;
+  }
+}
+
+void ProfileFiles::update() {
+  for (size_t i = 1; i < recording_.images().size(); ++i) place(i, false);
+}
+
+ProfilesResult ProfileFiles::finish(const format::EndRecord* end) {
+  const auto& images = recording_.images();
+  for (size_t i = 1; i < images.size(); ++i) place(i, true);
+  if (!images.empty() && recording_.images()[0]->file_fd < 0 && result_.status.ok())
+    result_.status = Status::Error("cannot write the profile " + output_);
+  uint32_t root_pid = images.empty() ? 0 : images.front()->pid;
+  // The children that left no profile of their own, for the first one's STATS.
+  std::map<uint32_t, std::pair<bool, uint64_t>> children;  // pid → (has a profile, CPU ns)
+  for (size_t i = 0; i < images.size(); ++i) {
+    const sampler::SampledImage& image = *images[i];
+    if (image.pid == root_pid) continue;
+    auto& [filed, cpu_ns] = children[image.pid];
+    filed |= entry(i).state == State::kAttached;
+    cpu_ns += image.cpu_ns;
+  }
+  for (size_t i = 0; i < images.size(); ++i) {
+    Entry& e = entry(i);
+    if (e.state != State::kAttached) continue;
+    const sampler::SampledImage& image = *images[i];
+    // How this image ended: replaced by the next image of its process, or as the process did.
+    std::optional<format::EndRecord> image_end;
+    for (size_t k = i + 1; k < images.size() && !image_end; ++k)
+      if (images[k]->pid == image.pid)
+        image_end = format::EndRecord{images[k]->start_time, format::EndHow::kExec, 0};
+    if (!image_end && image.pid == root_pid && end) image_end = *end;
+    if (!image_end && image.pid != root_pid && image.ended) {
+      uint64_t time = ClockNs(CLOCK_MONOTONIC);
+      image_end = image.exit_status >= 0 ? EndFromWaitStatus(image.exit_status, time)
+                                         : format::EndRecord{time, format::EndHow::kEnded, 0};
+    }
+    // The runtime's END stands when it agrees with how the process really ended: a return
+    // from main reaches exit() inside libc, past the runtime, which then records code 0.
+    if (image_end && !e.ours) {
+      Expected<format::RawProfile> profile = format::LoadRawProfile(e.path, nullptr);
+      auto killed = [](const format::EndRecord& x) { return x.how == format::EndHow::kSignal; };
+      bool exact = image_end->how == format::EndHow::kExit || killed(*image_end);
+      if (profile.ok() && profile->end &&
+          (!exact || (killed(*profile->end) == killed(*image_end) &&
+                      profile->end->code == image_end->code)))
+        image_end.reset();
+    }
+    if (i == 0 && e.ours) {
+      uint64_t count = 0, cpu_ns = 0;
+      for (const auto& [pid, child] : children)
+        if (!child.first) ++count, cpu_ns += child.second;
+      recording_.addStats(image, {{"children_without_profile", count},
+                                  {"children_without_profile_cpu_ns", cpu_ns}});
+    }
+    if (!image_end) continue;
+    Status appended = AppendEnd(e.fd, *image_end);
+    if (!appended.ok() && result_.status.ok())
+      result_.status = Status::Error("cannot write the profile " + e.path + ": " +
+                                     appended.message());
+  }
+  return result_;
+}
+
+std::vector<std::string> ProfileFiles::written() const {
+  std::vector<std::string> paths;
+  for (const Entry& e : entries_)
+    if (e.state == State::kAttached) paths.push_back(e.path);
+  return paths;
+}
+
+}  // namespace hotline::record

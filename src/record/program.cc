@@ -1,16 +1,22 @@
-#include "cli/program_check.h"
+#include "record/program.h"
 
 #include <elf.h>
 #include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdlib>
 #include <cstring>
+#include <set>
+#include <sstream>
+#include <vector>
 
-namespace hotline::cli {
+#include "base/subprocess.h"
+
+namespace hotline::record {
 namespace {
 
 bool IsExecutableFile(const std::string& path) {
@@ -34,25 +40,52 @@ std::string SearchPath(const std::string& name) {
   return {};
 }
 
-// Reads the ELF facts hotline cares about. A file libelf cannot read is treated as a script.
-void InspectElf(ProgramInfo* info) {
-  int fd = open(info->path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return;
+// What one ELF file says about itself: its program interpreter, and the imports and names that
+// call for the runtime.
+struct ElfFacts {
+  bool is_elf = false;
+  bool is_static = false;
+  std::string interpreter;
+  bool instrumented = false;
+  bool calls_api = false;
+  bool gprof = false;
+};
+
+// The API's names as the header looks them up ("hotline_rt_start", ...): present in the
+// read-only data of any object that includes hotline.h and calls it.
+bool MentionsApi(int fd) {
+  struct stat st {};
+  if (fstat(fd, &st) != 0 || st.st_size <= 0) return false;
+  void* data = mmap(nullptr, size_t(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
+  if (data == MAP_FAILED) return false;
+  static constexpr char kPrefix[] = "hotline_rt_";
+  bool found = memmem(data, size_t(st.st_size), kPrefix, sizeof kPrefix - 1) != nullptr;
+  munmap(data, size_t(st.st_size));
+  return found;
+}
+
+ElfFacts InspectElf(const std::string& path) {
+  ElfFacts facts;
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return facts;
   elf_version(EV_CURRENT);
   Elf* elf = elf_begin(fd, ELF_C_READ, nullptr);
   if (elf && elf_kind(elf) == ELF_K_ELF) {
-    info->is_elf = true;
+    facts.is_elf = true;
     size_t count = 0;
-    bool has_interp = false;
     if (elf_getphdrnum(elf, &count) == 0) {
       for (size_t i = 0; i < count; ++i) {
         GElf_Phdr ph;
-        if (gelf_getphdr(elf, int(i), &ph) && ph.p_type == PT_INTERP) has_interp = true;
+        if (!gelf_getphdr(elf, int(i), &ph) || ph.p_type != PT_INTERP) continue;
+        size_t size = 0;
+        char* raw = elf_rawfile(elf, &size);
+        if (raw && ph.p_offset < size && ph.p_filesz <= size - ph.p_offset)
+          facts.interpreter = std::string(raw + ph.p_offset, strnlen(raw + ph.p_offset, ph.p_filesz));
       }
     }
     GElf_Ehdr eh;
     // A shared object without PT_INTERP is still started by the dynamic loader when run.
-    info->is_static = !has_interp && gelf_getehdr(elf, &eh) && eh.e_type == ET_EXEC;
+    facts.is_static = facts.interpreter.empty() && gelf_getehdr(elf, &eh) && eh.e_type == ET_EXEC;
     Elf_Scn* scn = nullptr;
     while ((scn = elf_nextscn(elf, scn))) {
       GElf_Shdr sh;
@@ -65,19 +98,42 @@ void InspectElf(ProgramInfo* info) {
         if (!gelf_getsym(data, int(i), &sym) || sym.st_shndx != SHN_UNDEF) continue;
         const char* name = elf_strptr(elf, sh.sh_link, sym.st_name);
         if (!name) continue;
-        if (std::strcmp(name, "__cyg_profile_func_enter") == 0) info->instrumented = true;
+        if (std::strcmp(name, "__cyg_profile_func_enter") == 0) facts.instrumented = true;
         if (std::strcmp(name, "mcount") == 0 || std::strcmp(name, "__fentry__") == 0)
-          info->gprof = true;
+          facts.gprof = true;
       }
     }
+    facts.calls_api = MentionsApi(fd);
   }
   if (elf) elf_end(elf);
   close(fd);
+  return facts;
+}
+
+// The libraries the dynamic loader gives `path`, as it would find them (its own search: the
+// program's RUNPATH, LD_LIBRARY_PATH, ld.so.cache), asked through `ld.so --list`, which maps
+// them without running any of their code. Only glibc's loader is asked.
+std::vector<std::string> LinkedLibraries(const std::string& path, const std::string& loader) {
+  std::vector<std::string> libraries;
+  std::string base = loader.substr(loader.rfind('/') + 1);
+  if (base.rfind("ld-linux", 0) != 0 || !IsExecutableFile(loader)) return libraries;
+  std::string listing;
+  if (base::Capture({loader, "--list", path}, ".", &listing) != 0) return libraries;
+  std::istringstream lines(listing);
+  std::string line;
+  while (std::getline(lines, line)) {
+    size_t arrow = line.find("=> /");
+    if (arrow == std::string::npos) continue;
+    std::string library = line.substr(arrow + 3);
+    library = library.substr(0, library.rfind(" ("));
+    libraries.push_back(library);
+  }
+  return libraries;
 }
 
 }  // namespace
 
-Expected<ProgramInfo> InspectProgram(const std::string& name, int* exit_code, bool static_ok) {
+Expected<ProgramInfo> InspectProgram(const std::string& name, int* exit_code) {
   ProgramInfo info;
   if (name.find('/') != std::string::npos) {
     info.path = name;
@@ -97,14 +153,20 @@ Expected<ProgramInfo> InspectProgram(const std::string& name, int* exit_code, bo
     *exit_code = 126;
     return Status::Error(name + ": not executable");
   }
-  InspectElf(&info);
-  if (info.is_static && !static_ok) {
-    *exit_code = 1;
-    return Status::Error(name +
-                         " is statically linked; LD_PRELOAD cannot profile it "
-                         "(--sampler kernel samples it from outside, or link it dynamically)");
+  ElfFacts program = InspectElf(info.path);
+  info.is_elf = program.is_elf;
+  info.is_static = program.is_static;
+  info.instrumented = program.instrumented;
+  info.calls_api = program.calls_api;
+  info.gprof = program.gprof;
+  if (info.is_elf && !info.is_static) {
+    for (const std::string& library : LinkedLibraries(info.path, program.interpreter)) {
+      ElfFacts facts = InspectElf(library);
+      info.instrumented |= facts.instrumented;
+      info.calls_api |= facts.calls_api;
+    }
   }
   return info;
 }
 
-}  // namespace hotline::cli
+}  // namespace hotline::record

@@ -1,5 +1,5 @@
 // The profiling pdfTeX and its formats (tex_engine.h).
-#include "cli/tex_engine.h"
+#include "record/tex_engine.h"
 
 #include <fcntl.h>
 #include <fmt/core.h>
@@ -16,9 +16,9 @@
 #include <sstream>
 
 #include "base/subprocess.h"
-#include "cli/child_process.h"
+#include "record/launch.h"
 
-namespace hotline::cli {
+namespace hotline::record {
 
 namespace {
 
@@ -180,4 +180,4 @@ int RunTexEngine(const TexEngine& engine, const TexFormatSpec& spec, const std::
   return Run(argv, "", "", env, false);
 }
 
-}  // namespace hotline::cli
+}  // namespace hotline::record

@@ -9,7 +9,7 @@
 
 #include "base/status.h"
 
-namespace hotline::cli {
+namespace hotline::record {
 
 struct TexEngine {
   std::string binary;       // the profiling pdftex
@@ -43,4 +43,4 @@ int RunTexEngine(const TexEngine& engine, const TexFormatSpec& spec, const std::
                  const std::vector<std::string>& args,
                  const std::map<std::string, std::string>& env);
 
-}  // namespace hotline::cli
+}  // namespace hotline::record

@@ -11,8 +11,9 @@ std::string DescribeEnding(const model::Profile& p) {
   const std::optional<format::EndRecord>& end = p.summary.end;
   if (!end) {
     return fmt::format(
-        "no END record: the run was killed (SIGKILL) or died before hotline could finish; "
-        "samples after {} (up to about 100 ms) may be missing",
+        "no END record: the run ended before hotline could finish the profile (a program "
+        "sampling itself killed by SIGKILL, or hotline record itself killed); samples after {} "
+        "may be missing",
         p.summary.last_time >= p.summary.start_time && p.summary.start_time
             ? FormatTime(p.summary.last_time - p.summary.start_time, false) + " into the run"
             : "the last one");
@@ -33,6 +34,8 @@ std::string DescribeEnding(const model::Profile& p) {
       return "the runtime was unloaded";
     case format::EndHow::kDetached:
       return "still running when hotline detached";
+    case format::EndHow::kEnded:
+      return "ended (its exit status went to its parent, not to hotline)";
   }
   return "unknown";
 }

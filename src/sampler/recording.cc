@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <cerrno>
 #include <cstring>
 #include <ctime>
 
@@ -18,6 +19,8 @@ namespace hotline::sampler {
 namespace {
 constexpr uint64_t kKernelSpaceStart = 0xffff800000000000ull;
 constexpr uint32_t kProtExec = 4;
+// How often what goes into a profile is written (Recording::pump).
+constexpr uint64_t kAttachedFlushNs = 250'000'000;
 }  // namespace
 
 uint64_t LoadBias(const PerfMapping& m) {
@@ -80,6 +83,31 @@ TaskStat ReadTaskStat(uint32_t pid, uint32_t tid) {
   return stat;
 }
 
+// How process `pid` ended, as waitpid would tell its parent: the kernel keeps it in
+// /proc/PID/stat (its 52nd field) from the process's exit until its parent reaps it. -1 when
+// it is gone already.
+int ExitStatusOf(uint32_t pid) {
+  FILE* file = fopen(("/proc/" + std::to_string(pid) + "/stat").c_str(), "re");
+  if (!file) return -1;
+  char text[2048];
+  size_t n = fread(text, 1, sizeof text - 1, file);
+  fclose(file);
+  text[n] = '\0';
+  const char* p = strrchr(text, ')');
+  if (!p) return -1;
+  // Fields 3 (the state) to 52 (the exit code) follow the name.
+  int field = 2;
+  long value = -1;
+  for (char* save = nullptr, *word = strtok_r(const_cast<char*>(p + 1), " \n", &save); word;
+       word = strtok_r(nullptr, " \n", &save)) {
+    if (++field == 52) {
+      value = strtol(word, nullptr, 10);
+      break;
+    }
+  }
+  return value >= 0 && value <= 0xffff ? int(value) : -1;
+}
+
 std::vector<std::string> CommandLine(uint32_t pid) {
   std::vector<std::string> argv;
   int fd = open(("/proc/" + std::to_string(pid) + "/cmdline").c_str(), O_RDONLY | O_CLOEXEC);
@@ -120,11 +148,11 @@ Recording::~Recording() {
 }
 
 Status Recording::start(pid_t pid, const std::string& exe, const std::vector<std::string>& argv,
-                        const RecordingOptions& options) {
+                        const RecordingOptions& options, int profile_fd) {
   options_ = options;
   root_pid_ = uint32_t(pid);
   period_ns_ = 1'000'000'000u / (options.freq_hz ? options.freq_hz : 1000);
-  Stream* root = addImage(root_pid_, uint32_t(getpid()), 0, false);
+  Stream* root = addImage(root_pid_, uint32_t(getpid()), 0, false, profile_fd);
   if (!root) return Status::Error("cannot create a scratch file in " + options.scratch_dir);
   root->image->exe = exe;
   root->image->argv = argv;
@@ -137,14 +165,15 @@ Status Recording::start(pid_t pid, const std::string& exe, const std::vector<std
   return perf_.open(pid, perf);
 }
 
-Status Recording::attach(pid_t pid, const RecordingOptions& options) {
+Status Recording::attach(pid_t pid, const RecordingOptions& options, int profile_fd) {
   options_ = options;
   root_pid_ = uint32_t(pid);
   attached_ = true;
   period_ns_ = 1'000'000'000u / (options.freq_hz ? options.freq_hz : 1000);
   std::string proc = "/proc/" + std::to_string(pid);
   uint64_t now = ClockNs(CLOCK_MONOTONIC);
-  Stream* root = addImage(root_pid_, ReadTaskStat(root_pid_, root_pid_).ppid, now, false);
+  Stream* root =
+      addImage(root_pid_, ReadTaskStat(root_pid_, root_pid_).ppid, now, false, profile_fd);
   if (!root) return Status::Error("cannot create a scratch file in " + options.scratch_dir);
   char exe[4096];
   ssize_t length = readlink((proc + "/exe").c_str(), exe, sizeof exe - 1);
@@ -197,15 +226,16 @@ Status Recording::attach(pid_t pid, const RecordingOptions& options) {
   return Status();
 }
 
-Recording::Stream* Recording::addImage(uint32_t pid, uint32_t ppid, uint64_t time, bool forked) {
-  int fd = ScratchFile(options_.scratch_dir);
+Recording::Stream* Recording::addImage(uint32_t pid, uint32_t ppid, uint64_t time, bool forked,
+                                       int profile_fd) {
+  int fd = profile_fd >= 0 ? profile_fd : ScratchFile(options_.scratch_dir);
   if (fd < 0) return nullptr;
   auto image = std::make_unique<SampledImage>();
   image->pid = pid;
   image->ppid = ppid;
   image->forked = forked;
   image->start_time = time;
-  image->stream_fd = fd;
+  (profile_fd >= 0 ? image->file_fd : image->stream_fd) = fd;
   std::vector<Stream*>& mine = by_pid_[pid];
   image->execs = mine.empty() ? 0 : mine.back()->image->execs + 1;
   auto stream = std::make_unique<Stream>();
@@ -232,30 +262,102 @@ void Recording::pump(int timeout_ms) {
   poll(fds.data(), fds.size(), timeout_ms);
   perf_.drain(*this);
   captureWaits();
+  // What goes into a profile is written within a quarter of a second, so that a recorder that
+  // is killed loses little; a scratch stream only when it grows.
+  uint64_t now = ClockNs(CLOCK_MONOTONIC);
+  bool due = now - last_flush_ >= kAttachedFlushNs;
   for (auto& stream : streams_)
-    if (stream->writer.pendingBytes() > (1u << 20)) stream->writer.flush();
+    if (stream->writer.pendingBytes() > (1u << 20) || (due && stream->image->file_fd >= 0))
+      flushStream(*stream);
+  if (due) last_flush_ = now;
+}
+
+void Recording::flushStream(Stream& stream) {
+  if (stream.writer.failed()) return;
+  errno = 0;
+  if (!stream.writer.flush() && write_error_.ok())
+    write_error_ = Status::Error(std::string(errno ? strerror(errno) : stream.writer.error()));
+}
+
+Status Recording::flushAttached() {
+  for (auto& stream : streams_)
+    if (stream->image->file_fd >= 0) flushStream(*stream);
+  return write_error_;
+}
+
+Status Recording::attachFile(SampledImage& image, int profile_fd) {
+  auto it = std::find_if(streams_.begin(), streams_.end(),
+                         [&](const auto& stream) { return stream->image == &image; });
+  if (it == streams_.end() || image.file_fd >= 0) return Status::Error("no such stream");
+  Stream& stream = **it;
+  flushStream(stream);
+  if (!write_error_.ok()) return write_error_;
+  // What waited in the scratch file, then the stream itself from now on.
+  if (lseek(image.stream_fd, 0, SEEK_SET) != 0)
+    return Status::Error(std::string("kernel samples: ") + strerror(errno));
+  char buffer[1 << 16];
+  for (;;) {
+    ssize_t n = read(image.stream_fd, buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return Status::Error(std::string("kernel samples: ") + strerror(errno));
+    if (n == 0) break;
+    for (ssize_t done = 0; done < n;) {
+      ssize_t w = write(profile_fd, buffer + done, size_t(n - done));
+      if (w < 0 && errno == EINTR) continue;
+      if (w <= 0) return Status::Error(strerror(w < 0 ? errno : ENOSPC));
+      done += w;
+    }
+  }
+  close(image.stream_fd);
+  image.stream_fd = -1;
+  image.file_fd = profile_fd;
+  stream.writer.setFd(profile_fd);
+  return Status();
+}
+
+Status Recording::addStats(const SampledImage& image,
+                           const std::vector<std::pair<std::string, uint64_t>>& stats) {
+  for (auto& stream : streams_) {
+    if (stream->image != &image) continue;
+    uint64_t now = ClockNs(CLOCK_MONOTONIC);
+    for (const auto& [key, value] : stats)
+      stream->writer.add(format::StatsRecord{now, stream->writer.internString(key.c_str()), value});
+    flushStream(*stream);
+  }
+  return write_error_;
+}
+
+void Recording::noteSwitch(bool on, format::StateSource source) {
+  if (streams_.empty()) return;
+  Stream& root = *streams_.front();
+  root.writer.add(format::StateRecord{ClockNs(CLOCK_MONOTONIC), 0, on ? 1u : 0u, source});
+  flushStream(root);
 }
 
 Status Recording::finish() {
   perf_.drain(*this);
-  // The program's first thread was never inherited: its time is what the events counted beyond
-  // every inherited thread's.
+  // The kernel reports each inherited thread's count as it ends, but the thread that holds the
+  // first thread's own events when it ends reports none: the kernel swaps the events of a
+  // parent and a child thread when one follows the other on a CPU (keeping each count with its
+  // thread), so which thread ends with them is the scheduler's choice. Its count is what the
+  // events counted beyond every reported one; that is known when one thread alone lacks a count.
   uint64_t total = perf_.counted_ns();
-  auto root = threads_.find(root_pid_);
-  if (!attached_ && root != threads_.end() && !root->second.counted && total >= counted_ns_) {
-    root->second.cpu_ns = total - counted_ns_;
-    root->second.counted = true;
+  Thread* uncounted = nullptr;
+  int uncounted_threads = 0;
+  for (auto& [tid, thread] : threads_)
+    if (!thread.counted && thread.last_stream) ++uncounted_threads, uncounted = &thread;
+  if (!attached_ && uncounted_threads == 1 && total >= counted_ns_) {
+    uncounted->cpu_ns = total - counted_ns_;
+    uncounted->counted = true;
   }
   for (auto& [tid, thread] : threads_)
     if (!thread.ended) endThread(tid, thread);
   perf_.close();
   for (auto& stream : streams_) {
-    stream->writer.flush();
-    if (stream->writer.failed())
-      return Status::Error(std::string("kernel samples: ") + stream->writer.error());
-    lseek(stream->image->stream_fd, 0, SEEK_SET);
+    flushStream(*stream);
+    if (stream->image->stream_fd >= 0) lseek(stream->image->stream_fd, 0, SEEK_SET);
   }
-  return Status();
+  return write_error_;
 }
 
 Recording::Thread& Recording::threadSeen(Stream& stream, uint32_t tid, uint64_t time) {
@@ -274,6 +376,7 @@ Recording::Thread& Recording::threadSeen(Stream& stream, uint32_t tid, uint64_t 
 void Recording::endThread(uint32_t tid, Thread& thread) {
   thread.ended = true;
   if (!thread.last_stream) return;
+  if (thread.counted) thread.last_stream->image->cpu_ns += thread.cpu_ns;
   uint64_t time = thread.exit_time ? thread.exit_time : ClockNs(CLOCK_MONOTONIC);
   if (thread.off_since) addWait(tid, thread, time);  // blocked to the end
   thread.last_stream->writer.add(
@@ -422,8 +525,13 @@ void Recording::onTask(const PerfTask& t) {
     if (it == threads_.end()) return;
     it->second.exit_time = t.time;
     exited_.push_back(t.tid);
-    if (t.tid == t.pid)
-      for (Stream* stream : by_pid_[t.pid]) stream->image->ended = true;
+    if (t.tid == t.pid) {
+      int status = t.pid == root_pid_ && !attached_ ? -1 : ExitStatusOf(t.pid);
+      for (Stream* stream : by_pid_[t.pid]) {
+        stream->image->ended = true;
+        stream->image->exit_status = status;
+      }
+    }
     return;
   }
   if (t.pid != t.ppid && !by_pid_.count(t.pid)) {
@@ -442,7 +550,16 @@ void Recording::onTask(const PerfTask& t) {
 
 void Recording::onComm(const PerfComm& c) {
   unwinder_.onComm(c);
-  if (!c.exec || !by_pid_.count(c.pid)) return;
+  if (!by_pid_.count(c.pid)) return;
+  if (!c.exec) {
+    // A thread named itself (pthread_setname_np, prctl): its name from now on.
+    if (Stream* stream = imageAt(c.pid, c.time)) {
+      threadSeen(*stream, c.tid, c.time);
+      stream->writer.add(format::ThreadNameRecord{c.time, c.tid,
+                                                  stream->writer.internString(c.name.c_str())});
+    }
+    return;
+  }
   Stream* before = by_pid_[c.pid].back();
   // The first exec is the one that starts the program (the event waited for it).
   if (c.pid == root_pid_ && before->image->execs == 0 && before->modules.empty()) {

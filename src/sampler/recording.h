@@ -1,8 +1,9 @@
 // What `hotline record` does while the program runs when the kernel samples it: samples it from
 // outside (PerfRecorder), unwinds each sample (StackUnwinder), and writes modules, threads and
 // samples as streams of chunks, one per image (a process as started or forked, and each program
-// it executes), that `record` appends to that image's profile after the runtime's records (ids
-// from format::kAppendedIdBase, docs/format.md).
+// it executes), with ids from format::kAppendedIdBase (docs/format.md). A stream goes into its
+// image's profile as it is written once the recording knows that file (attachFile); until then
+// it waits in a scratch file.
 #pragma once
 
 #include <sys/types.h>
@@ -38,7 +39,14 @@ struct SampledImage {
   std::string exe;
   std::vector<std::string> argv;
   uint64_t samples = 0;
-  int stream_fd = -1;  // the stream, from offset 0, once Recording::finish() returned
+  uint64_t cpu_ns = 0;  // the CPU time the kernel counted for its threads that ended
+  // How the process ended, read from the kernel as it did (the exit status waitpid would give
+  // its parent), when the kernel still had it; -1 when not known.
+  int exit_status = -1;
+  // The scratch stream, from offset 0 once Recording::finish() returned; -1 once the stream
+  // went into its profile (attachFile).
+  int stream_fd = -1;
+  int file_fd = -1;  // the profile the stream goes into, once attached
 };
 
 class Recording : public PerfHandler {
@@ -48,15 +56,29 @@ class Recording : public PerfHandler {
   Recording(const Recording&) = delete;
   Recording& operator=(const Recording&) = delete;
 
-  // Starts sampling `pid` from its next exec. `exe` and `argv` describe the program it runs.
+  // Starts sampling `pid` from its next exec. `exe` and `argv` describe the program it runs;
+  // its stream goes into `profile_fd` (open for appending, which the caller keeps owning).
   Status start(pid_t pid, const std::string& exe, const std::vector<std::string>& argv,
-               const RecordingOptions& options);
-  // Starts sampling the running process `pid`, all its threads, from now on.
-  Status attach(pid_t pid, const RecordingOptions& options);
+               const RecordingOptions& options, int profile_fd);
+  // Starts sampling the running process `pid`, all its threads, from now on, into
+  // `profile_fd` (open for appending, which the caller keeps owning).
+  Status attach(pid_t pid, const RecordingOptions& options, int profile_fd);
   // Waits up to `timeout_ms` for data and writes what there is.
   void pump(int timeout_ms);
   // Reads what is left and flushes every stream; call once the program has ended.
   Status finish();
+  // From now on `image`'s stream goes into `profile_fd` (open for appending; the caller keeps
+  // owning it), after what waited in its scratch file.
+  Status attachFile(SampledImage& image, int profile_fd);
+  // Sampling switched off or on from outside (the toggle signal sent to hotline): a STATE
+  // record in the first image's stream, which the reports follow.
+  void noteSwitch(bool on, format::StateSource source = format::StateSource::kSignal);
+  // STATS records at the end of `image`'s stream, written at once (after finish()).
+  Status addStats(const SampledImage& image,
+                  const std::vector<std::pair<std::string, uint64_t>>& stats);
+  // Writes what the streams that go into their profiles hold (a recorder killed later loses
+  // only what came after).
+  Status flushAttached();
 
   const std::vector<std::unique_ptr<SampledImage>>& images() const { return images_; }
   uint64_t lost() const { return perf_.lost(); }
@@ -87,7 +109,8 @@ class Recording : public PerfHandler {
     Stream* last_stream = nullptr;
     Stream* started_in = nullptr;  // the stream its THREAD_START went into last
   };
-  Stream* addImage(uint32_t pid, uint32_t ppid, uint64_t time, bool forked);
+  // `profile_fd`: the profile the stream goes into from the start; else a scratch file.
+  Stream* addImage(uint32_t pid, uint32_t ppid, uint64_t time, bool forked, int profile_fd = -1);
   void addModule(Stream& stream, const PerfMapping& mapping, uint64_t bias, uint64_t time);
   Stream* imageAt(uint32_t pid, uint64_t time);
   // The thread, noted as running in `stream` (its THREAD_START written there the first time).
@@ -96,6 +119,7 @@ class Recording : public PerfHandler {
   // Periods in `ns` of CPU time, at least 1.
   uint64_t weightOf(uint64_t ns) const;
   void addWait(uint32_t tid, Thread& thread, uint64_t until);
+  void flushStream(Stream& stream);
   void captureWaits();
   uint64_t blockedStack(uint32_t pid, uint32_t tid, Stream& stream);
 
@@ -114,6 +138,8 @@ class Recording : public PerfHandler {
   uint64_t counted_ns_ = 0;                  // sum of the ended threads' counts
   std::vector<uint64_t> frames_;
   std::vector<uint8_t> stack_copy_;
+  uint64_t last_flush_ = 0;
+  Status write_error_;  // the first write to a profile that failed
 };
 
 // Runtime address − ELF virtual address of the file an executable mapping shows, from the

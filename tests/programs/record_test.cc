@@ -110,8 +110,20 @@ TEST(Record, ForkedChildWritesItsOwnProfile) {
             std::string::npos);
   ExpectSamplesMatchCpuTime(parent);
   ExpectSamplesMatchCpuTime(child);
+  // The child's exit status is its parent's: the recorder knows it only when the kernel still
+  // kept it as the recorder saw the child end; else the END says so, never a made-up ending.
   ASSERT_TRUE(child.end.has_value());
-  EXPECT_EQ(child.end->code, 4u);
+  if (child.end->how != format::EndHow::kEnded) {
+    EXPECT_EQ(child.end->how, format::EndHow::kExit);
+    EXPECT_EQ(child.end->code, 4u);
+  }
+  // The runtime in the child sees its exit itself.
+  Recorded s = RecordAndCompare("forker-signal", {PROGRAM_forker}, {"--sampler", "signal"});
+  std::vector<std::string> both = ProfilesIn(s.dir);
+  ASSERT_EQ(both.size(), 2u);
+  format::RawProfile own = Load(both[0] == s.profile ? both[1] : both[0]);
+  ASSERT_TRUE(own.end.has_value());
+  EXPECT_EQ(own.end->code, 4u);
 }
 
 TEST(Record, DlopenedLibraryIsInTheModuleTable) {
@@ -139,14 +151,20 @@ TEST(Record, CrashStillLeavesAReadableProfile) {
   EXPECT_EQ(p.end->code, uint64_t(SIGSEGV));
 }
 
+// Sampled from outside, the ending is the wait status's (an exit with its code); the runtime,
+// which sees the _exit call itself, says _exit.
 TEST(Record, UnderscoreExitStillLeavesAProfile) {
-  Recorded r = RecordAndCompare("underscore_exit", {PROGRAM_underscore_exit});
-  EXPECT_EQ(r.plain.exit_code, 7);
-  format::RawProfile p = Load(r.profile);
-  ExpectSamplesMatchCpuTime(p);
-  ASSERT_TRUE(p.end.has_value());
-  EXPECT_EQ(p.end->how, format::EndHow::kUnderscoreExit);
-  EXPECT_EQ(p.end->code, 7u);
+  for (const char* sampler : {"kernel", "signal"}) {
+    Recorded r = RecordAndCompare(std::string("underscore_exit-") + sampler,
+                                  {PROGRAM_underscore_exit}, {"--sampler", sampler});
+    EXPECT_EQ(r.plain.exit_code, 7);
+    format::RawProfile p = Load(r.profile);
+    ExpectSamplesMatchCpuTime(p);
+    ASSERT_TRUE(p.end.has_value()) << sampler;
+    EXPECT_EQ(p.end->how, std::string(sampler) == "kernel" ? format::EndHow::kExit
+                                                            : format::EndHow::kUnderscoreExit);
+    EXPECT_EQ(p.end->code, 7u);
+  }
 }
 
 TEST(Record, ProgramsOwnSigprofKeepsWorking) {
@@ -207,7 +225,8 @@ TEST(Record, WithoutFollowExecTheNewImageIsNotProfiled) {
 }
 
 TEST(Record, FramePointerUnwindingWorksToo) {
-  Recorded r = RecordAndCompare("cpu_burn_fp", {PROGRAM_cpu_burn}, {"--unwind", "fp", "-F", "500"});
+  Recorded r = RecordAndCompare("cpu_burn_fp", {PROGRAM_cpu_burn},
+                                {"--sampler", "signal", "--unwind", "fp", "-F", "500"});
   format::RawProfile p = Load(r.profile);
   EXPECT_EQ(p.process->unwinder, format::Unwinder::kFramePointers);
   EXPECT_EQ(p.process->period_ns, 2'000'000u);
