@@ -190,11 +190,21 @@ Status ProfileFiles::attach(size_t index, const std::string& path, int fd, bool 
   return Status();
 }
 
+namespace {
+// A program executed without --follow-exec is not followed, nor is what it forks.
+bool NotFollowed(const sampler::SampledImage& image, bool follow_exec) {
+  if (follow_exec) return false;
+  for (const sampler::SampledImage* i = &image; i; i = i->parent)
+    if (i->execs > 0) return true;
+  return false;
+}
+}  // namespace
+
 void ProfileFiles::place(size_t index, bool final) {
   Entry& e = entry(index);
   if (e.state != State::kWaiting) return;
   const sampler::SampledImage& image = *recording_.images()[index];
-  if (image.execs > 0 && !settings_.follow_exec) {
+  if (NotFollowed(image, settings_.follow_exec)) {
     // Its samples go nowhere; counted once the run is over.
     if (final) {
       result_.samples_not_followed += image.samples;

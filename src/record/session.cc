@@ -19,6 +19,7 @@
 #include "coverage/coverage.h"
 #include "format/raw_profile.h"
 #include "format/writer.h"
+#include "record/exits.h"
 #include "record/launch.h"
 #include "record/perl.h"
 #include "record/profiles.h"
@@ -213,9 +214,15 @@ std::vector<WrittenProfile> Written(const std::string& first, const timespec& si
       w.exe = profile->process->exe;
     }
     if (i > 0 && !profile->process) continue;
-    if (stats.damaged()) {
+    if (i == 0 && stats.truncated_bytes) {
+      // Only a write that stopped short leaves a chunk cut off at the end of the file.
+      listen({Message::kError,
+              fmt::format("cannot write the profile {}: its last {} bytes are a chunk written "
+                          "only in part (a full file system?)",
+                          paths[i], stats.truncated_bytes)});
+      *lost = true;
+    } else if (stats.damaged()) {
       listen({Message::kWarning, paths[i] + ": " + stats.summary()});
-      if (i == 0 && stats.truncated_bytes) *lost = true;
     }
     if (i == 0) {
       for (const std::string& reason : profile->disabled_reasons)
@@ -291,6 +298,14 @@ void TellAboutSamples(const sampler::Recording& recording, const ProfilesResult&
             fmt::format("{} samples of processes still running when the program ended were not "
                         "written",
                         result.samples_still_running)});
+}
+
+// The exits the kernel reported, for the images that ended without their status read.
+void TakeExitStatuses(const ExitListener& exits, sampler::Recording& recording) {
+  if (!exits.listening()) return;
+  for (const auto& image : recording.images())
+    if (image->ended && image->exit_status < 0)
+      image->exit_status = exits.statusOf(pid_t(image->pid));
 }
 
 // The profile's first records when no runtime writes them: the process, as it starts.
@@ -384,7 +399,10 @@ Expected<Outcome> RecordProgram(const Request& r, const Listener& listen, int* e
                       (runtime && (r.heap || r.heap_sample) ? uint64_t(format::kFeatureHeap) : 0);
   std::string first_path = output;
   Expected<int> output_fd = CreateProfile(&first_path, features, false);
-  if (!output_fd.ok()) return output_fd.status();
+  if (!output_fd.ok()) {
+    unlink(output.c_str());
+    return output_fd.status();
+  }
   struct FdHolder {
     int fd;
     ~FdHolder() { close(fd); }
@@ -411,6 +429,7 @@ Expected<Outcome> RecordProgram(const Request& r, const Listener& listen, int* e
     plan.runtime_sampling_itself =
         RuntimeVariables(runtime_path, output, RuntimeOptions(r, false), watch);
   }
+  ExitListener exits;  // before the program starts, so that no exit goes unheard
   Launch launch;
   if (Status started_ok = launch.start(plan); !started_ok.ok()) {
     unlink(output.c_str());
@@ -469,6 +488,8 @@ Expected<Outcome> RecordProgram(const Request& r, const Listener& listen, int* e
   if (kernel) {
     pump = [&] {
       recording.pump(50);
+      exits.drain();
+      TakeExitStatuses(exits, recording);
       files->update();
     };
     if (!runtime && r.start_paused) recording.noteSwitch(false, format::StateSource::kStartup);
@@ -498,6 +519,8 @@ Expected<Outcome> RecordProgram(const Request& r, const Listener& listen, int* e
          ++i)
       pump();
     Status finished = recording.finish();
+    exits.drain();
+    TakeExitStatuses(exits, recording);
     ProfilesResult result = files->finish(&end);
     if (write_error.ok()) write_error = finished.ok() ? result.status : finished;
     TellAboutSamples(recording, result, output, r.wall_clock, listen);
@@ -567,6 +590,7 @@ Expected<Outcome> AttachProcess(const AttachRequest& r, const volatile sig_atomi
   settings.follow_exec = true;  // what the process runs next is what was asked for
   Status write_error = WriteProcessRecord(*output_fd, *recording.images().front(), settings);
   ProfileFiles files(output, *output_fd, settings, recording);
+  ExitListener exits;
   listen({Message::kNote,
           fmt::format("sampling process {} ({}){}", r.pid, Basename(program),
                       r.duration_s > 0 ? fmt::format(" for {} s", r.duration_s)
@@ -577,14 +601,19 @@ Expected<Outcome> AttachProcess(const AttachRequest& r, const volatile sig_atomi
   outcome.ran = true;
   while (!*stop) {
     recording.pump(50);
+    exits.drain();
+    TakeExitStatuses(exits, recording);
     files.update();
-    if (kill(r.pid, 0) != 0 && errno == ESRCH) {
+    // Gone, or a zombie its parent has not waited for yet: the kernel reported its end.
+    if ((kill(r.pid, 0) != 0 && errno == ESRCH) || recording.images().front()->ended) {
       outcome.attached_ended = true;
       break;
     }
     if (stop_at && ClockNs(CLOCK_MONOTONIC) >= stop_at) break;
   }
   Status finished = recording.finish();
+  exits.drain();
+  TakeExitStatuses(exits, recording);
   // How a process that is not hotline's child ended is its parent's to know, unless the kernel
   // still kept its exit status when the recorder saw it end.
   const sampler::SampledImage& root = *recording.images().front();

@@ -540,6 +540,7 @@ void Recording::onTask(const PerfTask& t) {
     Stream* child = addImage(t.pid, t.ppid, t.time, true);
     if (!child) return;
     if (parent) {
+      child->image->parent = parent->image;
       child->image->exe = parent->image->exe;
       child->image->argv = parent->image->argv;
       for (const auto& [m, bias] : parent->modules) addModule(*child, m, bias, t.time);

@@ -34,6 +34,7 @@ struct SampledImage {
   uint32_t pid = 0, ppid = 0;
   uint32_t execs = 0;   // 0: the process as started (or forked); k: after its k-th exec
   bool forked = false;  // a process the program forked, not the program itself
+  const SampledImage* parent = nullptr;  // forked: the image it was forked from
   bool ended = false;   // its process ended while sampled
   uint64_t start_time = 0;
   std::string exe;
