@@ -272,6 +272,8 @@ int RunOpsExact(pTHX) {
       switch (op->op_type) {
         case OP_NEXTSTATE:
         case OP_DBSTATE:
+          if (__builtin_expect(g_fatal_signal.load(std::memory_order_relaxed), 0))
+            TakeFatalSignal();
           OnStatement(aTHX_ t, cCOPx(op));
           break;
         case OP_ENTERSUB:

@@ -71,6 +71,7 @@ void Start(pTHX) {
     }
   }
   std::atexit(FinishAtExit);
+  InstallFatalHandlers();
   pthread_atfork(nullptr, nullptr, AtForkChild);
   if (g->sampling) return;  // perl's own runops loop; sampling.cc wraps its statement ops
   PL_runops = RunOpsExact;

@@ -324,6 +324,9 @@ void EndThread(void* state) {
 
 void Finish(fmt::EndHow how, uint64_t code) {
   if (!g) return;
+  // The program is on its way out because of a signal that came after its last statement.
+  if (int sig = g_fatal_signal.load(); sig && how == fmt::EndHow::kExit)
+    how = fmt::EndHow::kSignal, code = uint64_t(sig);
   Shared shared;
   if (!g->active || g->finished) return;
   g->finished = true;
@@ -351,7 +354,12 @@ void Finish(fmt::EndHow how, uint64_t code) {
   g->fd = -1;
 }
 
-void FinishAtExit() { Finish(fmt::EndHow::kExit, 0); }
+// A fatal signal that came after the last statement (perl was leaving) still ends the program
+// as the signal would have.
+void FinishAtExit() {
+  if (g_fatal_signal.load()) TakeFatalSignal();
+  Finish(fmt::EndHow::kExit, 0);
+}
 
 // A forked child profiles itself into a file of its own; what the parent measured stays in
 // the parent's profile. Only the thread that forked lives on in the child.

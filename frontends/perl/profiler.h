@@ -8,6 +8,7 @@
 #include <time.h>
 #include <x86intrin.h>
 
+#include <atomic>
 #include <cstdint>
 #include <mutex>
 #include <string>
@@ -271,6 +272,13 @@ void WriteSample(uint32_t node, uint64_t weight);
 // flush.
 void Flush(ThreadState* t);
 void Finish(fmt::EndHow how, uint64_t code);
+// fatal.cc: a signal that would end the program is noted by its handler (g_fatal_signal) and
+// taken at the next statement boundary: the profile is written, then the program dies of it.
+extern std::atomic<int> g_fatal_signal;
+void InstallFatalHandlers();
+[[noreturn]] void TakeFatalSignal();
+// sampling.cc: makes the next statement boundary look (async-signal-safe).
+void NoteFatalSignal();
 void FinishAtExit();
 void AtForkChild();
 // Begins the forked child's own profile (child_pending); called from the runops loops.

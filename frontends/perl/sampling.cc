@@ -253,8 +253,9 @@ Perl_ppaddr_t g_pp_exec = nullptr;
 Perl_ppaddr_t g_pp_nextstate = nullptr;
 Perl_ppaddr_t g_pp_dbstate = nullptr;
 
-// A sample is due (or, in a forked child, the clock is to be armed).
+// A sample is due (or, in a forked child, the clock is to be armed, or a fatal signal came).
 void OnDue(pTHX) {
+  if (__builtin_expect(g_fatal_signal.load(std::memory_order_relaxed), 0)) TakeFatalSignal();
   if (my_perl != g->interp) return;
   if (g_arm_in_child.exchange(false, std::memory_order_relaxed)) {
     g_due.store(false, std::memory_order_relaxed);
@@ -344,5 +345,7 @@ void RearmSamplingTimerInChild() {
   g_arm_in_child.store(true, std::memory_order_relaxed);
   g_due.store(true, std::memory_order_relaxed);  // the next statement arms it
 }
+
+void NoteFatalSignal() { g_due.store(true, std::memory_order_relaxed); }
 
 }  // namespace hotline::perl

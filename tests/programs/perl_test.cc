@@ -2,6 +2,7 @@
 // to NYTProf's, exact call counts, the time of a sub that spins for a known time, and the
 // behaviour perl users rely on (syntax errors, die, fork, `hotline record -- perl`).
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -390,6 +391,35 @@ TEST(Perl, KilledScriptLeavesAReadableProfile) {
   EXPECT_GT(HotlineCounts(profile)[script][5], 0u);
   RunResult report = Hotline({"report", dir + "/k.hotline"}, dir);
   EXPECT_EQ(report.exit_code, 0) << report.err;
+}
+
+// A script that a signal ends (SIGTERM from timeout, here its own, sent while it works, or
+// while it sleeps) leaves everything it counted, and its END says which signal, in both modes.
+TEST(Perl, SignalledScriptLeavesItsWholeProfile) {
+  for (const char* mode : {"exact", "sample"}) {
+    for (const char* where : {"working", "sleeping"}) {
+      std::string dir = ScratchDir(std::string("perl_term_") + mode + "_" + where);
+      std::string script = dir + "/term.pl";
+      {
+        std::ofstream out(script);
+        out << "my $n = 0;\n"
+               "for my $i (1 .. 200000) { $n += $i }\n"
+            << (std::string(where) == "working" ? "kill 'TERM', $$; for (;;) { $n++ }\n"
+                                                : "if (fork() == 0) { sleep 1; kill 'TERM', "
+                                                  "getppid(); exit 0 }\nsleep 30;\n");
+      }
+      std::vector<std::string> args = {"record", "-q", "-o", dir + "/t.hotline"};
+      if (std::string(mode) == "sample") args.push_back("--perl-sample");
+      args.insert(args.end(), {"--", "/usr/bin/perl", script});
+      RunResult run = Hotline(args, dir);
+      EXPECT_EQ(run.exit_code, 128 + SIGTERM) << mode << " " << where << ": " << run.err;
+      format::RawProfile profile = Load(dir + "/t.hotline");
+      ASSERT_TRUE(profile.end.has_value()) << mode << " " << where;
+      EXPECT_EQ(profile.end->how, format::EndHow::kSignal);
+      EXPECT_EQ(profile.end->code, uint64_t(SIGTERM));
+      if (std::string(mode) == "exact") EXPECT_GE(HotlineCounts(profile)[script][2], 200000u);
+    }
+  }
 }
 
 // HOTLINE_PERL_START=init|end (NYTProf's start=init|end): measuring begins with that phase.
