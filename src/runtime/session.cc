@@ -153,42 +153,37 @@ void DrainLocked() {
   }
 }
 
-void OnProfileLost(int fd);
-
-// Makes `fd` the profile's descriptor: moved out of the program's way and remembered by
-// identity.
-void UseProfileDescriptor(int fd) {
+// The profile is opened for each write and closed after it: between writes the program has no
+// descriptor of hotline's (a program that lists /proc/self/fd, or closes every descriptor, sees
+// only its own). A write is one chunk appended in one system call.
+bool WriteProfileLocked() {
   Session& s = g_session;
-  s.fd = AdoptDescriptor(fd, OnProfileLost);
-  struct stat st;
-  if (s.fd >= 0 && fstat(s.fd, &st) == 0) {
-    s.fd_device = uint64_t(st.st_dev);
-    s.fd_inode = uint64_t(st.st_ino);
+  if (s.path[0] == '\0') return false;
+  int fd = open(s.path, O_WRONLY | O_APPEND | O_CLOEXEC);
+  if (fd < 0) return false;
+  W().setFd(fd);
+  bool ok = W().flush();
+  W().setFd(-1);
+  close(fd);
+  return ok;
+}
+
+// Makes the profile file at s.path (its header, when the file is new), without keeping it open.
+bool BeginProfileLocked(int fd) {
+  Session& s = g_session;
+  if (fd < 0) {
+    s.path[0] = '\0';
+    return false;
   }
-  if (s.writer) W().setFd(s.fd);
-}
-
-// The program is about to dup2 onto the profile's number: go on through a copy.
-void OnProfileLost(int fd) {
-  LockSession();
-  UseProfileDescriptor(dup(fd));
-  UnlockSession();
-}
-
-bool ProfileDescriptorIntact() {
+  // The root image's file comes with its header (hotline record wrote it); a file of the
+  // runtime's own begins with one.
   struct stat st;
-  return g_session.fd >= 0 && fstat(g_session.fd, &st) == 0 &&
-         uint64_t(st.st_dev) == g_session.fd_device && uint64_t(st.st_ino) == g_session.fd_inode;
-}
-
-// A raw close (or close_range) system call gets past the interposed ones: before writing, make
-// sure the descriptor is still the profile, and reopen the profile when it is not, so nothing
-// is ever written into a file of the program's.
-void EnsureProfileDescriptorLocked() {
-  if (ProfileDescriptorIntact() || g_session.path[0] == '\0') return;
-  ForgetDescriptor(g_session.fd);
-  UseProfileDescriptor(open(g_session.path, O_WRONLY | O_APPEND | O_CLOEXEC));
-  ++g_session.profile_reopened;
+  bool has_header = fstat(fd, &st) == 0 && st.st_size > 0;
+  bool ok = has_header ? W().beginAppend(fd) : W().begin(fd, Features());
+  W().setFd(-1);
+  close(fd);
+  if (!ok) s.path[0] = '\0';
+  return ok;
 }
 
 // The kernel sampler's samples of a child join the child's profile; once it has run a sampling
@@ -226,13 +221,11 @@ bool OpenPendingChildProfileLocked() {
   if (!s.file_pending) return true;
   if (!ChildHasDataLocked()) return false;
   s.file_pending = false;
-  UseProfileDescriptor(OpenProfileFile(s.config, false, s.path, sizeof s.path));
-  if (s.fd < 0) {
-    s.path[0] = '\0';
+  if (!BeginProfileLocked(OpenProfileFile(s.config, false, s.path, sizeof s.path))) {
     s.enabled.store(false);  // nowhere to write: the child runs on unprofiled
     return false;
   }
-  return W().begin(s.fd, Features());
+  return true;
 }
 
 // The child ends (or execs) without having recorded anything: no profile, only a count.
@@ -248,8 +241,7 @@ void FlushLocked(bool force) {
   if (!force && W().pendingBytes() < kFlushBytes && now - g_session.last_flush < kFlushIntervalNs)
     return;
   if (!OpenPendingChildProfileLocked()) return;
-  EnsureProfileDescriptorLocked();
-  W().flush();
+  WriteProfileLocked();
   g_session.last_flush = now;
   if (W().failed()) {
     // Nowhere left to say why: stop sampling so the program runs on undisturbed.
@@ -425,8 +417,8 @@ void StartSession() {
   if (!s.config.active) return;
   s.pid = getpid();
   PrepareEnvironmentForChildren(s.config);
-  UseProfileDescriptor(OpenProfileFile(s.config, s.rootImage(), s.path, sizeof s.path));
-  if (s.fd < 0) return;  // nowhere to write, not even why: stay off
+  int fd = OpenProfileFile(s.config, s.rootImage(), s.path, sizeof s.path);
+  if (fd < 0) return;  // nowhere to write, not even why: stay off
   InitSync();
   if (s.rootImage()) {
     void* page = mmap(nullptr, sizeof(SharedCounters), PROT_READ | PROT_WRITE,
@@ -435,11 +427,7 @@ void StartSession() {
   }
   s.writer = new (g_writer_storage) format::Writer();
   InitTrace(s.config.trace);
-  // The root image's file comes with its header (hotline record wrote it); a file of the
-  // runtime's own begins with one.
-  struct stat st;
-  bool has_header = fstat(s.fd, &st) == 0 && st.st_size > 0;
-  if (!(has_header ? W().beginAppend(s.fd) : W().begin(s.fd, Features()))) return;
+  if (!BeginProfileLocked(fd)) return;
   LocateRuntimeImages();
   // libunwind opens its memory-validation pipe here: see pipe2 in interpose.cc
   if (s.config.unwindsInProcess()) InitUnwinder();
@@ -452,7 +440,7 @@ void StartSession() {
     LockSession();
     W().add(format::DisabledRecord{NowNs(),
                                    W().internString("no free signal or thread key for sampling")});
-    W().flush();
+    WriteProfileLocked();
     UnlockSession();
     return;
   }
@@ -578,7 +566,6 @@ void FinishSession(format::EndHow how, uint64_t code, bool bounded) {
   stat("runtime_cpu_ns", writer_cpu);
   uint64_t end_code = code;
   if (how == format::EndHow::kExit && !s.exit_code_known) end_code = 0;
-  stat("profile_reopened", s.profile_reopened);
   if (SizesWithoutCall()) stat("sizes_without_timed_call", SizesWithoutCall());
   if (s.rootImage() && s.shared) {
     stat("children_without_profile", s.shared->children_without_profile.load());
@@ -586,12 +573,6 @@ void FinishSession(format::EndHow how, uint64_t code, bool bounded) {
   }
   W().add(format::EndRecord{now, how, end_code});
   FlushLocked(true);
-  if (ProfileDescriptorIntact()) {
-    CloseOwnDescriptor(s.fd);
-  } else {
-    ForgetDescriptor(s.fd);
-  }
-  s.fd = -1;
   s.phase.store(int(Phase::kDone));
   UnlockSession();
 }
@@ -762,16 +743,8 @@ void AfterForkChild() {
   s.live_threads.store(1);
   s.samples = s.stacks_broken = s.stacks_truncated = 0;
   s.unowned_signals.store(0);
-  // The parent's profile: closed for real in the child (which must never write to it).
-  if (ProfileDescriptorIntact()) {
-    CloseOwnDescriptor(s.fd);
-  } else {
-    ForgetDescriptor(s.fd);
-  }
-  s.profile_reopened = 0;
   // The child's own profile waits for its first data: a child that execs or exits at once (a
   // shell's, make's) then costs little more than without hotline, and leaves no empty file.
-  s.fd = -1;
   s.path[0] = '\0';
   s.file_pending = true;
   s.child_has_events = false;

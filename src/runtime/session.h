@@ -27,10 +27,9 @@ struct Session {
   format::Sampler sampler = format::Sampler::kNone;
   pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;  // guards writer and everything it writes
   format::Writer* writer = nullptr;
-  int fd = -1;  // the profile: one of the runtime's own descriptors (descriptors.h)
-  uint64_t fd_device = 0, fd_inode = 0;  // what it must still be before each write
-  uint64_t profile_reopened = 0;         // times the program took it with a raw system call
-  char path[4096] = {};                  // empty in a forked child until its profile exists
+  // The profile, opened for each write only (no descriptor stays in the program); empty in a
+  // forked child until its profile exists.
+  char path[4096] = {};
   // A forked child opens its profile only once it has something to record (a sample, an event);
   // one that ends before leaves no file, and is counted in `shared` instead.
   bool file_pending = false;
