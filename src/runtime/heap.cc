@@ -22,6 +22,7 @@
 #include "runtime/signals.h"
 #include "runtime/stack_walk.h"
 #include "runtime/threads.h"
+#include "runtime/unwind.h"
 
 #define HOTLINE_EXPORT extern "C" __attribute__((visibility("default")))
 
@@ -248,6 +249,13 @@ std::atomic<uint64_t> g_verified{0}, g_mismatched{0}, g_walked{0}, g_reused_fram
 
 // unw_backtrace's stack, without this library's frames, at most kMaxHeapFrames of it.
 int LibunwindStack(uint64_t* frames) {
+  // Made ready at its first use: libunwind opens a pipe of its own then, which a program whose
+  // stacks the walker always follows never gets.
+  static std::atomic<bool> ready{false};
+  if (!ready.load(std::memory_order_acquire)) {
+    InitUnwinder();
+    ready.store(true, std::memory_order_release);
+  }
   void* raw[kMaxHeapFrames + 8];
   int depth = unw_backtrace(raw, kMaxHeapFrames + 8);
   int skip = 0;

@@ -430,7 +430,9 @@ void StartSession() {
   if (!BeginProfileLocked(fd)) return;
   LocateRuntimeImages();
   // libunwind opens its memory-validation pipe here: see pipe2 in interpose.cc
-  if (s.config.unwindsInProcess()) InitUnwinder();
+  // The in-process sampler unwinds in its signal handler: libunwind must be ready before the
+  // first signal. The heap's walker needs it only where the walker gives up (heap.cc).
+  if (s.config.sampling() && !s.config.kernel_sampler) InitUnwinder();
   s.sampler = !s.config.sampling()                         ? format::Sampler::kNone
               : s.config.kernel_sampler                    ? format::Sampler::kKernelRecorder
               : s.config.clock == format::ClockMode::kWall ? format::Sampler::kPosixMonotonicTimer

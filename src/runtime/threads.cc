@@ -204,7 +204,17 @@ bool StartTimer(ThreadSlot* slot) {
 
 void StopTimer(ThreadSlot* slot) {
   DisarmThreadWatches(slot);
-  if (slot->perf_fd >= 0) ClosePerfEvent(slot);
+  if (slot->perf_fd >= 0) {
+    // Closing the descriptor may not end the event: a child forked a moment ago holds a copy
+    // until it closes its own, and the event would go on counting this thread through an exec,
+    // whose new program dies of the next sampling signal. Stopped first, it sends none.
+    uint64_t id = 0;
+    if (ioctl(slot->perf_fd, PERF_EVENT_IOC_ID, &id) == 0 && id == slot->perf_id) {
+      ioctl(slot->perf_fd, PERF_EVENT_IOC_DISABLE, 0);
+      fcntl(slot->perf_fd, F_SETFL, O_NONBLOCK);
+    }
+    ClosePerfEvent(slot);
+  }
   if (slot->has_timer) {
     timer_delete(slot->timer);
     slot->has_timer = false;
