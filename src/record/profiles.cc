@@ -222,15 +222,15 @@ void ProfileFiles::place(size_t index, bool final) {
       return;
     }
     std::string path = RuntimeProfileOf(output_, image);
-    if (path.empty()) {
-      result_.samples_short_children += image.samples;
-      e.state = State::kDropped;
-      return;
+    if (!path.empty()) {
+      int fd = open(path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
+      placed = fd < 0 ? Status::Error("cannot write the profile " + path + ": " + strerror(errno))
+                      : attach(index, path, fd, false);
     }
-    int fd = open(path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
-    placed = fd < 0 ? Status::Error("cannot write the profile " + path + ": " + strerror(errno))
-                    : attach(index, path, fd, false);
-  } else {
+  }
+  // No runtime wrote this image's profile (there is none in it, or it did not reach this one:
+  // a static program, posix_spawn or an exec with an environment of the program's own).
+  if (placed.ok() && entry(index).state == State::kWaiting) {
     // No runtime: the recorder's own profile, once the image has run for more than a sample's
     // time. The kernel's clock often samples a child at its exit, with a whole period's weight,
     // though it ran for much less: such a child is counted, not filed, as the runtime does.
