@@ -73,6 +73,40 @@ bool ChainToProgram(int sig, siginfo_t* info, void* uc) {
   return true;
 }
 
+// Whether the program's action on `sig` is a handler that does not restart system calls.
+bool InterruptsSystemCalls(int sig) {
+  struct sigaction act;
+  if (g_managed[sig]) {
+    act = g_program_actions[sig];
+  } else if (RealSigaction(sig, nullptr, &act) != 0) {
+    return false;
+  }
+  bool handler = (act.sa_flags & SA_SIGINFO) ? act.sa_sigaction != nullptr
+                                             : act.sa_handler != SIG_DFL && act.sa_handler != SIG_IGN;
+  return handler && !(act.sa_flags & SA_RESTART);
+}
+
+// A sample that interrupts a blocking system call restarts it (SA_RESTART), and the kernel has
+// already set the call up to run again when the sampling handler begins. A signal of the
+// program's that arrives meanwhile (the handler keeps the program's signals blocked while it
+// runs) is delivered before the call runs again, which then blocks anew: without hotline the
+// same signal would have ended the call with EINTR, as its handler asks. So when such a signal
+// is pending as the handler ends, the restart becomes that EINTR.
+void InterruptLikeTheProgramsSignal(ucontext_t* uc) {
+  auto* ip = reinterpret_cast<const uint8_t*>(uc->uc_mcontext.gregs[REG_RIP]);
+  if (ip[0] != 0x0f || ip[1] != 0x05) return;  // not at a `syscall` instruction
+  sigset_t pending;
+  if (sigpending(&pending) != 0) return;
+  for (int sig = 1; sig < NSIG; ++sig) {
+    if (sig == g_session.sample_signal || sigismember(&pending, sig) != 1 ||
+        sigismember(&uc->uc_sigmask, sig) == 1 || !InterruptsSystemCalls(sig))
+      continue;
+    uc->uc_mcontext.gregs[REG_RAX] = -EINTR;
+    uc->uc_mcontext.gregs[REG_RIP] += 2;
+    return;
+  }
+}
+
 void OnSample(int sig, siginfo_t* info, void* uc) {
   int saved_errno = errno;
   ThreadSlot* slot = CurrentSlot();
@@ -118,6 +152,7 @@ void OnSample(int sig, siginfo_t* info, void* uc) {
     LeaveRuntime();
     slot->in_handler = 0;
   }
+  InterruptLikeTheProgramsSignal(static_cast<ucontext_t*>(uc));
   errno = saved_errno;
 }
 
@@ -293,8 +328,21 @@ void DiscardPendingSamples() {
   RealSigaction(g_session.sample_signal, &act, nullptr);
 }
 
+namespace {
+// The sampling handler keeps the program's signals out while it runs (all but the faults,
+// which cannot wait), for InterruptLikeTheProgramsSignal.
+bool InstallSampleHandler(int sig) {
+  if (!Install(sig, OnSample, 0)) return false;
+  struct sigaction act;
+  RealSigaction(sig, nullptr, &act);
+  sigfillset(&act.sa_mask);
+  for (int fault : {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP, SIGSYS}) sigdelset(&act.sa_mask, fault);
+  return RealSigaction(sig, &act, nullptr) == 0;
+}
+}  // namespace
+
 void RestoreSampleHandler() {
-  if (g_session.sample_signal > 0) Install(g_session.sample_signal, OnSample, 0);
+  if (g_session.sample_signal > 0) InstallSampleHandler(g_session.sample_signal);
 }
 
 bool InstallSignalHandlers() {
@@ -304,7 +352,7 @@ bool InstallSignalHandlers() {
     int chosen = FreeRealtimeSignal(RealSigaction);
     if (!chosen) return false;
     g_session.sample_signal = chosen;
-    if (!Install(chosen, OnSample, 0)) return false;
+    if (!InstallSampleHandler(chosen)) return false;
   }
   int toggle = g_session.config.toggle_signal;
   if (toggle > 0 && toggle < NSIG && toggle != g_session.sample_signal) {
