@@ -151,6 +151,18 @@ void OnSample(int sig, siginfo_t* info, void* uc) {
     }
     LeaveRuntime();
     slot->in_handler = 0;
+    // Samples that came while this one was taken (the signal is blocked in its own handler)
+    // wait in the kernel's queue; a handler slower than the period (a deep unwind at a high
+    // rate) would let them fill it. They stand for the handler's own time: taken and dropped.
+    sigset_t own;
+    sigemptyset(&own);
+    sigaddset(&own, sig);
+    timespec now{0, 0};
+    siginfo_t queued;
+    while (sigtimedwait(&own, &queued, &now) == sig) {
+      ++t_samples;
+      slot->delivered.fetch_add(1, std::memory_order_relaxed);
+    }
   }
   InterruptLikeTheProgramsSignal(static_cast<ucontext_t*>(uc));
   errno = saved_errno;
