@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "sampler/perf_recorder.h"
 
 namespace hotline::cli {
 
@@ -21,7 +22,7 @@ struct RecordOptions {
   bool follow_exec = false;
   std::string trace = "auto";
   std::string sampler = "auto";
-  unsigned stack_bytes = 8192;
+  unsigned stack_bytes = sampler::kMaxStackBytes;
   bool no_trace = false;
   bool heap = false;
   uint64_t heap_sample = 0;  // bytes between heap samples on average; 0: --heap's every allocation
@@ -64,8 +65,8 @@ struct RecordOptions {
         ->check(CLI::IsMember({"auto", "kernel", "signal"}));
     cmd.add_option("--stack-bytes", stack_bytes,
                    "kernel sampler: bytes of user stack copied with each sample, for unwinding "
-                   "(a multiple of 8)")
-        ->check(CLI::Range(512u, 65000u));
+                   "(a multiple of 8; the default is the most the kernel copies)")
+        ->check(CLI::Range(512u, sampler::kMaxStackBytes));
     cmd.add_flag("--heap", heap,
                  "record every allocation and release (malloc family, new/delete, anonymous "
                  "mmap) with its stack; combine with -F 0 for the heap alone");

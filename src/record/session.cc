@@ -308,6 +308,40 @@ void TakeExitStatuses(const ExitListener& exits, sampler::Recording& recording) 
       image->exit_status = exits.statusOf(pid_t(image->pid));
 }
 
+// The samples whose stacks are cut, and why, when they are more than 1% of the run's.
+void TellAboutStacks(const sampler::Recording& recording, uint32_t stack_bytes,
+                     const Listener& listen) {
+  uint64_t samples = 0, past_copy = 0, depth = 0, broken = 0;
+  for (const auto& image : recording.images()) {
+    samples += image->samples;
+    past_copy += image->stacks_past_copy;
+    depth += image->stacks_truncated - image->stacks_past_copy;
+    broken += image->stacks_broken;
+  }
+  auto share = [&](uint64_t n) { return samples ? 100.0 * double(n) / double(samples) : 0.0; };
+  if (share(past_copy) > 1)
+    listen({Message::kWarning,
+            fmt::format("{:.1f}% of the samples have stacks deeper than the {} bytes copied with "
+                        "each: their outer frames are missing (shown as [truncated]){}",
+                        share(past_copy), stack_bytes,
+                        stack_bytes < sampler::kMaxStackBytes
+                            ? fmt::format("; --stack-bytes {} copies the most the kernel can",
+                                          sampler::kMaxStackBytes)
+                            : "; that is the most the kernel copies")});
+  if (share(depth) > 1)
+    listen({Message::kWarning,
+            fmt::format("{:.1f}% of the samples have stacks deeper than --max-depth: their outer "
+                        "frames are missing (shown as [truncated]); a larger --max-depth keeps "
+                        "them",
+                        share(depth))});
+  if (share(broken) > 1)
+    listen({Message::kWarning,
+            fmt::format("{:.1f}% of the samples have stacks that stop at a frame without unwind "
+                        "information (code built without it, or generated at run time): their "
+                        "callers are missing (shown as [broken stack])",
+                        share(broken))});
+}
+
 // The profile's first records when no runtime writes them: the process, as it starts.
 sampler::SampledImage FirstImage(pid_t pid, pid_t ppid, const std::string& exe,
                                  const std::vector<std::string>& argv) {
@@ -524,6 +558,7 @@ Expected<Outcome> RecordProgram(const Request& r, const Listener& listen, int* e
     ProfilesResult result = files->finish(&end);
     if (write_error.ok()) write_error = finished.ok() ? result.status : finished;
     TellAboutSamples(recording, result, output, r.wall_clock, listen);
+    TellAboutStacks(recording, r.stack_bytes, listen);
   } else if (!runtime && write_error.ok()) {
     format::Writer tail;
     tail.beginAppend(*output_fd);
@@ -627,6 +662,7 @@ Expected<Outcome> AttachProcess(const AttachRequest& r, const volatile sig_atomi
   ProfilesResult result = files.finish(&end);
   if (write_error.ok()) write_error = finished.ok() ? result.status : finished;
   TellAboutSamples(recording, result, output, r.wall_clock, listen);
+  TellAboutStacks(recording, r.stack_bytes, listen);
   if (!write_error.ok()) {
     outcome.profile_lost = true;
     listen({Message::kError, write_error.message()});

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "sampler/perf_recorder.h"
 
 namespace hotline::record {
 
@@ -35,7 +36,7 @@ struct Request {
   bool follow_exec = false;
   TraceChoice trace = TraceChoice::kAuto;
   SamplerChoice sampler = SamplerChoice::kAuto;
-  uint32_t stack_bytes = 8192;
+  uint32_t stack_bytes = sampler::kMaxStackBytes;
   bool heap = false;
   uint64_t heap_sample = 0;  // bytes between heap samples on average; 0: every allocation
   uint64_t heap_seed = 0;
@@ -53,7 +54,7 @@ struct AttachRequest {
   uint32_t freq_hz = 1000;
   bool wall_clock = false;
   uint32_t max_depth = 256;
-  uint32_t stack_bytes = 8192;
+  uint32_t stack_bytes = sampler::kMaxStackBytes;
 };
 
 struct Message {

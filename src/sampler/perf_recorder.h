@@ -23,9 +23,13 @@
 
 namespace hotline::sampler {
 
+// The most user stack the kernel copies with a sample (a 16-bit size, in whole words): the
+// default, so that stacks of deep programs (60 to 150 frames of C++) reach their root.
+inline constexpr uint32_t kMaxStackBytes = 65528;
+
 struct PerfOptions {
   uint32_t freq_hz = 1000;      // samples per second of each thread's CPU time
-  uint32_t stack_bytes = 8192;  // user stack copied with each sample (multiple of 8)
+  uint32_t stack_bytes = kMaxStackBytes;  // user stack copied with each sample (multiple of 8)
   // Data pages per CPU ring (a power of two): 128 and the header page make 516 KiB, what
   // perf_event_mlock_kb lets an unprivileged user lock per CPU by default.
   uint32_t ring_pages = 128;

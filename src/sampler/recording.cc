@@ -471,7 +471,12 @@ void Recording::onSample(const PerfSample& s) {
   frames_.insert(frames_.end(), stack.frames.begin(), stack.frames.end());
   uint32_t flags = 0;
   if (stack.truncated) flags |= format::kSampleTruncated;
-  if (stack.incomplete && stack.frames.size() <= 1) flags |= format::kSampleBroken;
+  if (stack.incomplete) flags |= format::kSampleBroken;
+  if (!s.switch_out) {
+    stream->image->stacks_truncated += stack.truncated;
+    stream->image->stacks_past_copy += stack.past_copy;
+    stream->image->stacks_broken += stack.incomplete;
+  }
   uint64_t node = 0;
   for (size_t i = frames_.size(); i-- > 0;) node = stream->writer.internStackNode(node, frames_[i]);
   thread.last_node = node;

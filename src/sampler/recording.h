@@ -23,7 +23,7 @@ namespace hotline::sampler {
 struct RecordingOptions {
   uint32_t freq_hz = 1000;
   uint32_t max_depth = 256;
-  uint32_t stack_bytes = 8192;
+  uint32_t stack_bytes = kMaxStackBytes;
   bool wall_clock = false;  // also weigh the time threads spend off their CPU
   // Where the streams wait for the end of the run (unnamed files there).
   std::string scratch_dir = "/tmp";
@@ -40,6 +40,9 @@ struct SampledImage {
   std::string exe;
   std::vector<std::string> argv;
   uint64_t samples = 0;
+  // Samples whose stacks go on beyond what was unwound (past_copy: the kernel's copy ended
+  // first), and whose walk stopped at a frame it could not follow.
+  uint64_t stacks_truncated = 0, stacks_past_copy = 0, stacks_broken = 0;
   uint64_t cpu_ns = 0;  // the CPU time the kernel counted for its threads that ended
   // How the process ended, read from the kernel as it did (the exit status waitpid would give
   // its parent), when the kernel still had it; -1 when not known.

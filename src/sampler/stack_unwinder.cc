@@ -17,6 +17,8 @@ namespace {
 // What the callbacks need while one sample is unwound.
 struct Current {
   const PerfSample* sample = nullptr;
+  // The walk asked for a word above the end of the copy: the stack goes on past it.
+  bool past_copy = false;
 };
 
 pid_t NextThread(Dwfl*, void* arg, void** thread_arg) {
@@ -33,10 +35,15 @@ bool GetThread(Dwfl*, pid_t tid, void* arg, void** thread_arg) {
 
 // Memory is the sample's copy of the stack, and nothing else.
 bool MemoryRead(Dwfl*, Dwarf_Addr address, Dwarf_Word* result, void* arg) {
-  const PerfSample* s = static_cast<Current*>(arg)->sample;
+  auto* current = static_cast<Current*>(arg);
+  const PerfSample* s = current->sample;
   uint64_t sp = s->regs.sp;
-  if (address < sp || address - sp > s->stack.size() || s->stack.size() - (address - sp) < 8)
+  if (address < sp || address - sp > s->stack.size() || s->stack.size() - (address - sp) < 8) {
+    // A word above the copy, within reach of a stack (8 MiB, as a thread's): the copy was too
+    // short for this stack. Anything else is a frame that cannot be followed.
+    if (address >= sp && address - sp < (uint64_t{8} << 20)) current->past_copy = true;
     return false;
+  }
   std::memcpy(result, s->stack.data() + (address - sp), 8);
   return true;
 }
@@ -182,11 +189,17 @@ UnwoundStack StackUnwinder::unwind(const PerfSample& sample, uint32_t max_depth)
     }
   }
   p->current.sample = &sample;
+  p->current.past_copy = false;
   FrameWalk walk{&out, max_depth};
   int result = dwfl_getthread_frames(p->dwfl, pid_t(sample.tid), OnFrame, &walk);
   p->current.sample = nullptr;
   if (out.frames.empty()) out.frames.push_back(sample.regs.ip);
-  if (result == -1) {
+  // elfutils ends a walk quietly where it cannot read a return address: a walk that wanted a
+  // word above the copy went on past it, whatever elfutils returned.
+  if (out.truncated) return out;
+  if (p->current.past_copy) {
+    out.truncated = out.past_copy = true;
+  } else if (result == -1) {
     out.incomplete = true;
     out.why = dwfl_errmsg(-1);
   }

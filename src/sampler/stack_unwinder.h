@@ -17,9 +17,12 @@ namespace hotline::sampler {
 
 struct UnwoundStack {
   std::vector<uint64_t> frames;  // innermost first: the sampled pc, then return addresses
-  bool truncated = false;        // stopped at the maximum depth
+  // The stack goes on beyond these frames: stopped at the maximum depth, or (past_copy) at the
+  // end of the stack the kernel copied.
+  bool truncated = false;
+  bool past_copy = false;
   // The walk did not end where the unwind information ends the stack: a frame without CFI, a
-  // stack copy too short, a pc in no known mapping. What elfutils said, when it said something.
+  // bad frame, a pc in no known mapping. What elfutils said, when it said something.
   bool incomplete = false;
   std::string why;
 };

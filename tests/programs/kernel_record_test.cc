@@ -94,6 +94,44 @@ TEST(KernelRecord, StacksWithoutFramePointersReachMain) {
   EXPECT_GT(rows["leaf"], total * 8 / 10);
 }
 
+// 120 frames of C++ of a few hundred bytes each: with the defaults, every stack reaches main
+// (the kernel copies 64 KiB of each), and none is counted as cut.
+TEST(KernelRecord, DeepCppStacksReachMainWithTheDefaults) {
+  Recorded r = RecordAndCompare("kernel-deep-cpp", {PROGRAM_deep_cpp, "chain"});
+  uint64_t total = 0;
+  auto rows = Inclusive(r.profile, &total);
+  ASSERT_GT(total, 0u);
+  EXPECT_GE(rows["main"], total * 99 / 100);
+  format::RawProfile p = Load(r.profile);
+  uint64_t cut = 0;
+  for (const auto& s : p.samples)
+    cut += (s.flags & (format::kSampleTruncated | format::kSampleBroken)) != 0;
+  EXPECT_LE(cut * 100, p.samples.size()) << cut << " of " << p.samples.size();
+}
+
+// A stack deeper than any copy: the samples are counted as truncated, record says so with the
+// cause, and the report puts their outer part under [truncated], not under functions that seem
+// to have no caller.
+TEST(KernelRecord, StacksDeeperThanTheCopyAreCountedAndWarned) {
+  std::string dir = ScratchDir("kernel-abyss");
+  RunResult r = Hotline({"record", "-o", dir + "/p.hotline", "--", PROGRAM_deep_cpp, "abyss", "400"},
+                        dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("of the samples have stacks deeper than the 65528 bytes copied"),
+            std::string::npos)
+      << r.err;
+  format::RawProfile p = Load(dir + "/p.hotline");
+  uint64_t truncated = 0;
+  for (const auto& s : p.samples) truncated += (s.flags & format::kSampleTruncated) != 0;
+  EXPECT_GT(truncated * 10, p.samples.size() * 9) << truncated << " of " << p.samples.size();
+  RunResult summary = Hotline({"report", dir + "/p.hotline"}, dir);
+  EXPECT_NE(summary.out.find("truncated stacks"), std::string::npos);
+  uint64_t total = 0;
+  auto rows = Inclusive(dir + "/p.hotline", &total);
+  EXPECT_GT(rows["[truncated]"], total * 9 / 10);
+  EXPECT_EQ(rows.count("[broken stack]") ? rows["[broken stack]"] : 0, 0u);
+}
+
 // A thread that blocks every signal is sampled like the others, with no signal queued in the
 // program (a queue of 64 would fill otherwise).
 TEST(KernelRecord, ThreadBlockingSignalsIsSampledForItsCpuTime) {
