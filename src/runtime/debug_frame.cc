@@ -14,36 +14,25 @@
 #define UNW_LOCAL_ONLY
 #include <libunwind.h>
 
-#include "runtime/dwarf_bytes.h"
+#include "unwind/cfi.h"
+#include "unwind/dwarf_bytes.h"
 
 namespace hotline::rt {
 namespace {
 
-// DWARF register numbers of x86-64 (psABI figure 3.36).
-constexpr uint32_t kDwarfRbp = 6, kDwarfRsp = 7;
-
-// How a register of the caller is found. Only rbp and the return address are tracked: a CFA
-// rule based on any other register cannot be followed, since the walk does not know its value.
-enum RuleKind : uint8_t { kSame, kUndefined, kAtCfa, kUnknown };
-
-struct Rule {
-  RuleKind kind = kUnknown;
-  int32_t offset = 0;  // kAtCfa: the value is saved at CFA + offset
-};
-
-struct State {
-  uint32_t cfa_reg = 0;
-  int64_t cfa_offset = 0;
-  bool cfa_known = false;
-  Rule rbp{kSame, 0}, ra;
-};
+using unwind::Cie;
+using unwind::DwarfBytes;
+using unwind::kDwarfRbp;
+using unwind::kDwarfRsp;
+using unwind::Rule;
+using unwind::State;
 
 // One row of the unwind table: for pc in [start, end), CFA = (rsp or rbp) + cfa_offset.
 struct Row {
   uint64_t start, end;
   int32_t cfa_offset, ra_offset, rbp_offset;
   uint8_t cfa_reg;  // kDwarfRsp, kDwarfRbp, or 0 when the CFA cannot be computed
-  RuleKind ra, rbp;
+  Rule::Kind ra, rbp;
 };
 
 struct Table {
@@ -59,13 +48,6 @@ constexpr int kMaxTables = 256;
 constinit Table g_tables[kMaxTables];
 constinit std::atomic<int> g_table_count{0};
 constinit std::atomic<uint64_t> g_entry_low{0}, g_entry_high{0};
-
-struct Cie {
-  uint64_t code_align = 1;
-  int64_t data_align = 1;
-  uint64_t ra_column = 16;
-  uint64_t insns = 0, insns_end = 0;  // addresses in the mapped section
-};
 
 // A growing array of rows in anonymous memory (the runtime stays off the program's malloc).
 struct RowBuffer {
@@ -96,7 +78,7 @@ struct RowBuffer {
 // "" only: nothing else is emitted into .debug_frame by the compilers we know).
 bool ParseCie(const uint8_t* section, uint64_t section_size, uint64_t offset, Cie* cie) {
   if (offset >= section_size) return false;
-  DwarfBytes r{AddressOf(section + offset), AddressOf(section + section_size)};
+  DwarfBytes r{unwind::AddressOf(section + offset), unwind::AddressOf(section + section_size)};
   uint64_t length = r.fixed(4);
   if (length == 0 || length >= 0xfffffff0 || !r.has(length)) return false;
   r.end = r.p + length;
@@ -111,25 +93,8 @@ bool ParseCie(const uint8_t* section, uint64_t section_size, uint64_t offset, Ci
   cie->ra_column = version == 1 ? r.fixed(1) : r.uleb();
   cie->insns = r.p;
   cie->insns_end = r.end;
+  cie->set_loc = true;
   return r.ok;
-}
-
-Rule* Tracked(State* s, const Cie& cie, uint64_t reg) {
-  if (reg == kDwarfRbp) return &s->rbp;
-  if (reg == cie.ra_column) return &s->ra;
-  return nullptr;
-}
-
-void RestoreRule(State* s, const State& initial, const Cie& cie, uint64_t reg) {
-  if (reg == kDwarfRbp) s->rbp = initial.rbp;
-  if (reg == cie.ra_column) s->ra = initial.ra;
-}
-
-void SetRule(State* s, const Cie& cie, uint64_t reg, RuleKind kind, int64_t offset = 0) {
-  if (Rule* rule = Tracked(s, cie, reg)) {
-    bool fits = offset >= INT32_MIN && offset <= INT32_MAX;
-    *rule = Rule{fits ? kind : kUnknown, int32_t(offset)};
-  }
 }
 
 Row MakeRow(uint64_t start, uint64_t end, const State& s) {
@@ -138,143 +103,24 @@ Row MakeRow(uint64_t start, uint64_t end, const State& s) {
              s.ra.kind,   s.rbp.kind};
 }
 
-enum class Run { kDone, kStopped, kNoMemory };
-
-// Runs the CFA instructions of a CIE (rows == nullptr) or an FDE, emitting a row for each
-// address range with its rules. Stops at the first instruction it does not know (or a damaged
-// one), keeping the rows before it.
-Run Execute(DwarfBytes r, const Cie& cie, uint64_t bias, const State& initial, State* state,
-            uint64_t* loc, uint64_t end, RowBuffer* rows) {
-  constexpr int kStackDepth = 16;
-  State stack[kStackDepth];
-  int depth = 0;
-  auto advance = [&](uint64_t next) {
-    if (!rows || next <= *loc) return true;
+// Runs an FDE's instructions from `initial` (the CIE's rules), pushing a row for each address
+// range of [pc, end). False when memory ran out; rows after an instruction not understood are
+// left out.
+bool PushRows(DwarfBytes r, const Cie& cie, uint64_t bias, const State& initial, uint64_t pc,
+              uint64_t end, RowBuffer* rows) {
+  State state = initial;
+  uint64_t loc = pc;
+  bool memory = true;
+  unwind::Run run = unwind::Execute(r, cie, bias, initial, &state, &loc, [&](uint64_t next) {
+    if (next <= loc) return true;
     uint64_t stop = std::min(next, end);
-    if (stop > *loc && !rows->push(MakeRow(*loc, stop, *state))) return false;
-    *loc = next;
+    if (stop > loc && !rows->push(MakeRow(loc, stop, state))) return memory = false;
     return true;
-  };
-  auto set_cfa = [&](uint64_t reg, int64_t offset) {
-    state->cfa_reg = uint32_t(reg);
-    state->cfa_offset = offset;
-    state->cfa_known =
-        (reg == kDwarfRsp || reg == kDwarfRbp) && offset >= INT32_MIN && offset <= INT32_MAX;
-  };
-  int64_t daf = cie.data_align;
-  uint64_t caf = cie.code_align;
-  while (r.ok && r.p < r.end) {
-    uint8_t op = uint8_t(r.fixed(1));
-    uint8_t low = op & 0x3f;
-    switch (op >> 6) {
-      case 1:  // DW_CFA_advance_loc
-        if (!advance(*loc + low * caf)) return Run::kNoMemory;
-        continue;
-      case 2:  // DW_CFA_offset
-        SetRule(state, cie, low, kAtCfa, int64_t(r.uleb()) * daf);
-        continue;
-      case 3:  // DW_CFA_restore
-        RestoreRule(state, initial, cie, low);
-        continue;
-      default:
-        break;
-    }
-    switch (op) {
-      case 0x00:  // DW_CFA_nop
-        break;
-      case 0x01:  // DW_CFA_set_loc: a link-time address
-        if (!advance(r.fixed(8) + bias)) return Run::kNoMemory;
-        break;
-      case 0x02:  // DW_CFA_advance_loc1
-        if (!advance(*loc + r.fixed(1) * caf)) return Run::kNoMemory;
-        break;
-      case 0x03:  // DW_CFA_advance_loc2
-        if (!advance(*loc + r.fixed(2) * caf)) return Run::kNoMemory;
-        break;
-      case 0x04:  // DW_CFA_advance_loc4
-        if (!advance(*loc + r.fixed(4) * caf)) return Run::kNoMemory;
-        break;
-      case 0x05: {  // DW_CFA_offset_extended
-        uint64_t reg = r.uleb();
-        SetRule(state, cie, reg, kAtCfa, int64_t(r.uleb()) * daf);
-        break;
-      }
-      case 0x06:  // DW_CFA_restore_extended
-        RestoreRule(state, initial, cie, r.uleb());
-        break;
-      case 0x07:  // DW_CFA_undefined
-        SetRule(state, cie, r.uleb(), kUndefined);
-        break;
-      case 0x08:  // DW_CFA_same_value
-        SetRule(state, cie, r.uleb(), kSame);
-        break;
-      case 0x09:  // DW_CFA_register: the value lives in a register the walk does not track
-        SetRule(state, cie, r.uleb(), kUnknown);
-        r.uleb();
-        break;
-      case 0x0a:  // DW_CFA_remember_state
-        if (depth == kStackDepth) return Run::kStopped;
-        stack[depth++] = *state;
-        break;
-      case 0x0b:  // DW_CFA_restore_state
-        if (depth == 0) return Run::kStopped;
-        *state = stack[--depth];
-        break;
-      case 0x0c: {  // DW_CFA_def_cfa
-        uint64_t reg = r.uleb();
-        set_cfa(reg, int64_t(r.uleb()));
-        break;
-      }
-      case 0x0d:  // DW_CFA_def_cfa_register
-        set_cfa(r.uleb(), state->cfa_offset);
-        break;
-      case 0x0e:  // DW_CFA_def_cfa_offset
-        set_cfa(state->cfa_reg, int64_t(r.uleb()));
-        break;
-      case 0x0f:  // DW_CFA_def_cfa_expression
-        state->cfa_known = false;
-        r.skip(r.uleb());
-        break;
-      case 0x10:    // DW_CFA_expression
-      case 0x16: {  // DW_CFA_val_expression
-        SetRule(state, cie, r.uleb(), kUnknown);
-        r.skip(r.uleb());
-        break;
-      }
-      case 0x11: {  // DW_CFA_offset_extended_sf
-        uint64_t reg = r.uleb();
-        SetRule(state, cie, reg, kAtCfa, r.sleb() * daf);
-        break;
-      }
-      case 0x12: {  // DW_CFA_def_cfa_sf
-        uint64_t reg = r.uleb();
-        set_cfa(reg, r.sleb() * daf);
-        break;
-      }
-      case 0x13:  // DW_CFA_def_cfa_offset_sf
-        set_cfa(state->cfa_reg, r.sleb() * daf);
-        break;
-      case 0x14:  // DW_CFA_val_offset
-      case 0x15:  // DW_CFA_val_offset_sf
-        SetRule(state, cie, r.uleb(), kUnknown);
-        if (op == 0x14)
-          r.uleb();
-        else
-          r.sleb();
-        break;
-      case 0x2e:  // DW_CFA_GNU_args_size
-        r.uleb();
-        break;
-      case 0x2f: {  // DW_CFA_GNU_negative_offset_extended
-        uint64_t reg = r.uleb();
-        SetRule(state, cie, reg, kAtCfa, -int64_t(r.uleb()) * daf);
-        break;
-      }
-      default:
-        return Run::kStopped;
-    }
-  }
-  return r.ok ? Run::kDone : Run::kStopped;
+  });
+  if (!memory) return false;
+  // The last row runs to the end of the function, unless its rules were not understood.
+  if (run == unwind::Run::kEnded && loc < end) return rows->push(MakeRow(loc, end, state));
+  return true;
 }
 
 bool CoveredByEhFrame(uint64_t pc) {
@@ -289,7 +135,7 @@ bool DecodeSection(const uint8_t* section, uint64_t size, uint64_t bias, uint64_
   uint64_t entry = getauxval(AT_ENTRY);
   uint64_t offset = 0;
   while (offset + 4 <= size) {
-    DwarfBytes r{AddressOf(section + offset), AddressOf(section + size)};
+    DwarfBytes r{unwind::AddressOf(section + offset), unwind::AddressOf(section + size)};
     uint64_t length = r.fixed(4);
     // fpc separates its units' entries with zero terminators; skip them and go on.
     if (length == 0) {
@@ -327,16 +173,10 @@ bool DecodeSection(const uint8_t* section, uint64_t size, uint64_t bias, uint64_
     }
     State initial;
     uint64_t loc = pc;
-    if (Execute(DwarfBytes{cie.insns, cie.insns_end}, cie, bias, initial, &initial, &loc, pc,
-                nullptr) != Run::kDone)
+    if (unwind::Execute(DwarfBytes{cie.insns, cie.insns_end}, cie, bias, initial, &initial, &loc,
+                        [](uint64_t) { return true; }) != unwind::Run::kEnded)
       continue;
-    State state = initial;
-    loc = pc;
-    Run run = Execute(r, cie, bias, initial, &state, &loc, pc + range, rows);
-    if (run == Run::kNoMemory) return false;
-    // The last row runs to the end of the function, unless its rules were not understood.
-    if (run == Run::kDone && loc < pc + range && !rows->push(MakeRow(loc, pc + range, state)))
-      return false;
+    if (!PushRows(r, cie, bias, initial, pc, pc + range, rows)) return false;
   }
   return true;
 }
@@ -453,16 +293,17 @@ CfiStep StepDebugFrame(uint64_t lookup_pc, uint64_t* ip, uint64_t* sp, uint64_t*
                        const StackWindow& window) {
   const Row* row = FindRow(lookup_pc);
   if (!row) return CfiStep::kNotCovered;
-  if (row->ra == kUndefined) return CfiStep::kOutermost;
-  if (row->cfa_reg == 0 || row->ra != kAtCfa) return CfiStep::kFailed;
+  if (row->ra == Rule::kUndefined) return CfiStep::kOutermost;
+  if (row->cfa_reg == 0 || row->ra != Rule::kAtCfa) return CfiStep::kFailed;
   uint64_t cfa = (row->cfa_reg == kDwarfRsp ? *sp : *bp) + uint64_t(int64_t(row->cfa_offset));
   // The caller's frame lies above this one; anything else is a bad row or a bad register.
   if (cfa <= *sp) return CfiStep::kFailed;
   uint64_t ret = 0, saved_bp = *bp;
   if (!window.read(cfa + uint64_t(int64_t(row->ra_offset)), &ret)) return CfiStep::kFailed;
-  if (row->rbp == kAtCfa && !window.read(cfa + uint64_t(int64_t(row->rbp_offset)), &saved_bp))
+  if (row->rbp == Rule::kAtCfa &&
+      !window.read(cfa + uint64_t(int64_t(row->rbp_offset)), &saved_bp))
     return CfiStep::kFailed;
-  if (row->rbp == kUndefined || row->rbp == kUnknown) saved_bp = 0;
+  if (row->rbp == Rule::kUndefined || row->rbp == Rule::kUnknown) saved_bp = 0;
   if (ret == 0) return CfiStep::kOutermost;
   *ip = ret;
   *sp = cfa;

@@ -19,6 +19,8 @@
 
 #include <cstdint>
 
+#include "unwind/eh_frame.h"
+
 namespace hotline::rt {
 
 inline constexpr int kMaxWalkFrames = 128;
@@ -32,15 +34,6 @@ inline uint64_t HashStackStep(uint64_t outer_hash, uint64_t pc) {
 inline constexpr uint64_t kStackHashSeed = 0x9E3779B97F4A7C15ull;
 uint64_t HashStack(const uint64_t* frames, int depth);  // frames innermost first
 
-// An unwind rule, as cached: how the caller's registers follow from a frame's.
-struct UnwindRule {
-  uint64_t pc = 0;  // the lookup address (return address - 1); 0: empty slot
-  int32_t cfa_offset = 0;
-  int16_t rbp_offset = 0;  // kSavedRbp: rbp is saved at CFA + rbp_offset
-  uint8_t kind = 0;        // RuleKind in stack_walk.cc
-  uint8_t cfa_from_rbp = 0;
-};
-
 // One frame of a walk: its registers, and the stack words the step to its caller read.
 struct WalkedFrame {
   uint64_t pc, sp, bp;
@@ -52,7 +45,7 @@ struct WalkedFrame {
 // Per-thread state of the walker (lives in the thread's heap ring; only its thread uses it).
 struct StackWalker {
   static constexpr int kRuleSlots = 8192;
-  UnwindRule rules[kRuleSlots];
+  unwind::StepRule rules[kRuleSlots];  // by lookup address (return address - 1)
   // The last walk, outermost frame first: frames[depth - 1] is the innermost.
   WalkedFrame frames[kMaxWalkFrames];
   WalkedFrame fresh[kMaxWalkFrames];  // the walk's scratch (kept off the program's stack)

@@ -1,13 +1,13 @@
-// A checked reader of DWARF-encoded bytes (unwind tables) in the process's memory, shared by the
-// .debug_frame decoder and the heap's stack walker. The caller bounds it to memory it knows is
-// readable; a read past `end` sets !ok and yields zeros, so a damaged table ends its entry
-// instead of the process.
+// A checked reader of DWARF-encoded bytes (unwind tables) in this process's memory: the loaded
+// images the runtime unwinds, or the copies of a program's files the recorder maps. The caller
+// bounds it to memory it knows is readable; a read past `end` sets !ok and yields zeros, so a
+// damaged table ends its entry instead of the process.
 #pragma once
 
 #include <cstdint>
 #include <cstring>
 
-namespace hotline::rt {
+namespace hotline::unwind {
 
 inline const void* AtAddress(uint64_t address) {
   return reinterpret_cast<const void*>(address);  // NOLINT(performance-no-int-to-ptr)
@@ -64,4 +64,4 @@ struct DwarfBytes {
   }
 };
 
-}  // namespace hotline::rt
+}  // namespace hotline::unwind
