@@ -21,11 +21,6 @@
 namespace hotline::record {
 namespace {
 
-std::string Directory(const std::string& path) {
-  std::string dir = std::filesystem::path(path).parent_path().string();
-  return dir.empty() ? "." : dir;
-}
-
 // BASE.PID[.N].hotline files beside `output` whose process is `pid`, with their process records,
 // oldest first.
 struct Candidate {

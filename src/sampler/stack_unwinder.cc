@@ -103,6 +103,12 @@ std::string OwnVdsoImage() {
   return path;
 }
 
+// The file whose unwind tables describe mapping `m`. The vDSO has no file; the kernel gives
+// every process the same one, so the recorder's own image unwinds the program's.
+std::string CfiFileOf(const PerfMapping& m) {
+  return m.path == kVdso ? OwnVdsoImage() : ReadableCfiFile(m.path);
+}
+
 struct StackUnwinder::Process {
   std::vector<PerfMapping> mappings;  // executable file mappings, in the order reported
   Dwfl* dwfl = nullptr;
@@ -118,9 +124,7 @@ struct StackUnwinder::Process {
   void report(const PerfMapping& m) {
     if (!dwfl) dwfl = dwfl_begin(&kCallbacks);
     if (!dwfl) return;
-    // The vDSO has no file; the kernel gives every process the same one, so the recorder's own
-    // image unwinds the program's.
-    std::string path = m.path == kVdso ? OwnVdsoImage() : ReadableCfiFile(m.path);
+    std::string path = CfiFileOf(m);
     if (path.empty()) return;
     dwfl_report_begin_add(dwfl);
     // The file's load address, as perf computes it: where its offset 0 would be mapped.
@@ -146,11 +150,13 @@ void StackUnwinder::onMapping(const PerfMapping& m) {
   Process* p = process(m.pid);
   p->mappings.push_back(m);
   p->report(m);
+  fast_.onMapping(m, CfiFileOf(m));
 }
 
 void StackUnwinder::onTask(const PerfTask& task) {
   if (task.exit || task.pid == task.ppid) return;  // a thread: same address space
   // A forked child starts with a copy of its parent's address space.
+  fast_.onFork(task.ppid, task.pid);
   Process* child = process(task.pid);
   child->reset();
   child->mappings = process(task.ppid)->mappings;
@@ -159,12 +165,20 @@ void StackUnwinder::onTask(const PerfTask& task) {
 
 void StackUnwinder::onComm(const PerfComm& comm) {
   if (!comm.exec) return;
+  fast_.onExec(comm.pid);
   Process* p = process(comm.pid);  // a new program: its mappings follow this record
   p->reset();
   p->mappings.clear();
 }
 
 UnwoundStack StackUnwinder::unwind(const PerfSample& sample, uint32_t max_depth) {
+  UnwoundStack out;
+  if (max_depth > 0 && fast_.unwind(sample, max_depth, &out) == FastUnwinder::Result::kDone)
+    return out;
+  return unwindWithElfutils(sample, max_depth);
+}
+
+UnwoundStack StackUnwinder::unwindWithElfutils(const PerfSample& sample, uint32_t max_depth) {
   UnwoundStack out;
   if (!sample.regs.valid || max_depth == 0) {
     out.incomplete = true;

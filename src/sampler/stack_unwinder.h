@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "sampler/fast_unwinder.h"
 #include "sampler/perf_recorder.h"
 
 namespace hotline::sampler {
@@ -39,13 +40,21 @@ class StackUnwinder {
   void onTask(const PerfTask& task);
   void onComm(const PerfComm& comm);
 
-  // Unwinds `sample` (a user-mode sample with registers) up to `max_depth` frames.
+  // Unwinds `sample` (a user-mode sample with registers) up to `max_depth` frames: the quick
+  // path (fast_unwinder.h) where it knows every frame, elfutils where it does not.
   UnwoundStack unwind(const PerfSample& sample, uint32_t max_depth);
+
+  // Samples the quick path unwound, and those it left to elfutils.
+  uint64_t quick() const { return fast_.quick(); }
+  uint64_t slow() const { return fast_.gave_up(); }
+  // elfutils alone: what the quick path must give wherever it gives anything (its tests).
+  UnwoundStack unwindWithElfutils(const PerfSample& sample, uint32_t max_depth);
 
  private:
   struct Process;
   Process* process(uint32_t pid);
   std::map<uint32_t, std::unique_ptr<Process>> processes_;
+  FastUnwinder fast_;
 };
 
 }  // namespace hotline::sampler

@@ -200,6 +200,37 @@ TEST(KernelSampler, StacksUnwoundWithCfiReachMain) {
   EXPECT_GT(complete, stacks.size() * 9 / 10) << complete << " of " << stacks.size();
 }
 
+// The quick path (cached .eh_frame rules) gives the frames elfutils gives, sample for sample,
+// and it is the one that unwinds nearly every sample of ordinary code.
+struct BothWays : Collected {
+  uint64_t compared = 0, differing = 0;
+  std::string first_difference;
+  void onSample(const sampler::PerfSample& s) override {
+    if (!s.regs.valid) return;
+    uint64_t quick_before = unwinder.quick();
+    sampler::UnwoundStack quick = unwinder.unwind(s, 256);
+    if (unwinder.quick() == quick_before) return;  // left to elfutils anyway
+    sampler::UnwoundStack slow = unwinder.unwindWithElfutils(s, 256);
+    ++compared;
+    if (quick.frames != slow.frames || quick.truncated != slow.truncated) {
+      if (++differing == 1)
+        first_difference = std::to_string(quick.frames.size()) + " frames against " +
+                           std::to_string(slow.frames.size());
+    }
+  }
+};
+
+TEST(KernelSampler, QuickPathGivesTheFramesElfutilsGives) {
+  for (const char* program : {PROGRAM_deep_stack, PROGRAM_deep_cpp, PROGRAM_signal_blocker}) {
+    BothWays c;
+    SampledRun run = SampleProgram(program, c);
+    ASSERT_TRUE(WIFEXITED(run.status) && WEXITSTATUS(run.status) == 0) << program;
+    EXPECT_GT(c.compared, 100u) << program;
+    EXPECT_EQ(c.differing, 0u) << program << ": " << c.first_difference;
+    EXPECT_GT(c.unwinder.quick(), (c.unwinder.quick() + c.unwinder.slow()) * 9 / 10) << program;
+  }
+}
+
 TEST(KernelSampler, StaticBinaryStacksReachMain) {
   Collected c;
   SampledRun run = SampleProgram(PROGRAM_static_burn, c);
