@@ -108,7 +108,7 @@ class ProfileBuilder {
   // The one line of a named frame without a file (an XSUB, a slow op timed as a sub): its
   // count is its function's calls, when those are exact.
   std::vector<std::pair<LineId, FunctionId>> fileless_lines_;
-  std::unordered_map<uint64_t, Frames> stacks_;  // by node << 1 | broken
+  std::unordered_map<uint64_t, Frames> stacks_;  // by node << 2, cut << 1, broken
   std::optional<Frames> profiler_stack_;
   Frames unsampled_stack_;
   std::unordered_map<uint64_t, ThreadCursor> threads_;
@@ -381,7 +381,10 @@ const ProfileBuilder::Frames& ProfileBuilder::stack(const format::RawProfile& ra
     return *profiler_stack_;
   }
   bool flagged_broken = (sample.flags & kBrokenFlags) != 0;
-  uint64_t key = (sample.node << 1) | (flagged_broken ? 1 : 0);
+  // A stack that goes on past what was recorded (the stack copy, --max-depth) is cut, not
+  // broken: its missing part has a pseudo-frame of its own.
+  bool cut = (sample.flags & kBrokenFlags) == format::kSampleTruncated;
+  uint64_t key = (sample.node << 2) | (flagged_broken ? 1 : 0) | (cut ? 2 : 0);
   auto found = stacks_.find(key);
   if (found != stacks_.end()) return found->second;
 
@@ -390,8 +393,9 @@ const ProfileBuilder::Frames& ProfileBuilder::stack(const format::RawProfile& ra
   bool broken = flagged_broken || dangling;
   FunctionId broken_fn;
   if (broken) {
-    broken_fn = pseudoFunction(PseudoKind::kBrokenStack, "[broken stack]",
-                               pseudoModule(PseudoKind::kBrokenStack, "[broken stack]"));
+    const char* name = cut ? "[truncated]" : "[broken stack]";
+    broken_fn = pseudoFunction(PseudoKind::kBrokenStack, name,
+                               pseudoModule(PseudoKind::kBrokenStack, name));
   }
   Frames result;
   if (addresses.empty()) {

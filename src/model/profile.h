@@ -39,7 +39,8 @@ enum class PseudoKind : uint8_t {
   kKernel,       // an address in kernel space
   kModule,       // a module, or an address in it, without symbols: named `[module name]`
   kProfiler,     // samples taken inside the runtime itself
-  kBrokenStack,  // the missing outer part of a truncated or broken stack
+  kBrokenStack,  // the missing outer part of a stack: `[truncated]` (cut by the stack copy or
+                 // --max-depth) or `[broken stack]` (a frame the walk could not follow)
   kUnsampled,    // CPU time a thread used that no sample stands for
 };
 
