@@ -90,7 +90,9 @@ TEST_P(GoldenTest, MatchesGoldenFile) {
   ASSERT_TRUE(profile.ok()) << profile.status().message();
   Status invariants = model::CheckInvariants(*profile);
   EXPECT_TRUE(invariants.ok()) << invariants.message();
-  EXPECT_TRUE(profile->warnings.empty()) << profile->warnings.front();
+  // The fixture's broken stacks (6.5% of its samples) are the one thing it has to say.
+  for (const std::string& w : profile->warnings)
+    EXPECT_NE(w.find("[broken stack]"), std::string::npos) << w;
 
   std::string out;
   report::PrintReport(*profile, options, out);
