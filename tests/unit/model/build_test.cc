@@ -261,8 +261,12 @@ TEST_F(BuildTest, BrokenStacksKeepTheirKnownFramesUnderAPseudoRoot) {
   EXPECT_EQ(p.summary.truncated_samples, 1u);
   const Function* broken = find(p, "[broken stack]");
   ASSERT_NE(broken, nullptr);
-  EXPECT_EQ(broken->inclusive_ns, 4000u);
+  EXPECT_EQ(broken->inclusive_ns, 3000u);  // the cut stack is not among them
   EXPECT_EQ(broken->self_ns, 1000u);
+  const Function* truncated = find(p, "[truncated]");
+  ASSERT_NE(truncated, nullptr);
+  EXPECT_EQ(truncated->inclusive_ns, 1000u);
+  EXPECT_EQ(truncated->self_ns, 0u);
   EXPECT_EQ(find(p, "work")->self_ns, 4000u);  // the known leaves keep their time
 }
 
