@@ -113,7 +113,10 @@ class ProfileBuilder {
   Frames unsampled_stack_;
   std::unordered_map<uint64_t, ThreadCursor> threads_;
   std::unordered_map<uint64_t, bool> runtime_threads_;
-  uint64_t period_ns_ = 0;
+  bool period_assumed_ = false;
+  // Samples whose time cannot be true (weight × period, or the run's total, beyond the format's
+  // bounds): the reader drops them as malformed; a RawProfile made otherwise may still hold them.
+  uint64_t samples_beyond_bounds_ = 0;
   std::vector<FunctionId> scratch_;
   std::vector<FrameInfo> scratch_info_;
   // The stack times of one stack, newest first: the head's index by StackId, then each entry's
@@ -459,18 +462,18 @@ ProfileBuilder::ThreadCursor& ProfileBuilder::thread(uint64_t tid) {
 }
 
 uint64_t ProfileBuilder::period(const format::RawProfile& raw) {
-  if (period_ns_ == 0) {
-    if (raw.process && raw.process->period_ns > 0) {
-      period_ns_ = raw.process->period_ns;
-    } else {
-      period_ns_ = kAssumedPeriodNs;
+  // The reader bounds each sample's time by the same rule (format::kMaxSampleNs).
+  if (raw.process && raw.process->period_ns > 0) {
+    profile_.summary.period_ns = raw.process->period_ns;
+  } else {
+    if (!period_assumed_)
       profile_.warnings.push_back(
           "the process record (which holds the sampling period) is missing: assuming 1 ms per "
           "sample");
-    }
-    profile_.summary.period_ns = period_ns_;
+    period_assumed_ = true;
+    profile_.summary.period_ns = kAssumedPeriodNs;
   }
-  return period_ns_;
+  return profile_.summary.period_ns;
 }
 
 bool ProfileBuilder::switchedOff(const format::RawProfile& raw, uint64_t time) {
@@ -496,7 +499,12 @@ void ProfileBuilder::addSample(const format::RawProfile& raw, const format::Samp
     return;
   }
   uint64_t weight = std::max<uint64_t>(sample.weight, 1);
-  uint64_t ns = weight * period(raw);
+  uint64_t ns;
+  if (__builtin_mul_overflow(weight, period(raw), &ns) || ns > format::kMaxSampleNs ||
+      profile_.summary.sampled_ns + ns > format::kMaxRunSampleNs) {
+    ++samples_beyond_bounds_;
+    return;
+  }
   Frames frames = stack(raw, sample);  // a copy: arena_ and the caches may grow below
   std::span<const FunctionId> functions(arena_.data() + frames.offset, frames.count);
   StackChange change = graph_.onSample(sample.tid, functions, ns);
@@ -679,6 +687,9 @@ Expected<Profile> ProfileBuilder::finish(const format::RawProfile& raw) {
     p.tex_commands.push_back(TexCommand{c.code, c.name, c.slots, c.cost});
   SortTexCommands(p.tex_commands);
   for (std::string& w : resolver_.warnings()) p.warnings.push_back(std::move(w));
+  if (samples_beyond_bounds_)
+    p.warnings.push_back(std::to_string(samples_beyond_bounds_) +
+                         " samples standing for more time than a run can have were left out");
   if (raw.dangling_references)
     p.warnings.push_back(std::to_string(raw.dangling_references) +
                          " references to records that were lost are shown as [unknown]");
