@@ -37,11 +37,15 @@ class ChildIndex {
   static constexpr uint64_t kEmpty = ~uint64_t{0};  // no node has ~0 as (parent, function)
   size_t slot(uint64_t key) const {
     size_t mask = keys_.size() - 1;
-    size_t i = static_cast<size_t>((key * 0x9e3779b97f4a7c15ull) >> 20) & mask;
+    // Fibonacci hashing: the product's top bits, which every bit of the key reaches. (Bits from
+    // the middle were one slot of a few for keys that differ only in the parent, the high half:
+    // a deep chain of one function probed on and on.)
+    size_t i = static_cast<size_t>((key * 0x9e3779b97f4a7c15ull) >> shift_) & mask;
     while (keys_[i] != kEmpty && keys_[i] != key) i = (i + 1) & mask;
     return i;
   }
   void grow() {
+    --shift_;
     std::vector<uint64_t> keys(keys_.size() * 2, kEmpty);
     std::vector<uint32_t> values(keys.size());
     keys.swap(keys_);
@@ -56,6 +60,7 @@ class ChildIndex {
   std::vector<uint64_t> keys_;
   std::vector<uint32_t> values_;
   size_t size_ = 0;
+  int shift_ = 64 - 10;  // 64 − log2(keys_.size())
 };
 
 }  // namespace
