@@ -34,7 +34,9 @@ double Micros(const model::Profile& p, uint64_t time) {
 std::vector<model::FunctionId> StackFunctions(const model::Profile& p, const model::Sample& s) {
   std::vector<model::FunctionId> functions;
   if (!s.stack.valid()) return functions;
-  for (const model::StackFrame& f : p.framesOf(s.stack)) functions.push_back(f.function);
+  std::vector<model::StackFrame> frames;
+  p.framesOf(s.stack, frames);
+  for (const model::StackFrame& f : frames) functions.push_back(f.function);
   return functions;
 }
 
