@@ -19,6 +19,16 @@ namespace {
 
 constexpr size_t kMaxProblems = 20;
 
+// A bound as docs/format.md writes it: 2^60, 2^32 − 1, or the number.
+std::string BoundText(uint64_t bound) {
+  for (int bits = 1; bits < 64; ++bits) {
+    if (bound == uint64_t{1} << bits) return "2^" + std::to_string(bits);
+    if (bound == (uint64_t{1} << bits) - 1 && bits >= 16)
+      return "2^" + std::to_string(bits) + " - 1";
+  }
+  return std::to_string(bound);
+}
+
 uint16_t Le16(const uint8_t* p) { return uint16_t(p[0] | p[1] << 8); }
 uint32_t Le32(const uint8_t* p) {
   return uint32_t(p[0]) | uint32_t(p[1]) << 8 | uint32_t(p[2]) << 16 | uint32_t(p[3]) << 24;
@@ -106,13 +116,13 @@ class PayloadDecoder {
   // Whether `value` is at most `max`; if not, says so for the record's problem line.
   bool within(uint64_t value, uint64_t max, const char* what) {
     if (value <= max) return true;
-    why_ = std::string(what) + " " + std::to_string(value) + " is beyond " + std::to_string(max);
+    why_ = std::string(what) + " " + std::to_string(value) + " is beyond " + BoundText(max);
     return false;
   }
   // Whether a run's running sum `*sum` can take `value` more without passing `max`; adds it.
   bool addWithin(uint64_t* sum, uint64_t value, uint64_t max, const char* what) {
     if (value > max || *sum > max - value) {
-      why_ = std::string(what) + " would pass " + std::to_string(max);
+      why_ = std::string(what) + " would pass " + BoundText(max);
       return false;
     }
     *sum += value;
@@ -126,10 +136,10 @@ class PayloadDecoder {
     if (__builtin_mul_overflow(std::max<uint64_t>(weight, 1), period_ns_, &ns) ||
         ns > kMaxSampleNs) {
       why_ = "sample weight " + std::to_string(weight) + " × period " + std::to_string(period_ns_) +
-             " ns is beyond " + std::to_string(kMaxSampleNs) + " ns";
+             " ns is beyond " + BoundText(kMaxSampleNs) + " ns";
       return false;
     }
-    return addWithin(run_ns, ns, kMaxRunSampleNs, "the time of the run's samples");
+    return addWithin(run_ns, ns, kMaxRunSampleNs, "the time of the run's samples in ns");
   }
 
   bool text(ByteCursor& in, std::string_view* out) {
@@ -251,7 +261,7 @@ class PayloadDecoder {
         ThreadEndRecord r;
         if (!t(in, &r.time) || !in.varint(&r.tid) || !in.varint(&r.cpu_ns)) return -1;
         if (r.cpu_ns != kCpuUnknown &&
-            !addWithin(&run_cpu_ns_, r.cpu_ns, kMaxRunCpuNs, "the threads' CPU time"))
+            !addWithin(&run_cpu_ns_, r.cpu_ns, kMaxRunCpuNs, "the threads' CPU time in ns"))
           return -1;
         visitor_.onThreadEnd(r);
         return 1;
