@@ -5,10 +5,15 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <cstring>
+#include <fstream>
+#include <new>
 #include <string>
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/profile_path.h"
+#include "format/schema.h"
 
 namespace hotline::cli {
 
@@ -58,6 +63,23 @@ void UnknownCommand(CLI::App& app, const std::string& word) {
   }
   fmt::print(stderr, "hotline: unknown command '{}'{}\ncommands:\n{}", word,
              closest.empty() ? "" : fmt::format("; did you mean '{}'?", closest), commands);
+}
+
+// The profiles a command line names (its arguments that are files beginning with the format's
+// magic), or the newest here when it names none: what an error that escaped a command concerns.
+std::string ProfilesNamed(int argc, char** argv) {
+  std::string named;
+  for (int i = 2; i < argc; ++i) {
+    std::ifstream in(argv[i], std::ios::binary);
+    char magic[sizeof format::kMagic];
+    if (!in.read(magic, sizeof magic) || std::memcmp(magic, format::kMagic, sizeof magic) != 0)
+      continue;
+    if (!named.empty()) named += ", ";
+    named += argv[i];
+  }
+  if (named.empty())
+    if (Expected<std::string> newest = NewestProfileHere(); newest) named = *newest;
+  return named;
 }
 
 }  // namespace
@@ -141,6 +163,16 @@ int RunCli(int argc, char** argv) {
                          what.starts_with("top") ? " (how many top lines: -t N)" : "");
     fmt::print(stderr, "hotline: {}\n", what);
     return 2;
+  } catch (const std::exception& e) {
+    // The commands return a status; what escapes them anyway (an allocation larger than the
+    // memory, which a profile's values should never ask for) ends the command, not the process
+    // by an abort.
+    std::string files = ProfilesNamed(argc, argv);
+    bool memory = dynamic_cast<const std::bad_alloc*>(&e) != nullptr;
+    fmt::print(stderr, "hotline: {}: {}{}{}\n", first, files, files.empty() ? "" : ": ",
+               memory ? "out of memory (the profile may be damaged)"
+                      : fmt::format("internal error: {}", e.what()));
+    return 1;
   }
   return exit_code;
 }

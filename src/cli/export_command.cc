@@ -3,6 +3,7 @@
 // OUT atomically: on any error OUT is left as it was and no partial file remains.
 #include <fmt/core.h>
 
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -115,6 +116,16 @@ int RunExport(ExportCommandOptions& o) {
     Expected<model::HeapProfile>& built = loaded->heap;
     if (o.heap && !built) return Fail(fmt::format("{}: {}", *file, built.status().message()));
     if (built && (o.heap || built->alloc_calls + built->mmap_calls > 0)) heap = std::move(*built);
+  }
+  if (*format == exporter::Format::kChrome) {
+    // Written as it is made: a large profile's trace never sits whole in memory.
+    Status written = exporter::WriteFileAtomically(
+        o.out, [&](const std::function<void(std::string_view)>& out) -> Status {
+          Status made = exporter::WriteChrome(*profile, out);
+          if (!made.ok()) return Status::Error(fmt::format("{}: {}", *file, made.message()));
+          return made;
+        });
+    return written.ok() ? 0 : Fail(written.message());
   }
   Expected<std::string> bytes = Encode(*format, o, *profile, heap ? &*heap : nullptr);
   if (!bytes) return Fail(fmt::format("{}: {}", *file, bytes.status().message()));

@@ -4,6 +4,7 @@
 // saying what the profile lacks for that format; writing the file is WriteFileAtomically's job.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -48,6 +49,10 @@ Expected<std::string> ExportJson(const model::Profile& profile, const model::Hea
 
 // The Trace Event Format (Perfetto, chrome://tracing): begin/end events per thread from the
 // samples in time order (Profile::samples: BuildOptions::keep_samples), marks as instants.
+// WriteChrome hands the document to `out` piece by piece as it makes it (memory: the samples'
+// pointers and one stack, not the document); ExportChrome gathers the pieces.
+Status WriteChrome(const model::Profile& profile,
+                   const std::function<void(std::string_view)>& out);
 Expected<std::string> ExportChrome(const model::Profile& profile);
 
 // speedscope's JSON: a sampled profile per thread, from the kept samples in time order (or the
@@ -57,5 +62,10 @@ Expected<std::string> ExportSpeedscope(const model::Profile& profile);
 // Writes `bytes` to a temporary file beside `path`, then renames it over `path`: either the
 // whole file is there or nothing (an old file stays as it was).
 Status WriteFileAtomically(const std::string& path, std::string_view bytes);
+// The same for a file written piece by piece: `write` is given a function that appends bytes
+// to the temporary file; its failure, or a failed write, leaves `path` as it was.
+Status WriteFileAtomically(
+    const std::string& path,
+    const std::function<Status(const std::function<void(std::string_view)>& out)>& write);
 
 }  // namespace hotline::exporter

@@ -29,7 +29,8 @@ std::string FoldedStack(const model::Profile& p, const model::StackTime& st,
     text = t.name.empty() ? fmt::format("thread {}", t.tid)
                           : fmt::format("thread {} {}", t.tid, t.name);
   }
-  std::span<const model::StackFrame> frames = p.framesOf(st.stack);
+  std::vector<model::StackFrame> frames;
+  p.framesOf(st.stack, frames);
   for (size_t i = 0; i < frames.size(); ++i) {
     if (!text.empty()) text += ';';
     const model::Function& f = p.function(frames[i].function);

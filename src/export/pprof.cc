@@ -189,7 +189,8 @@ void MainMappingFirst(const model::Profile& p, PprofBuilder& b) {
 // levels of one instruction) are one location.
 std::vector<uint64_t> StackLocations(const model::Profile& p, model::StackId stack,
                                      PprofBuilder& b) {
-  std::span<const model::StackFrame> frames = p.framesOf(stack);
+  std::vector<model::StackFrame> frames;
+  p.framesOf(stack, frames);
   std::vector<uint64_t> locations;
   size_t end = frames.size();
   while (end > 0) {

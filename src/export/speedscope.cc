@@ -24,7 +24,9 @@ struct ThreadSamples {
 json StackFrameIndexes(const model::Profile& p, model::StackId stack) {
   json indexes = json::array();
   if (!stack.valid()) return indexes;
-  for (const model::StackFrame& f : p.framesOf(stack)) indexes.push_back(f.function.index());
+  std::vector<model::StackFrame> frames;
+  p.framesOf(stack, frames);
+  for (const model::StackFrame& f : frames) indexes.push_back(f.function.index());
   return indexes;
 }
 

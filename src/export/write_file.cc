@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <string>
 
 #include "export/export.h"
@@ -31,6 +32,15 @@ bool WriteAll(int fd, std::string_view bytes) {
 }  // namespace
 
 Status WriteFileAtomically(const std::string& path, std::string_view bytes) {
+  return WriteFileAtomically(path, [bytes](const std::function<void(std::string_view)>& out) {
+    out(bytes);
+    return Status();
+  });
+}
+
+Status WriteFileAtomically(
+    const std::string& path,
+    const std::function<Status(const std::function<void(std::string_view)>& out)>& write) {
   std::string temporary = path + ".XXXXXX";
   int fd = mkstemp(temporary.data());
   if (fd < 0) return Failure(path, errno);
@@ -38,15 +48,31 @@ Status WriteFileAtomically(const std::string& path, std::string_view bytes) {
   mode_t mask = umask(0);
   umask(mask);
   fchmod(fd, 0666 & ~mask);
-  bool written = WriteAll(fd, bytes);
-  int error = errno;
+  // Pieces are gathered into blocks of about a megabyte: few system calls, little memory.
+  constexpr size_t kBlock = 1u << 20;
+  std::string block;
+  bool written = true;
+  int error = 0;
+  auto flush = [&] {
+    if (written && !WriteAll(fd, block)) {
+      written = false;
+      error = errno;
+    }
+    block.clear();
+  };
+  Status made = write([&](std::string_view bytes) {
+    block += bytes;
+    if (block.size() >= kBlock) flush();
+  });
+  flush();
   if (close(fd) != 0 && written) {
     written = false;
     error = errno;
   }
-  if (written && rename(temporary.c_str(), path.c_str()) == 0) return {};
-  if (written) error = errno;
+  if (made.ok() && written && rename(temporary.c_str(), path.c_str()) == 0) return {};
+  if (made.ok() && written) error = errno;
   unlink(temporary.c_str());
+  if (!made.ok()) return made;
   return Failure(path, error);
 }
 

@@ -19,6 +19,16 @@ namespace {
 
 constexpr size_t kMaxProblems = 20;
 
+// A bound as docs/format.md writes it: 2^60, 2^32 − 1, or the number.
+std::string BoundText(uint64_t bound) {
+  for (int bits = 1; bits < 64; ++bits) {
+    if (bound == uint64_t{1} << bits) return "2^" + std::to_string(bits);
+    if (bound == (uint64_t{1} << bits) - 1 && bits >= 16)
+      return "2^" + std::to_string(bits) + " - 1";
+  }
+  return std::to_string(bound);
+}
+
 uint16_t Le16(const uint8_t* p) { return uint16_t(p[0] | p[1] << 8); }
 uint32_t Le32(const uint8_t* p) {
   return uint32_t(p[0]) | uint32_t(p[1]) << 8 | uint32_t(p[2]) << 16 | uint32_t(p[3]) << 24;
@@ -66,7 +76,7 @@ class PayloadDecoder {
   bool decode(const uint8_t* data, size_t size, uint64_t chunk_offset) {
     const uint8_t* end = data + size;
     const uint8_t* p = Varint(data, end, &time_);
-    if (!p) return false;
+    if (!p || time_ > kMaxTime) return false;
     while (p < end) {
       uint64_t kind, length;
       if (!(p = Varint(p, end, &kind)) || !(p = Varint(p, end, &length)) ||
@@ -77,11 +87,12 @@ class PayloadDecoder {
       const uint8_t* body = p;
       p += length;
       ++stats_.records;
+      why_.clear();
       int result = dispatch(kind, body, size_t(length));
       if (result < 0) {
         ++stats_.malformed_records;
         note("chunk at offset " + std::to_string(chunk_offset) + ": malformed record of kind " +
-             std::to_string(kind));
+             std::to_string(kind) + (why_.empty() ? "" : " (" + why_ + ")"));
       } else if (result == 0) {
         ++stats_.unknown_records;
       }
@@ -99,7 +110,36 @@ class PayloadDecoder {
     if (!in.svarint(&delta)) return false;
     time_ += static_cast<uint64_t>(delta);
     *out = time_;
+    return within(time_, kMaxTime, "time");
+  }
+
+  // Whether `value` is at most `max`; if not, says so for the record's problem line.
+  bool within(uint64_t value, uint64_t max, const char* what) {
+    if (value <= max) return true;
+    why_ = std::string(what) + " " + std::to_string(value) + " is beyond " + BoundText(max);
+    return false;
+  }
+  // Whether a run's running sum `*sum` can take `value` more without passing `max`; adds it.
+  bool addWithin(uint64_t* sum, uint64_t value, uint64_t max, const char* what) {
+    if (value > max || *sum > max - value) {
+      why_ = std::string(what) + " would pass " + BoundText(max);
+      return false;
+    }
+    *sum += value;
     return true;
+  }
+  // The time a sample of `weight` stands for, weight × the period of the PROCESS record read
+  // last (kAssumedPeriodNs before any: the model's rule), checked against the bounds of one
+  // sample and of the run's samples together.
+  bool sampleTime(uint64_t weight, uint64_t* run_ns) {
+    uint64_t ns;
+    if (__builtin_mul_overflow(std::max<uint64_t>(weight, 1), period_ns_, &ns) ||
+        ns > kMaxSampleNs) {
+      why_ = "sample weight " + std::to_string(weight) + " × period " + std::to_string(period_ns_) +
+             " ns is beyond " + BoundText(kMaxSampleNs) + " ns";
+      return false;
+    }
+    return addWithin(run_ns, ns, kMaxRunSampleNs, "the time of the run's samples in ns");
   }
 
   bool text(ByteCursor& in, std::string_view* out) {
@@ -122,6 +162,11 @@ class PayloadDecoder {
         !(p = Varint(p, end, &kind)))
       return -1;
     if (p < end && !Varint(p, end, &r.sample_bytes)) return -1;  // optional: sampled mode
+    if (!within(r.time, kMaxTime, "time") || !within(kind, kMaxEnum, "kind") ||
+        !within(r.size, kMaxBlockBytes, "size") ||
+        !within(r.sample_bytes, kMaxBlockBytes, "sample_bytes") ||
+        !addWithin(&run_alloc_bytes_, r.size, kMaxRunAllocBytes, "the run's allocated bytes"))
+      return -1;
     r.kind = static_cast<AllocKind>(kind);
     visitor_.onAlloc(r);
     return 1;
@@ -134,6 +179,9 @@ class PayloadDecoder {
     r.time = time_;
     if (!(p = Varint(p, end, &r.tid)) || !(p = Varint(p, end, &r.address)) ||
         !(p = Varint(p, end, &kind)) || !Varint(p, end, &r.size))
+      return -1;
+    if (!within(r.time, kMaxTime, "time") || !within(kind, kMaxEnum, "kind") ||
+        !within(r.size, kMaxBlockBytes, "size"))
       return -1;
     r.kind = static_cast<FreeKind>(kind);
     visitor_.onFree(r);
@@ -158,14 +206,23 @@ class PayloadDecoder {
         if (!in.varint(&clock) || !in.varint(&sampler) || !in.varint(&r.period_ns) ||
             !in.varint(&unwinder) || !in.varint(&r.max_depth) || !in.varint(&r.flags))
           return -1;
+        if (!within(r.realtime_ns, kMaxTime, "realtime_ns") || !within(clock, kMaxEnum, "clock") ||
+            !within(sampler, kMaxEnum, "sampler") || !within(unwinder, kMaxEnum, "unwinder") ||
+            !within(r.period_ns, kMaxSampleNs, "period_ns") ||
+            !within(r.max_depth, kMaxDepth, "max_depth"))
+          return -1;
         r.clock = static_cast<ClockMode>(clock);
         r.sampler = static_cast<Sampler>(sampler);
         r.unwinder = static_cast<Unwinder>(unwinder);
         if (!in.atEnd()) {  // trailing fields added in version 1 after the first files
           uint64_t trace;
           if (!in.varint(&trace) || !in.varint(&r.trace_tick_ns_q32)) return -1;
+          if (!within(trace, kMaxEnum, "trace") ||
+              !within(r.trace_tick_ns_q32, kMaxTickNsQ32, "trace_tick_ns_q32"))
+            return -1;
           r.trace = static_cast<TraceMode>(trace);
         }
+        period_ns_ = r.period_ns ? r.period_ns : kAssumedPeriodNs;
         visitor_.onProcess(r);
         return 1;
       }
@@ -183,6 +240,7 @@ class PayloadDecoder {
             !in.varint(&r.start) || !in.varint(&r.size) || !in.varint(&r.file_offset) ||
             !in.varint(&r.build_id_size) || !in.bytes(r.build_id_size, &r.build_id))
           return -1;
+        if (!within(r.size, ~r.start, "size (past the end of the address space)")) return -1;
         visitor_.onModuleLoad(r);
         return 1;
       }
@@ -202,6 +260,9 @@ class PayloadDecoder {
       case RecordKind::kThreadEnd: {
         ThreadEndRecord r;
         if (!t(in, &r.time) || !in.varint(&r.tid) || !in.varint(&r.cpu_ns)) return -1;
+        if (r.cpu_ns != kCpuUnknown &&
+            !addWithin(&run_cpu_ns_, r.cpu_ns, kMaxRunCpuNs, "the threads' CPU time in ns"))
+          return -1;
         visitor_.onThreadEnd(r);
         return 1;
       }
@@ -220,7 +281,7 @@ class PayloadDecoder {
       case RecordKind::kSample: {
         SampleRecord r;
         if (!t(in, &r.time) || !in.varint(&r.tid) || !in.varint(&r.node) || !in.varint(&r.weight) ||
-            !in.varint(&r.flags))
+            !in.varint(&r.flags) || !sampleTime(r.weight, &run_sample_ns_))
           return -1;
         visitor_.onSample(r);
         return 1;
@@ -229,6 +290,8 @@ class PayloadDecoder {
         uint64_t first_id, tag, count;
         if (!in.varint(&first_id) || !in.varint(&tag) || !in.varint(&count)) return -1;
         if (count > in.remaining() / 2 || first_id == 0) return -1;  // a node is 2 bytes or more
+        if (count && !within(first_id, ~uint64_t{0} - (count - 1), "first_id (ids past 2^64)"))
+          return -1;
         // Whole before delivered: a malformed record delivers nothing.
         numbers_.resize(count * 2);
         for (uint64_t i = 0; i < count; ++i) {
@@ -251,6 +314,11 @@ class PayloadDecoder {
         numbers_.resize(count * 2);
         for (auto& v : numbers_)
           if (!in.varint(&v)) return -1;
+        // Whole before delivered: a malformed record delivers nothing.
+        uint64_t run_ns = run_sample_ns_;
+        for (uint64_t i = 0; i < count; ++i)
+          if (!sampleTime(numbers_[2 * i + 1], &run_ns)) return -1;
+        run_sample_ns_ = run_ns;
         uint64_t node = 0;
         for (uint64_t i = 0; i < count; ++i) {
           node += uint64_t(UnZigZag(numbers_[2 * i]));
@@ -269,7 +337,8 @@ class PayloadDecoder {
       case RecordKind::kState: {
         StateRecord r;
         uint64_t source;
-        if (!t(in, &r.time) || !in.varint(&r.tid) || !in.varint(&r.on) || !in.varint(&source))
+        if (!t(in, &r.time) || !in.varint(&r.tid) || !in.varint(&r.on) || !in.varint(&source) ||
+            !within(source, kMaxEnum, "source"))
           return -1;
         r.source = static_cast<StateSource>(source);
         visitor_.onState(r);
@@ -290,7 +359,9 @@ class PayloadDecoder {
       case RecordKind::kEnd: {
         EndRecord r;
         uint64_t how;
-        if (!t(in, &r.time) || !in.varint(&how) || !in.varint(&r.code)) return -1;
+        if (!t(in, &r.time) || !in.varint(&how) || !in.varint(&r.code) ||
+            !within(how, kMaxEnum, "how"))
+          return -1;
         r.how = static_cast<EndHow>(how);
         visitor_.onEnd(r);
         return 1;
@@ -306,10 +377,13 @@ class PayloadDecoder {
         if (!t(in, &r.time) || !in.varint(&r.tid) || !in.varint(&r.max_depth) ||
             !in.varint(&r.count))
           return -1;
-        if (r.count > in.remaining() / 3) return -1;  // each triple takes at least 3 bytes
+        if (r.count > in.remaining() / 3 || !within(r.max_depth, kMaxDepth, "max_depth"))
+          return -1;  // each triple takes at least 3 bytes
         numbers_.resize(r.count * 3);
         for (auto& v : numbers_)
           if (!in.varint(&v)) return -1;
+        for (uint64_t i = 0; i < r.count; ++i)
+          if (!within(numbers_[3 * i + 2], kMaxCount, "calls")) return -1;
         r.triples = numbers_.data();
         visitor_.onCallCounts(r);
         return 1;
@@ -321,6 +395,8 @@ class PayloadDecoder {
         numbers_.resize(r.count * 4);
         for (auto& v : numbers_)
           if (!in.varint(&v)) return -1;
+        for (uint64_t i = 0; i < r.count; ++i)
+          if (!within(numbers_[4 * i + 3], kMaxCount, "calls")) return -1;
         r.quads = numbers_.data();
         visitor_.onCallSiteCounts(r);
         return 1;
@@ -329,7 +405,8 @@ class PayloadDecoder {
       case RecordKind::kTraceEventsShort: {
         TraceEventsRecord r;
         if (!in.varint(&r.tid) || !in.varint(&r.base_tick) || !in.varint(&r.events) ||
-            !in.varint(&r.packed_size) || !in.bytes(r.packed_size, &r.packed))
+            !in.varint(&r.packed_size) || !in.bytes(r.packed_size, &r.packed) ||
+            !within(r.events, r.packed_size, "events (each takes a byte or more)"))
           return -1;
         r.short_code = static_cast<RecordKind>(kind) == RecordKind::kTraceEventsShort;
         visitor_.onTraceEvents(r);
@@ -349,6 +426,9 @@ class PayloadDecoder {
           int64_t delta;
           if (!in.svarint(&delta) || !in.varint(&numbers_[2 * i + 1])) return -1;
           line += static_cast<uint64_t>(delta);
+          if (!within(line, kMaxLine, "line") ||
+              !within(numbers_[2 * i + 1], kMaxCount, "executions"))
+            return -1;
           numbers_[2 * i] = line;
         }
         r.pairs = numbers_.data();
@@ -358,7 +438,10 @@ class PayloadDecoder {
       case RecordKind::kFunctionCount: {
         FunctionCountRecord r;
         if (!text(in, &r.file) || !text(in, &r.name) || !in.varint(&r.start_line) ||
-            !in.varint(&r.end_line) || !in.varint(&r.executions))
+            !in.varint(&r.end_line) || !in.varint(&r.executions) ||
+            !within(r.start_line, kMaxLine, "start_line") ||
+            !within(r.end_line, kMaxLine, "end_line") ||
+            !within(r.executions, kMaxCount, "executions"))
           return -1;
         visitor_.onFunctionCount(r);
         return 1;
@@ -373,7 +456,8 @@ class PayloadDecoder {
         FrameRecord r;
         if (!in.varint(&r.id) || !text(in, &r.name) || !text(in, &r.file) || !in.varint(&r.line) ||
             !text(in, &r.def_file) || !in.varint(&r.def_line) || !text(in, &r.module) ||
-            !in.varint(&r.flags) || r.id == 0)
+            !in.varint(&r.flags) || r.id == 0 || !within(r.line, kMaxLine, "line") ||
+            !within(r.def_line, kMaxLine, "def_line"))
           return -1;
         visitor_.onFrame(r);
         return 1;
@@ -397,7 +481,8 @@ class PayloadDecoder {
             return -1;
           id += uint64_t(delta);
           if (id == 0 || name >= string_count || file >= string_count || def_file >= string_count ||
-              module >= string_count)
+              module >= string_count || !within(f.line, kMaxLine, "line") ||
+              !within(f.def_line, kMaxLine, "def_line"))
             return -1;
           f.id = id;
           f.name = frame_texts_[name];
@@ -444,11 +529,13 @@ class PayloadDecoder {
             return -1;
           time += static_cast<uint64_t>(delta);
           hit.time = time;
+          if (!within(time, kMaxTime, "time")) return -1;
         }
         if (!in.varint(&r.total_count) || r.total_count > in.remaining() / 3) return -1;
         totals_.resize(r.total_count);
         for (WatchTotal& total : totals_)
-          if (!in.varint(&total.watch) || !in.varint(&total.writes) || !in.varint(&total.reads))
+          if (!in.varint(&total.watch) || !in.varint(&total.writes) || !in.varint(&total.reads) ||
+              !within(total.writes, kMaxCount, "writes") || !within(total.reads, kMaxCount, "reads"))
             return -1;
         r.hits = hits_.data();
         r.totals = totals_.data();
@@ -471,7 +558,9 @@ class PayloadDecoder {
         names_.resize(r.count);
         for (uint64_t i = 0; i < r.count; ++i)
           if (!in.varint(&numbers_[3 * i]) || !text(in, &names_[i]) ||
-              !in.varint(&numbers_[3 * i + 1]) || !in.varint(&numbers_[3 * i + 2]))
+              !in.varint(&numbers_[3 * i + 1]) || !in.varint(&numbers_[3 * i + 2]) ||
+              !within(numbers_[3 * i + 1], kMaxCount, "slots") ||
+              !within(numbers_[3 * i + 2], kMaxCount, "cost"))
             return -1;
         r.names = names_.data();
         r.rows = numbers_.data();
@@ -486,6 +575,10 @@ class PayloadDecoder {
   ReadStats& stats_;
   std::string_view name_;
   uint64_t time_ = 0;
+  std::string why_;  // why the record being read is malformed, when a bound says so
+  // What the bounds of a run need: the period samples are timed with, and running sums.
+  uint64_t period_ns_ = kAssumedPeriodNs;
+  uint64_t run_sample_ns_ = 0, run_cpu_ns_ = 0, run_alloc_bytes_ = 0;
   std::vector<uint64_t> argv_;
   std::vector<uint64_t> numbers_;  // scratch for records with arrays
   std::vector<WatchEnumerator> enumerators_;

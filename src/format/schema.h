@@ -61,6 +61,38 @@ enum class RecordKind : uint32_t {
   kFrames = 33,
 };
 
+// Bounds on values (docs/format.md, "Bounds", and beside each field). A value beyond its bound
+// cannot be true of a recorded run: the reader reports the record as malformed and skips it, as
+// a record whose bytes do not parse. They keep every sum and product the tools make of the
+// values inside 64 bits, every narrowing to the model's 32-bit fields exact, and every
+// allocation or loop a value sizes within the bytes that hold it.
+//
+// Source line numbers, and stack depths: the model keeps them in 32 bits.
+inline constexpr uint64_t kMaxLine = 0xFFFF'FFFFu;
+inline constexpr uint64_t kMaxDepth = 0xFFFF'FFFFu;
+// Enumerations (clock, sampler, how a run ended, ...) are 32-bit: a larger value is no value a
+// writer of any version gives (a newer writer's new values below it are kept as they are).
+inline constexpr uint64_t kMaxEnum = 0xFFFF'FFFFu;
+// Times (CLOCK_MONOTONIC ns: 146 years of uptime; Unix time in ns, up to the year 2116).
+inline constexpr uint64_t kMaxTime = uint64_t{1} << 62;
+// The time one sample stands for, weight × period (13 days), and all samples of a run (36
+// years): more is not a run; so Σ sample time + Σ unsampled CPU time < 2^61.
+inline constexpr uint64_t kMaxSampleNs = uint64_t{1} << 50;
+inline constexpr uint64_t kMaxRunSampleNs = uint64_t{1} << 60;
+// A thread's CPU time, and the threads' of a run together (36 years).
+inline constexpr uint64_t kMaxRunCpuNs = uint64_t{1} << 60;
+// The period of a run whose PROCESS record is missing (the model assumes the same).
+inline constexpr uint64_t kAssumedPeriodNs = 1'000'000;
+// Counts of events: executions of a line or function, calls of an edge, TeX command slots and
+// cost, watch traps (2^56: a line run once per cycle of a 4 GHz core for 208 days).
+inline constexpr uint64_t kMaxCount = uint64_t{1} << 56;
+// Sizes in bytes (allocations, munmap lengths): no block is larger than an address space; and
+// all allocations of a run together.
+inline constexpr uint64_t kMaxBlockBytes = uint64_t{1} << 57;
+inline constexpr uint64_t kMaxRunAllocBytes = uint64_t{1} << 62;
+// Timed tracing's tick length, as nanoseconds per tick × 2^32: a tick of at most 1 µs.
+inline constexpr uint64_t kMaxTickNsQ32 = uint64_t{1000} << 32;
+
 enum class ClockMode : uint32_t { kCpu = 0, kWall = 1 };
 enum class Sampler : uint32_t {
   kNone = 0,

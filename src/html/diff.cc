@@ -80,9 +80,11 @@ class PathTree {
       ns[t.stack.index()] += t.ns;
       samples[t.stack.index()] += t.samples;
     }
+    // Stack by stack: time in the stacks' depths added up, memory in the tree and one stack.
+    std::vector<model::StackFrame> frames;
     for (uint32_t s = 0; s < p.stacks.size(); ++s) {
       if (ns[s] == 0) continue;
-      std::span<const model::StackFrame> frames = p.framesOf(model::StackId(s));
+      p.framesOf(model::StackId(s), frames);
       uint32_t node = 0;
       Count(node, side, ns[s], samples[s]);
       for (size_t i = 0; i < frames.size(); ++i) {

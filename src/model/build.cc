@@ -10,6 +10,7 @@
 #include "model/call_graph.h"
 #include "model/merge.h"
 #include "model/order.h"
+#include "model/stack_path.h"
 #include "model/trace.h"
 
 namespace hotline::model {
@@ -47,22 +48,75 @@ class ProfileBuilder {
   void accountUnsampled(const format::RawProfile& raw);
 
  private:
-  // A run of function ids in arena_ (outermost first) with the innermost one's line and module;
-  // a whole sample stack also has its StackId.
+  // The frames of one address (its inline chain), a run of function ids in arena_ (outermost
+  // first) with the innermost one's line and module.
   struct Frames {
     uint32_t offset = 0, count = 0;
     LineId line;
     ModuleId module;
-    StackId stack;
   };
   // What arena_ holds beside each function id: the line and the address of that frame.
   struct FrameInfo {
     LineId line;
     uint64_t address = 0;
   };
+  // A sample's stack: its innermost frame in the trie of profile_.stack_frames, the line and
+  // module of that frame, and its StackId.
+  struct SampleStack {
+    FrameId leaf;
+    LineId line;
+    ModuleId module;
+    StackId stack;
+  };
   struct ThreadCursor {
     LineId last_line;
     uint32_t index = 0;  // into profile_.threads
+    std::optional<StackPath> path;  // the thread's stack at its last sample
+  };
+  // A raw stack node read as the callers' part of a stack, in one mode (kChain*).
+  struct ChainKey {
+    uint64_t node;
+    uint32_t mode;
+    bool operator==(const ChainKey&) const = default;
+  };
+  struct ChainKeyHash {
+    size_t operator()(const ChainKey& k) const {
+      return std::hash<uint64_t>()(k.node * 4 + k.mode) ^ (k.node >> 62);
+    }
+  };
+  // kChainCut: the stack goes on past what was recorded (the stack copy, --max-depth); its
+  // missing part has a pseudo-frame of its own, apart from a walk that could not go on.
+  static constexpr uint32_t kChainShadow = 1, kChainBroken = 2, kChainCut = 4, kChainModes = 8;
+  // A FrameId per raw stack node id. The writer numbers nodes densely from 1, and a second
+  // stream's from kAppendedIdBase + 1: two vectors hold those (4 bytes a node, where a hash
+  // map would take 50), a hash map any other id (a forged file's).
+  class NodeFrames {
+   public:
+    const FrameId* find(uint64_t id) const {
+      auto [dense, offset] = place(id);
+      if (offset < dense->size()) return (*dense)[offset].valid() ? &(*dense)[offset] : nullptr;
+      auto it = other_.find(id);
+      return it == other_.end() ? nullptr : &it->second;
+    }
+    // `nodes`: how many nodes the profile has; ids beyond twice that are not dense.
+    void set(uint64_t id, FrameId frame, size_t nodes) {
+      auto [dense, offset] = place(id);
+      if (offset < dense->size() || offset <= 2 * nodes + 1024) {
+        if (offset >= dense->size()) dense->resize(offset + 1);
+        (*dense)[offset] = frame;
+      } else {
+        other_[id] = frame;
+      }
+    }
+
+   private:
+    std::pair<std::vector<FrameId>*, uint64_t> place(uint64_t id) const {
+      bool second = id > format::kAppendedIdBase;
+      auto* dense = const_cast<std::vector<FrameId>*>(second ? &second_ : &first_);
+      return {dense, second ? id - format::kAppendedIdBase : id};
+    }
+    std::vector<FrameId> first_, second_;
+    std::unordered_map<uint64_t, FrameId> other_;
   };
 
   FunctionId function(const std::string& name, const std::string& decl_file, uint32_t decl_line,
@@ -73,8 +127,23 @@ class ProfileBuilder {
   ModuleId module(const format::RawModule& raw);
   ModuleId pseudoModule(PseudoKind kind, const std::string& name);
   Frames single(FunctionId fn, uint64_t address = 0);
-  // Makes `frames` (a run of arena_) one of the profile's distinct stacks.
-  void addStack(Frames& frames);
+  // A new frame of the trie under `caller` (invalid: outermost). Each raw stack node is read
+  // once per mode (chains_), so the trie needs no search for equal frames.
+  FrameId frame(FrameId caller, FunctionId fn, LineId line, uint64_t address);
+  // `frames` (a run of arena_) entered on top of `top`; returns the new top. Consecutive frames
+  // in one symbol-less module are one pseudo-frame, not a recursion.
+  FrameId enter(FrameId top, const Frames& frames);
+  // The outermost frame of the pseudo-function `fn`, and the stack of that frame alone: one
+  // of each for each function.
+  FrameId pseudoRoot(FunctionId fn);
+  const SampleStack& pseudoStack(FunctionId fn);
+  // The pseudo-function for the missing outer part of a stack: [truncated] when it was cut
+  // (kChainCut), [broken stack] otherwise.
+  FunctionId missingPart(uint32_t mode);
+  // The top of the callers' part of a stack: raw node `node` and the nodes above it, as return
+  // addresses (as entries on a shadow stack), outermost first, under `[broken stack]` when the
+  // stack was flagged broken or the record of a node on the way was lost.
+  FrameId callers(const format::RawProfile& raw, uint64_t node, uint32_t mode, uint64_t time);
   // Adds `ns` of `samples` to the time of `stack` on the thread at `thread_index`.
   void addStackTime(StackId stack, uint32_t thread_index, uint64_t ns, uint64_t samples);
   // Each line's inclusive time, and each function-line's times, from the stacks' times.
@@ -83,7 +152,7 @@ class ProfileBuilder {
                        uint64_t time);
   // A named frame (an interpreter's: format::FrameRecord), no symbolizer needed.
   Frames named(const format::RawProfile& raw, uint64_t address);
-  const Frames& stack(const format::RawProfile& raw, const format::SampleRecord& sample);
+  const SampleStack& stack(const format::RawProfile& raw, const format::SampleRecord& sample);
   ThreadCursor& thread(uint64_t tid);
   // Whether `tid` is the runtime's own thread (sampled from outside): all its time is the
   // profiler's.
@@ -108,14 +177,19 @@ class ProfileBuilder {
   // The one line of a named frame without a file (an XSUB, a slow op timed as a sub): its
   // count is its function's calls, when those are exact.
   std::vector<std::pair<LineId, FunctionId>> fileless_lines_;
-  std::unordered_map<uint64_t, Frames> stacks_;  // by node << 2, cut << 1, broken
-  std::optional<Frames> profiler_stack_;
-  Frames unsampled_stack_;
+  NodeFrames chains_[kChainModes];  // the callers' part of a stack, by its innermost node
+  std::vector<std::pair<uint64_t, uint64_t>> chain_scratch_;  // (node, address), innermost first
+  std::unordered_map<uint32_t, FrameId> pseudo_roots_;        // by FunctionId
+  std::unordered_map<uint32_t, SampleStack> pseudo_stacks_;   // by FunctionId
+  std::unordered_map<ChainKey, SampleStack, ChainKeyHash> stacks_;  // by (leaf node, mode)
+  std::optional<SampleStack> profiler_stack_;
+  std::optional<SampleStack> unsampled_stack_;
   std::unordered_map<uint64_t, ThreadCursor> threads_;
   std::unordered_map<uint64_t, bool> runtime_threads_;
-  uint64_t period_ns_ = 0;
-  std::vector<FunctionId> scratch_;
-  std::vector<FrameInfo> scratch_info_;
+  bool period_assumed_ = false;
+  // Samples whose time cannot be true (weight × period, or the run's total, beyond the format's
+  // bounds): the reader drops them as malformed; a RawProfile made otherwise may still hold them.
+  uint64_t samples_beyond_bounds_ = 0;
   // The stack times of one stack, newest first: the head's index by StackId, then each entry's
   // next. Most stacks run on one thread, so the search is a vector lookup, not a hash.
   std::vector<uint32_t> stack_time_head_;
@@ -225,14 +299,49 @@ ProfileBuilder::Frames ProfileBuilder::single(FunctionId fn, uint64_t address) {
   return frames;
 }
 
-void ProfileBuilder::addStack(Frames& frames) {
-  frames.stack = StackId(profile_.stacks.size());
-  profile_.stacks.push_back(
-      Stack{static_cast<uint32_t>(profile_.stack_frames.size()), frames.count});
+FrameId ProfileBuilder::frame(FrameId caller, FunctionId fn, LineId line, uint64_t address) {
+  uint32_t depth = caller.valid() ? profile_.stack_frames[caller.index()].depth + 1 : 1;
+  profile_.stack_frames.push_back(StackFrame{fn, line, address, caller, depth});
+  return FrameId(profile_.stack_frames.size() - 1);
+}
+
+FrameId ProfileBuilder::enter(FrameId top, const Frames& frames) {
   for (uint32_t k = 0; k < frames.count; ++k) {
+    FunctionId fn = arena_[frames.offset + k];
+    if (top.valid() && profile_.stack_frames[top.index()].function == fn &&
+        profile_.functions[fn.index()].pseudo != PseudoKind::kNone)
+      continue;
     const FrameInfo& info = frame_info_[frames.offset + k];
-    profile_.stack_frames.push_back(StackFrame{arena_[frames.offset + k], info.line, info.address});
+    top = frame(top, fn, info.line, info.address);
   }
+  return top;
+}
+
+FrameId ProfileBuilder::pseudoRoot(FunctionId fn) {
+  auto [it, inserted] = pseudo_roots_.try_emplace(fn.index());
+  if (inserted)
+    it->second = frame(FrameId(), fn, line(profile_.functions[fn.index()].file, 0), 0);
+  return it->second;
+}
+
+FunctionId ProfileBuilder::missingPart(uint32_t mode) {
+  const char* name = (mode & kChainCut) ? "[truncated]" : "[broken stack]";
+  return pseudoFunction(PseudoKind::kBrokenStack, name,
+                        pseudoModule(PseudoKind::kBrokenStack, name));
+}
+
+const ProfileBuilder::SampleStack& ProfileBuilder::pseudoStack(FunctionId fn) {
+  auto [it, inserted] = pseudo_stacks_.try_emplace(fn.index());
+  SampleStack& s = it->second;
+  if (inserted) {
+    const Function& f = profile_.functions[fn.index()];
+    s.line = line(f.file, 0);
+    s.module = f.module;
+    s.leaf = pseudoRoot(fn);
+    s.stack = StackId(profile_.stacks.size());
+    profile_.stacks.push_back(Stack{s.leaf});
+  }
+  return s;
 }
 
 void ProfileBuilder::addStackTime(StackId stack, uint32_t thread_index, uint64_t ns,
@@ -253,32 +362,71 @@ void ProfileBuilder::addStackTime(StackId stack, uint32_t thread_index, uint64_t
 }
 
 void ProfileBuilder::addLineTimes() {
-  // A line (or a function's line) on the stack twice, in a recursion, counts once per sample.
-  std::vector<uint32_t> seen_in(profile_.lines.size(), ~0u);
+  // A line (or a function's line) on the stack twice, in a recursion, counts once per sample:
+  // a stack's time goes to the line of each of its frames that has no frame of the same line
+  // outside it. So, over the trie: each frame whose line is on none of its callers gets the time
+  // of all the stacks through it; found in one walk down the trie, counting the frames of each
+  // line on the way.
+  const std::vector<StackFrame>& frames = profile_.stack_frames;
+  size_t n = frames.size();
+  std::vector<uint64_t> through(n, 0);  // the time of the stacks that end at or under a frame
+  std::vector<uint8_t> timed(n, 0);     // whether any stack with a time ends at or under it
+  for (const StackTime& t : profile_.stack_times) {
+    FrameId leaf = profile_.stacks[t.stack.index()].leaf;
+    if (!leaf.valid()) continue;
+    through[leaf.index()] += t.ns;
+    timed[leaf.index()] = 1;
+  }
+  for (size_t i = n; i-- > 0;) {
+    FrameId caller = frames[i].caller;
+    if (!caller.valid()) continue;
+    through[caller.index()] += through[i];
+    timed[caller.index()] |= timed[i];
+  }
+  // The function-line row of each frame with a time.
   std::unordered_map<uint64_t, uint32_t> function_line;  // function << 32 | line → index
-  std::vector<uint32_t> function_line_seen_in;
-  for (uint32_t i = 0; i < profile_.stack_times.size(); ++i) {
-    const StackTime& t = profile_.stack_times[i];
-    std::span<const StackFrame> frames = profile_.framesOf(t.stack);
-    for (const StackFrame& f : frames) {
-      if (seen_in[f.line.index()] != i) {
-        seen_in[f.line.index()] = i;
-        profile_.lines[f.line.index()].inclusive_ns += t.ns;
+  std::vector<uint32_t> row(n, ~0u);
+  for (size_t i = 0; i < n; ++i) {
+    if (!timed[i]) continue;
+    uint64_t key = (uint64_t{frames[i].function.index()} << 32) | frames[i].line.index();
+    auto [it, added] = function_line.try_emplace(key, profile_.function_lines.size());
+    if (added) profile_.function_lines.push_back(FunctionLine{frames[i].function, frames[i].line});
+    row[i] = it->second;
+  }
+  for (const StackTime& t : profile_.stack_times) {
+    FrameId leaf = profile_.stacks[t.stack.index()].leaf;
+    if (leaf.valid()) profile_.function_lines[row[leaf.index()]].self_ns += t.ns;
+  }
+  // Children of each frame, by counting sort on the caller (index n: the outermost frames).
+  std::vector<uint32_t> first_child(n + 2, 0), children(n);
+  for (size_t i = 0; i < n; ++i)
+    ++first_child[(frames[i].caller.valid() ? frames[i].caller.index() : n) + 1];
+  for (size_t i = 1; i < n + 2; ++i) first_child[i] += first_child[i - 1];
+  std::vector<uint32_t> next(first_child.begin(), first_child.end() - 1);
+  for (size_t i = 0; i < n; ++i)
+    children[next[frames[i].caller.valid() ? frames[i].caller.index() : n]++] =
+        static_cast<uint32_t>(i);
+  std::vector<uint32_t> line_open(profile_.lines.size(), 0);
+  std::vector<uint32_t> row_open(profile_.function_lines.size(), 0);
+  // Depth-first, without recursion: (frame, its next child to visit) per level.
+  std::vector<std::pair<uint32_t, uint32_t>> walk;
+  walk.emplace_back(static_cast<uint32_t>(n), first_child[n]);
+  while (!walk.empty()) {
+    auto& [at, child] = walk.back();
+    if (child == first_child[at + 1]) {
+      if (at != n) {
+        --line_open[frames[at].line.index()];
+        if (row[at] != ~0u) --row_open[row[at]];
       }
-      uint64_t key = (uint64_t{f.function.index()} << 32) | f.line.index();
-      auto [it, added] = function_line.try_emplace(key, profile_.function_lines.size());
-      if (added) {
-        profile_.function_lines.push_back(FunctionLine{f.function, f.line, 0, 0});
-        function_line_seen_in.push_back(~0u);
-      }
-      if (function_line_seen_in[it->second] == i) continue;
-      function_line_seen_in[it->second] = i;
-      profile_.function_lines[it->second].inclusive_ns += t.ns;
+      walk.pop_back();
+      continue;
     }
-    if (!frames.empty()) {
-      uint64_t key = (uint64_t{frames.back().function.index()} << 32) | frames.back().line.index();
-      profile_.function_lines[function_line[key]].self_ns += t.ns;
-    }
+    uint32_t f = children[child++];
+    if (!timed[f]) continue;
+    if (line_open[frames[f].line.index()]++ == 0)
+      profile_.lines[frames[f].line.index()].inclusive_ns += through[f];
+    if (row_open[row[f]]++ == 0) profile_.function_lines[row[f]].inclusive_ns += through[f];
+    walk.emplace_back(f, first_child[f]);
   }
 }
 
@@ -369,85 +517,90 @@ bool ProfileBuilder::runtimeThread(const format::RawProfile& raw, uint64_t tid) 
   return it->second;
 }
 
-const ProfileBuilder::Frames& ProfileBuilder::stack(const format::RawProfile& raw,
-                                                    const format::SampleRecord& sample) {
+FrameId ProfileBuilder::callers(const format::RawProfile& raw, uint64_t node, uint32_t mode,
+                                uint64_t time) {
+  // Up to the first node already read in this mode (or the outermost), then down again: each
+  // node is read once per mode, however many stacks pass through it.
+  chain_scratch_.clear();
+  FrameId top;
+  bool lost = false;
+  // A well-formed trie has parents defined before children, so a chain can never be longer
+  // than the node count; the bound also stops cycles in a forged file.
+  size_t limit = raw.stack_nodes.size();
+  for (uint64_t at = node;;) {
+    if (at == 0) break;
+    if (const FrameId* done = chains_[mode].find(at)) {
+      top = *done;
+      break;
+    }
+    auto it = raw.stack_nodes.find(at);
+    if (it == raw.stack_nodes.end() || limit-- == 0) {
+      lost = true;
+      break;
+    }
+    chain_scratch_.emplace_back(at, it->second.address);
+    at = it->second.parent;
+  }
+  if (!top.valid() && (lost || (mode & (kChainBroken | kChainCut)))) {
+    // The known frames keep their time; the missing outer part of the stack is one
+    // pseudo-frame, so the broken samples show up as a section of the call graph.
+    top = pseudoRoot(missingPart(lost ? kChainBroken : mode));
+  }
+  for (size_t k = chain_scratch_.size(); k-- > 0;) {
+    // A shadow stack holds entry addresses of traced functions, looked up as they are.
+    const Frames& frames =
+        expand(raw, chain_scratch_[k].second, !(mode & kChainShadow), time);
+    // A runtime frame between two of the program's is a pass-through shim (a sleep, the thread
+    // trampoline, an allocator wrapper): not a frame of the program. Only code that runs in the
+    // runtime itself, innermost, is the profiler's time.
+    if (!(frames.count == 1 &&
+          profile_.functions[arena_[frames.offset].index()].pseudo == PseudoKind::kProfiler))
+      top = enter(top, frames);
+    chains_[mode].set(chain_scratch_[k].first, top, raw.stack_nodes.size());
+  }
+  return top;
+}
+
+const ProfileBuilder::SampleStack& ProfileBuilder::stack(const format::RawProfile& raw,
+                                                         const format::SampleRecord& sample) {
   if ((sample.flags & format::kSampleInRuntime) || runtimeThread(raw, sample.tid)) {
     // Whatever the runtime was doing, the time is the profiler's, not the program's.
-    if (!profiler_stack_) {
-      profiler_stack_ = single(pseudoFunction(PseudoKind::kProfiler, "[profiler]",
-                                              pseudoModule(PseudoKind::kProfiler, "[profiler]")));
-      addStack(*profiler_stack_);
-    }
+    if (!profiler_stack_)
+      profiler_stack_ = pseudoStack(pseudoFunction(
+          PseudoKind::kProfiler, "[profiler]", pseudoModule(PseudoKind::kProfiler, "[profiler]")));
     return *profiler_stack_;
   }
   bool flagged_broken = (sample.flags & kBrokenFlags) != 0;
-  // A stack that goes on past what was recorded (the stack copy, --max-depth) is cut, not
-  // broken: its missing part has a pseudo-frame of its own.
   bool cut = (sample.flags & kBrokenFlags) == format::kSampleTruncated;
-  uint64_t key = (sample.node << 2) | (flagged_broken ? 1 : 0) | (cut ? 2 : 0);
+  bool shadow = (sample.flags & format::kSampleShadowStack) != 0;
+  uint32_t mode = (cut ? kChainCut : flagged_broken ? kChainBroken : 0) |
+                  (shadow ? kChainShadow : 0);
+  ChainKey key{sample.node, mode};
   auto found = stacks_.find(key);
   if (found != stacks_.end()) return found->second;
 
-  bool dangling = false;
-  std::vector<uint64_t> addresses = raw.stack(sample.node, &dangling);
-  bool broken = flagged_broken || dangling;
-  FunctionId broken_fn;
-  if (broken) {
-    const char* name = cut ? "[truncated]" : "[broken stack]";
-    broken_fn = pseudoFunction(PseudoKind::kBrokenStack, name,
-                               pseudoModule(PseudoKind::kBrokenStack, name));
-  }
-  Frames result;
-  if (addresses.empty()) {
-    result = broken ? single(broken_fn)
-                    : single(pseudoFunction(PseudoKind::kUnknown, "[unknown]",
-                                            pseudoModule(PseudoKind::kUnknown, "[unknown]")));
+  SampleStack result;
+  auto leaf_node = sample.node ? raw.stack_nodes.find(sample.node) : raw.stack_nodes.end();
+  if (leaf_node == raw.stack_nodes.end()) {
+    // No frames: none recorded, or the node's record was lost.
+    result = flagged_broken || sample.node != 0
+                 ? pseudoStack(missingPart(sample.node != 0 ? kChainBroken : mode))
+                 : pseudoStack(pseudoFunction(PseudoKind::kUnknown, "[unknown]",
+                                              pseudoModule(PseudoKind::kUnknown, "[unknown]")));
   } else {
-    scratch_.clear();
-    scratch_info_.clear();
-    // The known frames keep their time; the missing outer part of the stack is one
-    // pseudo-frame, so the broken samples show up as a section of the call graph.
-    if (broken) {
-      scratch_.push_back(broken_fn);
-      scratch_info_.push_back(FrameInfo{line(profile_.functions[broken_fn.index()].file, 0), 0});
-    }
-    bool shadow = (sample.flags & format::kSampleShadowStack) != 0;
-    Frames leaf;
-    for (size_t i = addresses.size(); i-- > 0;) {
-      // A shadow stack holds entry addresses of traced functions, looked up as they are.
-      const Frames& frames = expand(raw, addresses[i], !shadow && i != 0, sample.time);
-      // A runtime frame between two of the program's is a pass-through shim (a sleep, the
-      // thread trampoline, an allocator wrapper): not a frame of the program. Only code that
-      // runs in the runtime itself, innermost, is the profiler's time.
-      if (i != 0 && frames.count == 1 &&
-          profile_.functions[arena_[frames.offset].index()].pseudo == PseudoKind::kProfiler)
-        continue;
-      // The interrupted instruction inside the innermost traced function: its own frames
-      // (with the inline chain and the line) replace that function's entry frame.
-      if (shadow && i == 0 && frames.count > 0 && !scratch_.empty() &&
-          scratch_.back() == arena_[frames.offset]) {
-        scratch_.pop_back();
-        scratch_info_.pop_back();
-      }
-      for (uint32_t k = 0; k < frames.count; ++k) {
-        FunctionId fn = arena_[frames.offset + k];
-        // Consecutive frames in one symbol-less module are one pseudo-frame, not a recursion.
-        if (!scratch_.empty() && scratch_.back() == fn &&
-            profile_.functions[fn.index()].pseudo != PseudoKind::kNone)
-          continue;
-        scratch_.push_back(fn);
-        scratch_info_.push_back(frame_info_[frames.offset + k]);
-      }
-      if (i == 0) leaf = frames;
-    }
-    result.offset = static_cast<uint32_t>(arena_.size());
-    result.count = static_cast<uint32_t>(scratch_.size());
-    arena_.insert(arena_.end(), scratch_.begin(), scratch_.end());
-    frame_info_.insert(frame_info_.end(), scratch_info_.begin(), scratch_info_.end());
+    FrameId top = callers(raw, leaf_node->second.parent, mode, sample.time);
+    const Frames& leaf = expand(raw, leaf_node->second.address, false, sample.time);
+    // The interrupted instruction inside the innermost traced function: its own frames (with
+    // the inline chain and the line) replace that function's entry frame.
+    if (shadow && leaf.count > 0 && top.valid() &&
+        profile_.stack_frames[top.index()].function == arena_[leaf.offset])
+      top = profile_.stack_frames[top.index()].caller;
+    result.leaf = enter(top, leaf);
     result.line = leaf.line;
     result.module = leaf.module;
+    result.stack = StackId(profile_.stacks.size());
+    profile_.stacks.push_back(Stack{result.leaf});
   }
-  addStack(result);
   return stacks_.emplace(key, result).first->second;
 }
 
@@ -455,6 +608,7 @@ ProfileBuilder::ThreadCursor& ProfileBuilder::thread(uint64_t tid) {
   auto [it, inserted] = threads_.try_emplace(tid);
   if (inserted) {
     it->second.index = static_cast<uint32_t>(profile_.threads.size());
+    it->second.path.emplace(profile_.stack_frames);
     Thread t;
     t.tid = tid;
     profile_.threads.push_back(std::move(t));
@@ -463,18 +617,18 @@ ProfileBuilder::ThreadCursor& ProfileBuilder::thread(uint64_t tid) {
 }
 
 uint64_t ProfileBuilder::period(const format::RawProfile& raw) {
-  if (period_ns_ == 0) {
-    if (raw.process && raw.process->period_ns > 0) {
-      period_ns_ = raw.process->period_ns;
-    } else {
-      period_ns_ = kAssumedPeriodNs;
+  // The reader bounds each sample's time by the same rule (format::kMaxSampleNs).
+  if (raw.process && raw.process->period_ns > 0) {
+    profile_.summary.period_ns = raw.process->period_ns;
+  } else {
+    if (!period_assumed_)
       profile_.warnings.push_back(
           "the process record (which holds the sampling period) is missing: assuming 1 ms per "
           "sample");
-    }
-    profile_.summary.period_ns = period_ns_;
+    period_assumed_ = true;
+    profile_.summary.period_ns = kAssumedPeriodNs;
   }
-  return period_ns_;
+  return profile_.summary.period_ns;
 }
 
 bool ProfileBuilder::switchedOff(const format::RawProfile& raw, uint64_t time) {
@@ -500,15 +654,21 @@ void ProfileBuilder::addSample(const format::RawProfile& raw, const format::Samp
     return;
   }
   uint64_t weight = std::max<uint64_t>(sample.weight, 1);
-  uint64_t ns = weight * period(raw);
-  Frames frames = stack(raw, sample);  // a copy: arena_ and the caches may grow below
-  std::span<const FunctionId> functions(arena_.data() + frames.offset, frames.count);
-  StackChange change = graph_.onSample(sample.tid, functions, ns);
+  uint64_t ns;
+  if (__builtin_mul_overflow(weight, period(raw), &ns) || ns > format::kMaxSampleNs ||
+      profile_.summary.sampled_ns + ns > format::kMaxRunSampleNs) {
+    ++samples_beyond_bounds_;
+    return;
+  }
+  SampleStack frames = stack(raw, sample);  // a copy: the caches may grow below
+  ThreadCursor& cursor = thread(sample.tid);
+  size_t same = cursor.path->moveTo(frames.leaf);
+  std::span<const FunctionId> functions = cursor.path->functions();
+  StackChange change = graph_.onSample(sample.tid, functions, ns, same);
 
   Line& line = profile_.lines[frames.line.index()];
   line.time_ns += ns;
   ++line.samples;
-  ThreadCursor& cursor = thread(sample.tid);
   if (cursor.last_line != frames.line) {
     ++line.count;
     cursor.last_line = frames.line;
@@ -543,7 +703,7 @@ void ProfileBuilder::addSample(const format::RawProfile& raw, const format::Samp
     kept.leaf = leaf;
     kept.line = frames.line;
     kept.stack = frames.stack;
-    kept.depth = frames.count;
+    kept.depth = static_cast<uint32_t>(functions.size());
     kept.flags = static_cast<uint32_t>(sample.flags);
     kept.popped = change.popped;
     kept.pushed.assign(functions.begin() + change.common, functions.end());
@@ -559,7 +719,7 @@ void ProfileBuilder::addSample(const format::RawProfile& raw, const format::Samp
 Expected<Profile> ProfileBuilder::finish(const format::RawProfile& raw) {
   constexpr size_t kMaxIds = std::numeric_limits<uint32_t>::max() - 1;
   if (profile_.functions.size() > kMaxIds || profile_.lines.size() > kMaxIds ||
-      arena_.size() > kMaxIds)
+      arena_.size() > kMaxIds || profile_.stack_frames.size() > kMaxIds)
     return Status::Error("the profile is too large: more than 2^32 functions, lines or frames");
 
   accountUnsampled(raw);
@@ -683,6 +843,9 @@ Expected<Profile> ProfileBuilder::finish(const format::RawProfile& raw) {
     p.tex_commands.push_back(TexCommand{c.code, c.name, c.slots, c.cost});
   SortTexCommands(p.tex_commands);
   for (std::string& w : resolver_.warnings()) p.warnings.push_back(std::move(w));
+  if (samples_beyond_bounds_)
+    p.warnings.push_back(std::to_string(samples_beyond_bounds_) +
+                         " samples standing for more time than a run can have were left out");
   if (raw.dangling_references)
     p.warnings.push_back(std::to_string(raw.dangling_references) +
                          " references to records that were lost are shown as [unknown]");
@@ -736,13 +899,10 @@ void ProfileBuilder::accountUnsampled(const format::RawProfile& raw) {
     if (!unsampled.valid())
       unsampled = pseudoFunction(PseudoKind::kUnsampled, kUnsampledName,
                                  pseudoModule(PseudoKind::kUnsampled, kUnsampledName));
-    FunctionId stack[] = {unsampled};
-    graph_.onSample(t.tid, stack, ns);
-    if (!unsampled_stack_.stack.valid()) {
-      unsampled_stack_ = single(unsampled);
-      addStack(unsampled_stack_);
-    }
-    addStackTime(unsampled_stack_.stack, cursor.index, ns, 0);
+    if (!unsampled_stack_) unsampled_stack_ = pseudoStack(unsampled);
+    size_t same = cursor.path->moveTo(unsampled_stack_->leaf);
+    graph_.onSample(t.tid, cursor.path->functions(), ns, same);
+    addStackTime(unsampled_stack_->stack, cursor.index, ns, 0);
     const Function& fn = profile_.functions[unsampled.index()];
     profile_.lines[line(fn.file, 0).index()].time_ns += ns;
     profile_.modules[fn.module.index()].self_ns += ns;

@@ -50,7 +50,7 @@ struct BuildOptions {
 };
 
 // The sampling period assumed when the process record (which holds it) was lost.
-inline constexpr uint64_t kAssumedPeriodNs = 1'000'000;
+inline constexpr uint64_t kAssumedPeriodNs = format::kAssumedPeriodNs;
 // Addresses from here up are kernel space on x86-64 (and on AArch64 with 48-bit VAs).
 inline constexpr uint64_t kKernelSpaceStart = 0xffff800000000000ull;
 

@@ -100,10 +100,10 @@ void CallGraphBuilder::pop(ThreadState& ts) {
 }
 
 StackChange CallGraphBuilder::onSample(uint64_t thread, std::span<const FunctionId> stack,
-                                       uint64_t ns) {
+                                       uint64_t ns, size_t known_same) {
   ThreadState& ts = state(thread);
-  size_t common = 0;
   size_t limit = std::min(ts.stack.size(), stack.size());
+  size_t common = std::min(known_same, limit);
   while (common < limit && ts.stack[common].fn == stack[common]) ++common;
   StackChange change{static_cast<uint32_t>(ts.stack.size() - common),
                      static_cast<uint32_t>(common)};

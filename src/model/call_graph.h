@@ -16,7 +16,8 @@
 //     function, also under direct and mutual recursion (see docs/report.md for an example).
 //   - Calls are push events: every activation of a function and of an edge counts one.
 // Each update is O(1) apart from hashing: the credited sum is kept per (thread, function) and
-// every frame points at its counters.
+// every frame points at its counters. A sample costs the frames it pops and pushes, plus the
+// comparison of its stack with the previous one that `known_same` spares.
 //
 // Not thread-safe. Threads' streams may interleave: each thread has its own stack and clock.
 #pragma once
@@ -60,7 +61,11 @@ class CallGraphBuilder {
 
   // One sample of `thread`: `stack` outermost first (may be empty: the time then counts only in
   // total_ns(), callers should name it with a pseudo-function instead), standing for `ns`.
-  StackChange onSample(uint64_t thread, std::span<const FunctionId> stack, uint64_t ns);
+  // `known_same`: how many outer frames of `stack` the caller knows to be the functions of the
+  // thread's previous stack (model::StackPath tells), which are then not compared again: with
+  // it, a sample costs the frames that change, not its depth.
+  StackChange onSample(uint64_t thread, std::span<const FunctionId> stack, uint64_t ns,
+                       size_t known_same = 0);
 
   // Pops every open frame of `thread` (its end); its next sample, if any, starts afresh.
   void endThread(uint64_t thread);

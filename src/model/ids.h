@@ -35,6 +35,7 @@ using ModuleId = Id<struct ModuleTag>;
 using ThreadId = Id<struct ThreadTag>;
 using EdgeId = Id<struct EdgeTag>;
 using StackId = Id<struct StackTag>;
+using FrameId = Id<struct FrameTag>;  // a frame of the sampled stacks: Profile::stack_frames
 
 }  // namespace hotline::model
 

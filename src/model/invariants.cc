@@ -36,6 +36,15 @@ Status CheckInvariants(const Profile& p) {
     return Status::Error("sum of module times " + n(modules) + " != total " + n(total));
   if (threads != total)
     return Status::Error("sum of thread times " + n(threads) + " != total " + n(total));
+  for (size_t i = 0; i < p.stack_frames.size(); ++i) {
+    const StackFrame& f = p.stack_frames[i];
+    uint32_t depth = f.caller.valid() ? p.stack_frames[f.caller.index()].depth + 1 : 1;
+    if ((f.caller.valid() && f.caller.index() >= i) || f.depth != depth)
+      return Status::Error("stack frame " + n(i) + " does not follow its caller in the trie");
+  }
+  for (const Stack& s : p.stacks)
+    if (s.leaf.valid() && s.leaf.index() >= p.stack_frames.size())
+      return Status::Error("a stack ends at a frame that does not exist");
   uint64_t stacks = 0;
   for (const StackTime& t : p.stack_times) stacks += t.ns;
   if (stacks != total)

@@ -27,9 +27,20 @@ class Merger {
     addCallEdges(run, functions);
     uint32_t first_thread = static_cast<uint32_t>(p_.threads.size());
     p_.threads.insert(p_.threads.end(), run.threads.begin(), run.threads.end());
+    // The run's trie of frames into this one's: a frame is the same as another when its caller,
+    // function and line are (the first run's address stands for it), and a stack when its
+    // innermost frame is.
+    std::vector<FrameId> frames(run.stack_frames.size());
+    for (size_t i = 0; i < run.stack_frames.size(); ++i) {
+      const StackFrame& f = run.stack_frames[i];
+      frames[i] = frame(f.caller.valid() ? frames[f.caller.index()] : FrameId(),
+                        functions[f.function.index()], lines[f.line.index()], f.address);
+    }
     std::vector<StackId> stacks(run.stacks.size());
-    for (size_t i = 0; i < run.stacks.size(); ++i)
-      stacks[i] = stack(run.framesOf(StackId(i)), functions, lines);
+    for (size_t i = 0; i < run.stacks.size(); ++i) {
+      FrameId leaf = run.stacks[i].leaf;
+      stacks[i] = stackOf(leaf.valid() ? frames[leaf.index()] : FrameId());
+    }
     for (const FunctionLine& fl : run.function_lines)
       addFunctionLine(functions[fl.function.index()], lines[fl.line.index()], fl);
     for (const StackTime& t : run.stack_times)
@@ -223,22 +234,19 @@ class Merger {
       }
   }
 
-  StackId stack(std::span<const StackFrame> frames, const std::vector<FunctionId>& functions,
-                const std::vector<LineId>& lines) {
-    std::vector<uint64_t> key;
-    key.reserve(frames.size());
-    for (const StackFrame& f : frames)
-      key.push_back((uint64_t{functions[f.function.index()].index()} << 32) |
-                    lines[f.line.index()].index());
-    auto [it, added] = stack_index_.try_emplace(std::move(key), StackId(p_.stacks.size()));
+  FrameId frame(FrameId caller, FunctionId function, LineId line, uint64_t address) {
+    auto [it, added] = frame_index_.try_emplace(
+        FrameKey{caller.index(), function.index(), line.index()}, FrameId(p_.stack_frames.size()));
     if (added) {
-      // The first run's addresses stand for the stack.
-      p_.stacks.push_back(Stack{static_cast<uint32_t>(p_.stack_frames.size()),
-                                static_cast<uint32_t>(frames.size())});
-      for (const StackFrame& f : frames)
-        p_.stack_frames.push_back(
-            StackFrame{functions[f.function.index()], lines[f.line.index()], f.address});
+      uint32_t depth = caller.valid() ? p_.frame(caller).depth + 1 : 1;
+      p_.stack_frames.push_back(StackFrame{function, line, address, caller, depth});
     }
+    return it->second;
+  }
+
+  StackId stackOf(FrameId leaf) {
+    auto [it, added] = stack_index_.try_emplace(leaf.index(), StackId(p_.stacks.size()));
+    if (added) p_.stacks.push_back(Stack{leaf});
     return it->second;
   }
 
@@ -344,7 +352,19 @@ class Merger {
   std::unordered_map<uint64_t, LineId> line_index_;
   std::unordered_map<std::string, FunctionId> function_index_;
   std::unordered_map<uint64_t, uint32_t> edge_index_;
-  std::map<std::vector<uint64_t>, StackId> stack_index_;
+  struct FrameKey {
+    uint32_t caller, function, line;
+    bool operator==(const FrameKey&) const = default;
+  };
+  struct FrameKeyHash {
+    size_t operator()(const FrameKey& k) const {
+      uint64_t h = (uint64_t{k.caller} << 32 | k.function) * 0x9e3779b97f4a7c15ull;
+      h ^= (k.line + (h >> 29)) * 0xbf58476d1ce4e5b9ull;
+      return static_cast<size_t>(h ^ (h >> 31));
+    }
+  };
+  std::unordered_map<FrameKey, FrameId, FrameKeyHash> frame_index_;
+  std::unordered_map<uint32_t, StackId> stack_index_;     // by innermost frame
   std::unordered_map<uint64_t, uint32_t> stack_time_index_;
   std::unordered_map<uint64_t, uint32_t> function_line_index_;
   std::unordered_map<std::string, size_t> stat_index_;

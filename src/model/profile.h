@@ -7,6 +7,7 @@
 //     a line's inclusive time is at least its own;
 //   - for every function, self_ns + Σ callees' time_ns = inclusive_ns (loop_ns is not part of
 //     the sum: it is time already counted in the function itself through recursion);
+//   - the stacks' frames are a trie: a frame's caller comes before it, one level less deep;
 //   - every sample lands somewhere: time that cannot be attributed to a real function goes to a
 //     pseudo-function (`[unknown]`, `[kernel]`, `[MODULE]`, `[profiler]`, `[broken stack]`),
 //     whose file is a pseudo-file of the same name, line 0;
@@ -140,19 +141,28 @@ struct FunctionLine {
   uint64_t inclusive_ns = 0;
 };
 
-// One frame of a sampled stack: the function, the line it was at (the sampled line for the
+// One frame of the sampled stacks: the function, the line it was at (the sampled line for the
 // innermost frame, the line of the call for the others, inline levels included) and the code
 // address, shared by the inline levels of one address (0 for pseudo-frames).
+//
+// The frames form a trie: each names its caller, the frame outside it, and stacks that begin
+// alike share their outer frames. A stack costs its innermost frame plus the frames no other
+// stack has, so the samples of a recursion 20,000 deep, one at each depth, hold 40,000 frames
+// (each level as a caller and as a sample's innermost frame), not 200 million. Frames are not
+// unique: two may hold the same function, line and address under one caller. Guarantees: a frame's caller comes before it in
+// Profile::stack_frames, and its depth is its caller's plus one (1 for an outermost frame).
 struct StackFrame {
-  FunctionId function;
-  LineId line;
+  FunctionId function{};
+  LineId line{};
   uint64_t address = 0;
+  FrameId caller{};    // invalid for an outermost frame
+  uint32_t depth = 1;  // frames from the outermost to this one, both included
 };
 
-// A distinct stack the samples saw: Profile::stack_frames[offset, offset + count), outermost
-// first. Two stacks may hold the same functions at different addresses.
+// A distinct stack the samples saw: its innermost frame, under which its callers are (see
+// Profile::framesOf). Two stacks may hold the same functions at different addresses.
 struct Stack {
-  uint32_t offset = 0, count = 0;
+  FrameId leaf;  // invalid for a stack without frames
 };
 
 // The time one stack stands for on one thread. Σ ns over all = the total.
@@ -285,7 +295,7 @@ class Profile {
   // Indexed by FunctionId: the callees of each function, by decreasing time.
   std::vector<std::vector<CallEdge>> callees;
   std::vector<Thread> threads;  // in order of first appearance
-  std::vector<StackFrame> stack_frames;
+  std::vector<StackFrame> stack_frames;  // the trie of the stacks' frames, callers first
   std::vector<Stack> stacks;
   std::vector<StackTime> stack_times;        // by stack, then thread
   std::vector<FunctionLine> function_lines;  // by function, then line
@@ -314,9 +324,33 @@ class Profile {
   const Line& line(LineId id) const { return lines[id.index()]; }
   const Module& module(ModuleId id) const { return modules[id.index()]; }
   const std::vector<CallEdge>& calleesOf(FunctionId id) const { return callees[id.index()]; }
-  std::span<const StackFrame> framesOf(StackId id) const {
-    const Stack& s = stacks[id.index()];
-    return {stack_frames.data() + s.offset, s.count};
+  const StackFrame& frame(FrameId id) const { return stack_frames[id.index()]; }
+  // The frames of stack `id`, outermost first, into `out` (whatever it held is replaced): time
+  // and memory in its depth. Views that visit every stack should walk the trie instead where
+  // they can (see model/stack_tree.h), as a profile's stacks together may be far deeper than
+  // its frames.
+  void framesOf(StackId id, std::vector<StackFrame>& out) const {
+    out.clear();
+    for (FrameId f = stacks[id.index()].leaf; f.valid(); f = frame(f).caller)
+      out.push_back(frame(f));
+    std::reverse(out.begin(), out.end());
+  }
+  uint32_t depthOf(StackId id) const {
+    FrameId leaf = stacks[id.index()].leaf;
+    return leaf.valid() ? frame(leaf).depth : 0;
+  }
+  // Adds a stack of `frames` (outermost first; their callers and depths are set here) as frames
+  // of its own, shared with no other stack, and returns its id: for profiles made by hand.
+  StackId addStack(std::span<const StackFrame> frames) {
+    FrameId caller;
+    for (StackFrame f : frames) {
+      f.caller = caller;
+      f.depth = caller.valid() ? frame(caller).depth + 1 : 1;
+      caller = FrameId(stack_frames.size());
+      stack_frames.push_back(f);
+    }
+    stacks.push_back(Stack{caller});
+    return StackId(stacks.size() - 1);
   }
   // Percent of the total, 0 for an empty profile.
   double percentOfTotal(uint64_t ns) const {

@@ -37,11 +37,15 @@ class ChildIndex {
   static constexpr uint64_t kEmpty = ~uint64_t{0};  // no node has ~0 as (parent, function)
   size_t slot(uint64_t key) const {
     size_t mask = keys_.size() - 1;
-    size_t i = static_cast<size_t>((key * 0x9e3779b97f4a7c15ull) >> 20) & mask;
+    // Fibonacci hashing: the product's top bits, which every bit of the key reaches. (Bits from
+    // the middle were one slot of a few for keys that differ only in the parent, the high half:
+    // a deep chain of one function probed on and on.)
+    size_t i = static_cast<size_t>((key * 0x9e3779b97f4a7c15ull) >> shift_) & mask;
     while (keys_[i] != kEmpty && keys_[i] != key) i = (i + 1) & mask;
     return i;
   }
   void grow() {
+    --shift_;
     std::vector<uint64_t> keys(keys_.size() * 2, kEmpty);
     std::vector<uint32_t> values(keys.size());
     keys.swap(keys_);
@@ -56,26 +60,96 @@ class ChildIndex {
   std::vector<uint64_t> keys_;
   std::vector<uint32_t> values_;
   size_t size_ = 0;
+  int shift_ = 64 - 10;  // 64 − log2(keys_.size())
 };
 
 }  // namespace
 
-StackTree BuildStackTree(const Profile& p, StackOrder order, std::optional<uint32_t> thread) {
+namespace {
+
+// Callers first, over the trie of frames rather than stack by stack: each frame of a stack with
+// time maps to the tree node of its function under its caller's node, and adds the time of the
+// stacks through it. The nodes are numbered as a walk of the stacks in StackId order would make
+// them (by the first such stack through a node, then depth), so the tree does not depend on how
+// it was built.
+StackTree CallersFirst(const Profile& p, const std::vector<uint64_t>& ns) {
+  const std::vector<StackFrame>& frames = p.stack_frames;
+  size_t n = frames.size();
+  constexpr uint32_t kNone = ~0u;
+  std::vector<uint64_t> own(n, 0), through(n, 0);
+  std::vector<uint32_t> first_stack(n, kNone);
+  StackTree tree;
+  tree.nodes.push_back({});
+  for (uint32_t s = 0; s < p.stacks.size(); ++s) {
+    if (ns[s] == 0) continue;
+    tree.nodes[0].total_ns += ns[s];
+    FrameId leaf = p.stacks[s].leaf;
+    if (!leaf.valid()) {
+      tree.nodes[0].self_ns += ns[s];
+      continue;
+    }
+    own[leaf.index()] += ns[s];
+    first_stack[leaf.index()] = std::min(first_stack[leaf.index()], s);
+  }
+  for (size_t i = n; i-- > 0;) {
+    through[i] += own[i];
+    if (FrameId caller = frames[i].caller; caller.valid()) {
+      through[caller.index()] += through[i];
+      first_stack[caller.index()] = std::min(first_stack[caller.index()], first_stack[i]);
+    }
+  }
+  ChildIndex children;
+  std::vector<uint32_t> node_of(n, 0);
+  std::vector<uint32_t> node_first_stack(1, 0);
+  for (size_t i = 0; i < n; ++i) {
+    if (through[i] == 0) continue;
+    const StackFrame& f = frames[i];
+    uint32_t parent = f.caller.valid() ? node_of[f.caller.index()] : 0;
+    uint32_t node = children.find((uint64_t{parent} << 32) | f.function.index(), [&] {
+      tree.nodes.push_back({f.function, parent, 0, 0});
+      node_first_stack.push_back(kNone);
+      return static_cast<uint32_t>(tree.nodes.size() - 1);
+    });
+    node_of[i] = node;
+    tree.nodes[node].total_ns += through[i];
+    tree.nodes[node].self_ns += own[i];
+    node_first_stack[node] = std::min(node_first_stack[node], first_stack[i]);
+  }
+  // A stack passes one node per depth, so (first stack, depth) orders the nodes without ties.
+  std::vector<uint32_t> depth(tree.nodes.size(), 0);
+  for (size_t k = 1; k < tree.nodes.size(); ++k) depth[k] = depth[tree.nodes[k].parent] + 1;
+  std::vector<uint32_t> order(tree.nodes.size());
+  for (uint32_t k = 0; k < order.size(); ++k) order[k] = k;
+  std::sort(order.begin() + 1, order.end(), [&](uint32_t a, uint32_t b) {
+    return node_first_stack[a] != node_first_stack[b] ? node_first_stack[a] < node_first_stack[b]
+                                                      : depth[a] < depth[b];
+  });
+  std::vector<uint32_t> renumbered(order.size());
+  for (uint32_t k = 0; k < order.size(); ++k) renumbered[order[k]] = k;
+  std::vector<StackTreeNode> nodes(tree.nodes.size());
+  for (uint32_t k = 0; k < order.size(); ++k) {
+    nodes[k] = tree.nodes[order[k]];
+    if (k) nodes[k].parent = renumbered[nodes[k].parent];
+  }
+  tree.nodes = std::move(nodes);
+  return tree;
+}
+
+// Callees first, stack by stack from the innermost frame out: time in the stacks' total depth,
+// memory in the tree's nodes.
+StackTree CalleesFirst(const Profile& p, const std::vector<uint64_t>& ns) {
   StackTree tree;
   tree.nodes.push_back({});
   ChildIndex children;
-  std::vector<uint64_t> ns = StackNs(p, thread);
   for (uint32_t s = 0; s < p.stacks.size(); ++s) {
     if (ns[s] == 0) continue;
-    std::span<const StackFrame> frames = p.framesOf(StackId(s));
     uint32_t node = 0;
     tree.nodes[0].total_ns += ns[s];
-    for (size_t i = 0; i < frames.size(); ++i) {
-      const StackFrame& f =
-          order == StackOrder::kCallersFirst ? frames[i] : frames[frames.size() - 1 - i];
-      uint64_t key = (uint64_t{node} << 32) | f.function.index();
+    for (FrameId f = p.stacks[s].leaf; f.valid(); f = p.frame(f).caller) {
+      FunctionId function = p.frame(f).function;
+      uint64_t key = (uint64_t{node} << 32) | function.index();
       node = children.find(key, [&] {
-        tree.nodes.push_back({f.function, node, 0, 0});
+        tree.nodes.push_back({function, node, 0, 0});
         return static_cast<uint32_t>(tree.nodes.size() - 1);
       });
       tree.nodes[node].total_ns += ns[s];
@@ -83,6 +157,13 @@ StackTree BuildStackTree(const Profile& p, StackOrder order, std::optional<uint3
     tree.nodes[node].self_ns += ns[s];
   }
   return tree;
+}
+
+}  // namespace
+
+StackTree BuildStackTree(const Profile& p, StackOrder order, std::optional<uint32_t> thread) {
+  std::vector<uint64_t> ns = StackNs(p, thread);
+  return order == StackOrder::kCallersFirst ? CallersFirst(p, ns) : CalleesFirst(p, ns);
 }
 
 std::vector<LineId> HottestLines(const Profile& p) {

@@ -4,7 +4,10 @@
 // hottest line, for views that jump from a function to its source.
 //
 // Guarantees: nodes[0] is the root and holds the time of every stack chosen; a node's parent comes
-// before it; for every node, self_ns + Σ children's total_ns = total_ns.
+// before it; for every node, self_ns + Σ children's total_ns = total_ns. Callers first takes
+// time and memory in the profile's frames (the trie of Profile::stack_frames), however deep
+// its stacks; callees first, time in the stacks' depths added up (a recursion's stacks, one per
+// level, make that the square of its depth) and memory in the tree.
 #pragma once
 
 #include <cstdint>

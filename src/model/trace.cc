@@ -317,8 +317,9 @@ void ApplyTrace(const format::RawProfile& raw, const FunctionAt& function_at,
   }
   for (const auto& [edge, n] : edge_calls) {
     auto& edges = p.callees[edge.first];
+    uint32_t child = edge.second;  // a lambda may not capture a structured binding in clang 14
     auto it = std::find_if(edges.begin(), edges.end(),
-                           [&](const CallEdge& e) { return e.child.index() == edge.second; });
+                           [&](const CallEdge& e) { return e.child.index() == child; });
     if (it != edges.end()) {
       it->calls = n;
     } else {

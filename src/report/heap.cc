@@ -162,7 +162,7 @@ void PrintHeap(const model::HeapProfile& heap, const ReportOptions& options, std
   w.header({"size", "calls", "percent", ""});
   for (const auto& [size_class, calls] : heap.size_histogram) {
     double percent = heap.alloc_calls ? 100.0 * double(calls) / double(heap.alloc_calls) : 0;
-    std::string bar(size_t(percent / 2), '#');
+    std::string bar(percent > 0 ? size_t(std::min(percent, 100.0) / 2) : 0, '#');
     if (bar.empty()) bar = "!";
     std::string range =
         size_class == 0 ? "0" : fmt::format("{}-{}", size_class, size_class * 2 - 1);

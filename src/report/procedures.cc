@@ -90,7 +90,8 @@ void PrintProcedures(const model::Profile& p, const ReportOptions& options, std:
   w.title("bars", "Self time per procedure (one # is 1%; ! is less than 1%)");
   for (const Row& r : rows) {
     if (r.self == 0) continue;
-    size_t hashes = size_t(r.self_percent);
+    // At most 100: a percentage beyond (or NaN) would be a model bug, not a reason to die.
+    size_t hashes = r.self_percent > 0 ? size_t(std::min(r.self_percent, 100.0)) : 0;
     std::string bar = hashes ? std::string(hashes, '#') : "!";
     w.row({bar, FunctionLabel(p, model::FunctionId(r.fn), options)});
   }

@@ -417,7 +417,9 @@ TEST(Perl, SignalledScriptLeavesItsWholeProfile) {
       ASSERT_TRUE(profile.end.has_value()) << mode << " " << where;
       EXPECT_EQ(profile.end->how, format::EndHow::kSignal);
       EXPECT_EQ(profile.end->code, uint64_t(SIGTERM));
-      if (std::string(mode) == "exact") EXPECT_GE(HotlineCounts(profile)[script][2], 200000u);
+      if (std::string(mode) == "exact") {
+        EXPECT_GE(HotlineCounts(profile)[script][2], 200000u);
+      }
     }
   }
 }

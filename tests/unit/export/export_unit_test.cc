@@ -57,12 +57,15 @@ model::Profile HandMadeProfile() {
                {{.child = model::FunctionId(2u), .time_ns = 500, .calls = 2}},
                {}};
   auto frame = [](uint32_t function, uint32_t line, uint64_t address) {
-    return model::StackFrame{model::FunctionId(function), model::LineId(line), address};
+    return model::StackFrame{
+        .function = model::FunctionId(function), .line = model::LineId(line), .address = address};
   };
   // Stack 0: main, work, leaf at 0x30; stack 1: the same at 0x34; stack 2: main, work.
-  p.stack_frames = {frame(0, 0, 0x10), frame(1, 1, 0x20), frame(2, 2, 0x30), frame(0, 0, 0x10),
-                    frame(1, 1, 0x20), frame(2, 2, 0x34), frame(0, 0, 0x10), frame(1, 1, 0x24)};
-  p.stacks = {{0, 3}, {3, 3}, {6, 2}};
+  p.addStack(std::vector<model::StackFrame>{frame(0, 0, 0x10), frame(1, 1, 0x20),
+                                            frame(2, 2, 0x30)});
+  p.addStack(std::vector<model::StackFrame>{frame(0, 0, 0x10), frame(1, 1, 0x20),
+                                            frame(2, 2, 0x34)});
+  p.addStack(std::vector<model::StackFrame>{frame(0, 0, 0x10), frame(1, 1, 0x24)});
   p.threads.resize(2);
   p.threads[0].tid = 1;
   p.threads[0].name = "main";
@@ -200,9 +203,9 @@ TEST(Chrome, SpansFromTheSamplesInTimeOrder) {
 TEST(Chrome, AFrameBegunWhereOneOfItsNameEndedBeginsANanosecondLater) {
   model::Profile p = HandMadeProfile();
   p.summary.first_time = 1000;
-  p.stack_frames.push_back({model::FunctionId(0u), model::LineId(0u), 0x10});
-  p.stack_frames.push_back({model::FunctionId(2u), model::LineId(2u), 0x30});
-  p.stacks.push_back({8, 2});  // stack 3: main, leaf
+  p.addStack(std::vector<model::StackFrame>{{model::FunctionId(0u), model::LineId(0u), 0x10},
+                                            {model::FunctionId(2u), model::LineId(2u), 0x30}});
+  // stack 3: main, leaf
   model::Sample under_work, under_main;
   under_work.tid = under_main.tid = 1;
   under_work.ns = under_main.ns = 100;

@@ -70,4 +70,32 @@ bool WriteSampleProfile(const std::string& path, int chunks) {
   return ok && !w.failed() && !append.failed();
 }
 
+bool WriteDeepRecursionProfile(const std::string& path, uint32_t depth) {
+  int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return false;
+  format::Writer w;
+  bool ok = w.begin(fd, format::kFeatureSamples);
+  uint64_t argv[2] = {w.internString("perl"), w.internString("x.pl")};
+  format::ProcessRecord process;
+  process.pid = 7;
+  process.time = 1'000;
+  process.exe = w.internString("/usr/bin/perl");
+  process.argc = 2;
+  process.argv = argv;
+  process.period_ns = 1;  // the samples' weights are nanoseconds
+  w.add(process);
+  w.add(format::ThreadStartRecord{1'000, 7, 0, 0});
+  w.add(format::FrameRecord{1, "main", "x.pl", 5, "x.pl", 0, "perl", 0});
+  w.add(format::FrameRecord{2, "main::f", "x.pl", 3, "x.pl", 2, "perl", 0});
+  uint64_t node = w.internStackNode(0, format::kNamedFrameTag | 1);
+  for (uint32_t level = 1; level <= depth; ++level) {
+    if (level > 1) node = w.internStackNode(node, format::kNamedFrameTag | 2);
+    w.add(format::SampleRecord{2'000 + level, 7, node, 1'000, 0});
+  }
+  w.add(format::ThreadEndRecord{3'000'000, 7, format::kCpuUnknown});
+  w.add(format::EndRecord{3'000'000, format::EndHow::kExit, 0});
+  ok = w.flush() && ok;
+  return close(fd) == 0 && ok;
+}
+
 }  // namespace hotline::testing

@@ -133,9 +133,9 @@ model::Profile TwoPaths(bool next, format::ClockMode clock = format::ClockMode::
   model::Profile p;
   for (const char* name : {"main", "work", next ? "fresh" : "old"})
     p.functions.emplace_back().name = name;
-  auto frame = [](uint32_t f) { return model::StackFrame{model::FunctionId(f), {}, 0}; };
-  p.stack_frames = {frame(0), frame(1), frame(0), frame(2)};
-  p.stacks = {{0, 2}, {2, 2}};
+  auto frame = [](uint32_t f) { return model::StackFrame{.function = model::FunctionId(f)}; };
+  p.addStack(std::vector<model::StackFrame>{frame(0), frame(1)});
+  p.addStack(std::vector<model::StackFrame>{frame(0), frame(2)});
   uint64_t work = next ? 2000 : 1000, other = next ? 300 : 500;
   p.stack_times = {{model::StackId(0u), 0, work, work}, {model::StackId(1u), 0, other, other}};
   p.threads.resize(1);

@@ -186,7 +186,9 @@ TEST_F(BuildTest, StacksKeepEveryFramesLineAndTimePerThread) {
   Profile p = build();
   ASSERT_EQ(p.stacks.size(), 2u);
   std::vector<std::string> inlined;
-  for (const StackFrame& f : p.framesOf(StackId(0u)))
+  std::vector<StackFrame> frames;
+  p.framesOf(StackId(0u), frames);
+  for (const StackFrame& f : frames)
     inlined.push_back(p.function(f.function).name + " " + p.file(p.line(f.line).file).path + ":" +
                       std::to_string(p.line(f.line).line) + " " + std::to_string(f.address));
   // The inline levels of one address share it; the caller's frame is at its return address.
@@ -350,8 +352,7 @@ TEST(InvariantsTest, CatchesASectionThatDoesNotAddUp) {
   p.modules.push_back(Module{"m", PseudoKind::kNone, "m", "", 10, 1});
   p.threads.push_back(Thread{1, "", 10, 0, 1, {}});
   p.lines[0].inclusive_ns = 10;
-  p.stack_frames.push_back(StackFrame{FunctionId(0u), LineId(0u), 0x1000});
-  p.stacks.push_back(Stack{0, 1});
+  p.addStack(std::vector<StackFrame>{StackFrame{.function = FunctionId(0u), .line = LineId(0u), .address = 0x1000}});
   p.stack_times.push_back(StackTime{StackId(0u), 0, 10, 1});
   p.function_lines.push_back(FunctionLine{FunctionId(0u), LineId(0u), 10, 10});
   Status s = CheckInvariants(p);
@@ -503,7 +504,9 @@ class MergeTest : public BuildTest {
                      std::to_string(l.inclusive_ns));
     for (const StackTime& t : p.stack_times) {
       std::string frames;
-      for (const StackFrame& f : p.framesOf(t.stack)) frames += p.function(f.function).name + ";";
+      std::vector<StackFrame> stack;
+      p.framesOf(t.stack, stack);
+      for (const StackFrame& f : stack) frames += p.function(f.function).name + ";";
       rows.push_back("s " + frames + " " + std::to_string(p.threads[t.thread].tid) + " " +
                      std::to_string(t.ns));
     }

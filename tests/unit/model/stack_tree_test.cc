@@ -18,9 +18,12 @@ Profile SmallProfile() {
              {.file = FileId(0u), .line = 11},
              {.file = FileId(0u), .line = 20}};
   p.threads.resize(2);
-  auto frame = [](uint32_t f, uint32_t l) { return StackFrame{FunctionId(f), LineId(l), 0}; };
-  p.stack_frames = {frame(0, 0), frame(1, 1), frame(0, 0), frame(2, 3), frame(0, 0), frame(1, 2)};
-  p.stacks = {{0, 2}, {2, 2}, {4, 2}};
+  auto frame = [](uint32_t f, uint32_t l) {
+    return StackFrame{.function = FunctionId(f), .line = LineId(l)};
+  };
+  p.addStack(std::vector<StackFrame>{frame(0, 0), frame(1, 1)});
+  p.addStack(std::vector<StackFrame>{frame(0, 0), frame(2, 3)});
+  p.addStack(std::vector<StackFrame>{frame(0, 0), frame(1, 2)});
   p.stack_times = {{StackId(0u), 0, 3, 3}, {StackId(1u), 0, 2, 2}, {StackId(2u), 1, 5, 5}};
   auto line = [](uint32_t f, uint32_t l, uint64_t self, uint64_t inclusive) {
     return FunctionLine{FunctionId(f), LineId(l), self, inclusive};
