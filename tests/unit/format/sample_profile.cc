@@ -3,6 +3,9 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <string>
+#include <vector>
+
 #include "format/writer.h"
 
 namespace hotline::testing {
@@ -94,6 +97,50 @@ bool WriteDeepRecursionProfile(const std::string& path, uint32_t depth) {
   }
   w.add(format::ThreadEndRecord{3'000'000, 7, format::kCpuUnknown});
   w.add(format::EndRecord{3'000'000, format::EndHow::kExit, 0});
+  ok = w.flush() && ok;
+  return close(fd) == 0 && ok;
+}
+
+bool WriteRegressionProfile(const std::string& path, uint64_t slow_samples, uint32_t seed,
+                            const std::string& exe) {
+  int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return false;
+  format::Writer w;
+  bool ok = w.begin(fd, format::kFeatureSamples);
+  uint64_t argv[1] = {w.internString("regression")};
+  format::ProcessRecord process;
+  process.pid = 9;
+  process.time = 1'000;
+  process.exe = w.internString(exe.c_str());
+  process.argc = 1;
+  process.argv = argv;
+  process.period_ns = 100'000;  // 10 kHz
+  w.add(process);
+  w.add(format::ThreadStartRecord{1'000, 9, 0, 0});
+  w.add(format::FrameRecord{1, "main", "regression.c", 60, "regression.c", 55, "regression", 0});
+  w.add(format::FrameRecord{2, "slow_path", "regression.c", 30, "regression.c", 28, "regression", 0});
+  uint64_t main_node = w.internStackNode(0, format::kNamedFrameTag | 1);
+  uint64_t time = 2'000, samples = slow_samples;
+  // One record a sample, as a sampler writes them: a weight is not a count of samples.
+  auto sampled = [&](uint64_t node, uint64_t count) {
+    for (uint64_t k = 0; k < count; ++k) w.add(format::SampleRecord{time++, 9, node, 1, 0});
+  };
+  sampled(w.internStackNode(main_node, format::kNamedFrameTag | 2), slow_samples);
+  std::vector<std::string> names;
+  uint32_t state = seed * 2654435761u + 1;
+  for (uint64_t n = 0; n < 30; ++n) {
+    names.push_back("other_" + std::to_string(n));
+    uint64_t id = 3 + n;
+    w.add(format::FrameRecord{id, names.back().c_str(), "regression.c", 40 + n, "regression.c",
+                              38, "regression", 0});
+    state = state * 1664525u + 1013904223u;  // a fixed sequence per seed
+    uint64_t count = 300 - 9 + (state >> 8) % 19;  // 300 ± 3%
+    sampled(w.internStackNode(main_node, format::kNamedFrameTag | id), count);
+    samples += count;
+  }
+  uint64_t end = time + samples * process.period_ns;
+  w.add(format::ThreadEndRecord{end, 9, samples * process.period_ns});
+  w.add(format::EndRecord{end, format::EndHow::kExit, 0});
   ok = w.flush() && ok;
   return close(fd) == 0 && ok;
 }

@@ -16,4 +16,13 @@ bool WriteSampleProfile(const std::string& path, int chunks);
 // every depth from 1 (main alone) to `depth`, the shallowest first, on thread 7.
 bool WriteDeepRecursionProfile(const std::string& path, uint32_t depth);
 
+// regression.c's profile without the machine's noise: named frames `main` and, under it,
+// `slow_path` and `other_0` .. `other_29` (regression.c's lines), sampled at 10 kHz on one
+// thread. slow_path gets `slow_samples` samples; other_N gets 300 samples moved by up to ±3%
+// (a fixed sequence of `seed`), so two profiles of different seeds differ as two runs of the
+// same work do, and the test that reads them gets the same counts every time.
+// `exe` is the program's path the profile names (`history add` finds the commit from it).
+bool WriteRegressionProfile(const std::string& path, uint64_t slow_samples, uint32_t seed,
+                            const std::string& exe = "/usr/bin/regression");
+
 }  // namespace hotline::testing
