@@ -11,6 +11,7 @@
 #include "model/merge.h"
 #include "model/order.h"
 #include "model/stack_path.h"
+#include "model/system_code.h"
 #include "model/trace.h"
 
 namespace hotline::model {
@@ -472,13 +473,19 @@ const ProfileBuilder::Frames& ProfileBuilder::expand(const format::RawProfile& r
       frames.offset = static_cast<uint32_t>(arena_.size());
       // The symbolizer lists the inline chain innermost first; stacks go outermost first. An
       // inlined level without a name cannot be told apart from its caller: it is left out.
+      // In a library of the system the chain is the library's business: its time is the
+      // out-of-line function's (sin's body is __sin_fma, not the rounding-mode helper inlined
+      // into it), at that function's own line, as perf and gprof name it.
+      const bool whole_chain = !IsSystemModule(raw_module->path);
       for (auto it = resolved.frames.rbegin(); it != resolved.frames.rend(); ++it) {
         if (it->function.empty()) continue;
         arena_.push_back(function(it->function, it->decl_file, it->decl_line, mod));
         frame_info_.push_back(FrameInfo{line_of(*it), address});
+        if (!whole_chain) break;
       }
       frames.count = static_cast<uint32_t>(arena_.size() - frames.offset);
-      frames.line = line_of(resolved.frames.front());
+      frames.line = whole_chain || frames.count == 0 ? line_of(resolved.frames.front())
+                                                     : frame_info_.back().line;
       frames.module = mod;
     }
   }

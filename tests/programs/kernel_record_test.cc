@@ -132,6 +132,22 @@ TEST(KernelRecord, StacksDeeperThanTheCopyAreCountedAndWarned) {
   EXPECT_EQ(rows.count("[broken stack]") ? rows["[broken stack]"] : 0, 0u);
 }
 
+// libm's sin and cos inline glibc's rounding-mode helpers into their bodies (with libc6-dbg, the
+// debug info says so): the time is the out-of-line functions' a user called, __sin_* and
+// __cos_*, as perf and gprof name it, not libc_feholdsetround_sse_ctx's.
+TEST(KernelRecord, ASystemLibrarysTimeIsItsOutOfLineFunctions) {
+  std::string dir = ScratchDir("kernel-sincos");
+  RunResult r = Hotline({"record", "-q", "-o", dir + "/p.hotline", "--", PROGRAM_sincos}, dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  uint64_t total = 0, libm = 0;
+  auto rows = Inclusive(dir + "/p.hotline", &total);
+  for (const auto& [name, ns] : rows) {
+    EXPECT_EQ(name.find("libc_fe"), std::string::npos) << name;
+    if (name.starts_with("__sin") || name.starts_with("__cos")) libm += ns;
+  }
+  EXPECT_GT(libm, total / 2) << libm << " of " << total;
+}
+
 // A thread that blocks every signal is sampled like the others, with no signal queued in the
 // program (a queue of 64 would fill otherwise).
 TEST(KernelRecord, ThreadBlockingSignalsIsSampledForItsCpuTime) {
