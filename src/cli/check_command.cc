@@ -9,7 +9,9 @@
 #include <vector>
 
 #include "cli/commands.h"
-#include "cli/history_db.h"
+#include "cli/history_location.h"
+#include "history/git.h"
+#include "history/open.h"
 #include "history/check.h"
 #include "report/history.h"
 
@@ -61,9 +63,9 @@ int RunCheck(CheckCommandOptions& o) {
     return kError;
   };
   o.check.threshold = o.threshold / 100;
-  Expected<std::unique_ptr<history::Database>> db = OpenHistory(o.where, true);
+  Expected<std::unique_ptr<history::Database>> db = history::OpenDatabase(o.where.db, true);
   if (!db) return fail(db.status().message());
-  Expected<std::string> workload = ChooseWorkload(**db, o.workload);
+  Expected<std::string> workload = history::ChooseWorkload(**db, o.workload);
   if (!workload) return fail(workload.status().message());
   std::optional<history::GitState> git = history::GitStateOf(".");
   if (!git) return fail("the current folder is in no git repository: check compares commits");

@@ -10,7 +10,9 @@
 #include <vector>
 
 #include "cli/commands.h"
-#include "cli/history_db.h"
+#include "cli/history_location.h"
+#include "history/git.h"
+#include "history/open.h"
 #include "cli/load_profile.h"
 #include "history/series.h"
 #include "model/heap.h"
@@ -90,7 +92,7 @@ Status IdentifyCommit(const model::Profile& p, const std::string& named, history
 }
 
 int RunHistoryAdd(const HistoryAddOptions& o) {
-  Expected<std::unique_ptr<history::Database>> db = OpenHistory(o.where, false);
+  Expected<std::unique_ptr<history::Database>> db = history::OpenDatabase(o.where.db, false);
   if (!db) {
     fmt::print(stderr, "hotline: history add: {}\n", db.status().message());
     return 1;
@@ -179,9 +181,9 @@ int RunHistoryLog(const HistoryLogOptions& o) {
     fmt::print(stderr, "hotline: history log: {}\n", what);
     return 1;
   };
-  Expected<std::unique_ptr<history::Database>> db = OpenHistory(o.where, true);
+  Expected<std::unique_ptr<history::Database>> db = history::OpenDatabase(o.where.db, true);
   if (!db) return fail(db.status().message());
-  Expected<std::string> workload = ChooseWorkload(**db, o.workload);
+  Expected<std::string> workload = history::ChooseWorkload(**db, o.workload);
   if (!workload) return fail(workload.status().message());
   std::string function;
   if (!o.function.empty()) {
@@ -199,12 +201,12 @@ int RunHistoryLog(const HistoryLogOptions& o) {
     }
     function = names->front();
   }
-  HistoryQuery query;
+  history::HistoryQuery query;
   query.workload = *workload;
   query.revision = o.revision;
   query.all = o.all;
   if (!function.empty()) query.function = function;
-  Expected<WorkloadHistory> history = LoadWorkloadHistory(**db, query);
+  Expected<history::WorkloadHistory> history = history::LoadWorkloadHistory(**db, query);
   if (!history) return fail(history.status().message());
   report::HistoryLog log;
   log.database = (*db)->name();

@@ -16,7 +16,9 @@
 
 #include "analysis/complexity.h"
 #include "cli/commands.h"
-#include "cli/history_db.h"
+#include "cli/history_location.h"
+#include "history/git.h"
+#include "history/open.h"
 #include "cli/load_profile.h"
 #include "cli/profile_path.h"
 #include "format/reader.h"
@@ -39,7 +41,7 @@ struct HtmlCommandOptions {
   bool diff = false;
   bool history = false;
   HistoryLocation where;
-  HistoryQuery query;
+  history::HistoryQuery query;
   size_t history_functions = 8;
   double threshold = 5, confidence = 0.95;
   model::MergeOptions merge;
@@ -138,7 +140,7 @@ int RunHtmlDiff(const HtmlCommandOptions& o) {
 }
 
 // The page's series: the total, then the functions with the most self time at the newest commit.
-html::HistoryInput HistoryPage(const WorkloadHistory& h, const HtmlCommandOptions& o,
+html::HistoryInput HistoryPage(const history::WorkloadHistory& h, const HtmlCommandOptions& o,
                                const std::string& database) {
   html::HistoryInput input;
   input.database = database;
@@ -191,13 +193,13 @@ int RunHtmlHistory(HtmlCommandOptions& o) {
     fmt::print(stderr, "hotline: html: --history reads the run database, not profiles\n");
     return 2;
   }
-  Expected<std::unique_ptr<history::Database>> db = OpenHistory(o.where, true);
+  Expected<std::unique_ptr<history::Database>> db = history::OpenDatabase(o.where.db, true);
   if (!db) return fail(db.status().message());
-  Expected<std::string> workload = ChooseWorkload(**db, o.query.workload);
+  Expected<std::string> workload = history::ChooseWorkload(**db, o.query.workload);
   if (!workload) return fail(workload.status().message());
   o.query.workload = *workload;
   o.query.functions = true;
-  Expected<WorkloadHistory> h = LoadWorkloadHistory(**db, o.query);
+  Expected<history::WorkloadHistory> h = history::LoadWorkloadHistory(**db, o.query);
   if (!h) return fail(h.status().message());
   return Finish(html::WriteHistoryReport(HistoryPage(*h, o, (*db)->name()), o.output), {},
                 o.output);

@@ -1,28 +1,21 @@
-#include "cli/history_db.h"
+#include "history/open.h"
 
 #include <fmt/core.h>
-#include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
 
+#include "history/git.h"
 #include "history/schema.h"
 
-namespace hotline::cli {
+namespace hotline::history {
 
-void HistoryLocation::Register(CLI::App& cmd) {
-  cmd.add_option("--db", db,
-                 "the run database: a file (SQLite) or postgresql://... (default: $HOTLINE_DB, "
-                 "else .hotline/history.db in the repository)");
-}
-
-Expected<std::unique_ptr<history::Database>> OpenHistory(const HistoryLocation& where,
-                                                         bool must_exist) {
-  std::string db = where.db;
+Expected<std::unique_ptr<Database>> OpenDatabase(const std::string& named, bool must_exist) {
+  std::string db = named;
   if (db.empty())
     if (const char* env = getenv("HOTLINE_DB"); env && *env) db = env;
   if (db.empty()) {
-    std::optional<history::GitState> git = history::GitStateOf(".");
+    std::optional<GitState> git = GitStateOf(".");
     db = (std::filesystem::path(git ? git->top : ".") / ".hotline" / "history.db")
              .lexically_normal()
              .string();
@@ -32,17 +25,17 @@ Expected<std::unique_ptr<history::Database>> OpenHistory(const HistoryLocation& 
   if (must_exist && !url && !std::filesystem::exists(db, ec))
     return Status::Error(
         fmt::format("no run database at {} (add runs to it with `hotline history add`)", db));
-  Expected<std::unique_ptr<history::Database>> opened = history::Connect(db);
+  Expected<std::unique_ptr<Database>> opened = Connect(db);
   if (!opened) return opened;
-  if (Status s = history::PrepareSchema(**opened); !s.ok()) return s;
+  if (Status s = PrepareSchema(**opened); !s.ok()) return s;
   return opened;
 }
 
-Expected<std::string> ChooseWorkload(history::Database& db, const std::string& named) {
-  Expected<std::vector<history::WorkloadInfo>> workloads = history::Workloads(db);
+Expected<std::string> ChooseWorkload(Database& db, const std::string& named) {
+  Expected<std::vector<WorkloadInfo>> workloads = Workloads(db);
   if (!workloads) return workloads.status();
   std::string names;
-  for (const history::WorkloadInfo& w : *workloads) {
+  for (const WorkloadInfo& w : *workloads) {
     if (!named.empty() && w.name == named) return named;
     names += (names.empty() ? "" : ", ") + w.name;
   }
@@ -55,19 +48,19 @@ Expected<std::string> ChooseWorkload(history::Database& db, const std::string& n
       fmt::format("{}: holds several workloads; name one with --workload: {}", db.name(), names));
 }
 
-Expected<WorkloadHistory> LoadWorkloadHistory(history::Database& db, const HistoryQuery& query) {
-  history::RunFilter filter;
+Expected<WorkloadHistory> LoadWorkloadHistory(Database& db, const HistoryQuery& query) {
+  RunFilter filter;
   filter.workload = query.workload;
   filter.functions = query.functions || query.function;
   filter.function = query.function;
-  Expected<std::vector<history::RunRecord>> runs = history::FindRuns(db, filter);
+  Expected<std::vector<RunRecord>> runs = FindRuns(db, filter);
   if (!runs) return runs.status();
   std::vector<std::string> ancestry;
-  std::optional<history::GitState> git = history::GitStateOf(".");
+  std::optional<GitState> git = GitStateOf(".");
   if (git) {
-    Expected<std::string> tip = history::ResolveCommit(git->top, query.revision);
+    Expected<std::string> tip = ResolveCommit(git->top, query.revision);
     if (!tip) return tip.status();
-    Expected<std::vector<std::string>> commits = history::Ancestry(git->top, *tip);
+    Expected<std::vector<std::string>> commits = Ancestry(git->top, *tip);
     if (!commits) return commits.status();
     ancestry = std::move(*commits);
   } else if (query.revision != "HEAD") {
@@ -75,14 +68,14 @@ Expected<WorkloadHistory> LoadWorkloadHistory(history::Database& db, const Histo
   }
   WorkloadHistory h;
   h.runs = std::move(*runs);
-  h.commits = history::GroupByCommit(h.runs, ancestry, query.all);
+  h.commits = GroupByCommit(h.runs, ancestry, query.all);
   if (h.commits.empty())
     return Status::Error(
         fmt::format("no runs of workload {} at {} or its ancestors (--all shows the others)",
                     query.workload, query.revision));
-  for (const history::CommitRuns& c : h.commits)
-    h.subjects.push_back(git ? history::Subject(git->top, c.commit) : "");
+  for (const CommitRuns& c : h.commits)
+    h.subjects.push_back(git ? Subject(git->top, c.commit) : "");
   return h;
 }
 
-}  // namespace hotline::cli
+}  // namespace hotline::history
