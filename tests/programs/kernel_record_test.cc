@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <fstream>
 #include <map>
 #include <sstream>
 #include <string>
@@ -130,6 +131,51 @@ TEST(KernelRecord, StacksDeeperThanTheCopyAreCountedAndWarned) {
   auto rows = Inclusive(dir + "/p.hotline", &total);
   EXPECT_GT(rows["[truncated]"], total * 9 / 10);
   EXPECT_EQ(rows.count("[broken stack]") ? rows["[broken stack]"] : 0, 0u);
+}
+
+// Two call paths of equal depth and frames, switched between at random (two_paths.cc): every
+// stack is one path, whole from main to its leaf, never the outer part of one joined to the
+// inner part of the other, at 1 kHz and at 10 kHz, where the unwinder's caches see the same
+// addresses most often.
+TEST(KernelRecord, StacksOfTwoAlternatingPathsAreNeverJoined) {
+  for (const char* freq : {"1000", "10000"}) {
+    std::string dir = ScratchDir(std::string("kernel-two-paths-") + freq);
+    RunResult r = Hotline(
+        {"record", "-q", "-F", freq, "-o", dir + "/p.hotline", "--", PROGRAM_two_paths}, dir);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    ASSERT_EQ(r.out, "two_paths 1\n");
+    RunResult folded = Hotline({"export", "-f", "folded", "-o", "p.folded", "p.hotline"}, dir);
+    ASSERT_EQ(folded.exit_code, 0) << folded.err;
+    std::ifstream in(dir + "/p.folded");
+    uint64_t total = 0, whole = 0, on_a_path = 0;
+    for (std::string line; std::getline(in, line);) {
+      size_t space = line.rfind(' ');
+      ASSERT_NE(space, std::string::npos) << line;
+      uint64_t weight = std::stoull(line.substr(space + 1));
+      total += weight;
+      std::vector<std::string> frames;
+      std::istringstream parts(line.substr(0, space));
+      for (std::string frame; std::getline(parts, frame, ';');) frames.push_back(frame);
+      bool a = line.find("PathA<") != std::string::npos;
+      bool b = line.find("PathB<") != std::string::npos;
+      EXPECT_FALSE(a && b) << freq << " Hz, a stack of both paths: " << line;
+      if (std::find(frames.begin(), frames.end(), "main") != frames.end()) whole += weight;
+      if (!a && !b) continue;
+      on_a_path += weight;
+      // Below main, the path's levels from 60 down, each once, with nothing between them.
+      const char* path = a ? "PathA<" : "PathB<";
+      auto first = std::find_if(frames.begin(), frames.end(),
+                                [&](const std::string& f) { return f.find(path) != f.npos; });
+      ASSERT_NE(first, frames.begin()) << line;
+      EXPECT_EQ(*(first - 1), "main") << freq << " Hz: " << line;
+      int level = 60;
+      for (auto f = first; f != frames.end() && f->find(path) != f->npos; ++f, --level)
+        EXPECT_NE(f->find(path + std::to_string(level) + ">"), std::string::npos)
+            << freq << " Hz, level " << level << ": " << line;
+    }
+    EXPECT_GT(on_a_path, total * 9 / 10) << freq << " Hz";
+    EXPECT_GE(whole * 100, total * 99) << freq << " Hz: " << whole << " of " << total;
+  }
 }
 
 // libm's sin and cos inline glibc's rounding-mode helpers into their bodies (with libc6-dbg, the
