@@ -26,12 +26,12 @@ def down(n, acc):
         return sum(i * i for i in range(200)) + acc
     return down(n - 1, acc + 1)
 total = 0
-for _ in range(3000):
+for _ in range(20000):
     total += down(300, 0)
 print(total)
 EOF
 names=(deep30 deep-cpp lua python-recursion)
-programs[deep-cpp]="$work/deep-cpp chain"
+programs[deep-cpp]="$work/deep-cpp chain 5000"
 programs[python-recursion]="/usr/bin/python3 $work/recurse.py"
 declare -A roots=([deep30]=main [deep-cpp]=main [lua]=main [python-recursion]=Py_BytesMain)
 

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "cli/commands.h"
+#include "cli/load_profile.h"
 #include "cli/profile_path.h"
 #include "export/export.h"
 #include "format/raw_profile.h"
@@ -43,8 +44,6 @@ int Fail(const std::string& message) {
   fmt::print(stderr, "hotline: export: {}\n", message);
   return 1;
 }
-
-void Warn(const std::string& what) { fmt::print(stderr, "hotline: warning: {}\n", what); }
 
 void WarnAboutDamage(const std::string& file, const format::ReadStats& stats,
                      const model::Profile& profile) {

@@ -81,7 +81,7 @@ void AddExactCounts(const model::Profile& p, LineCosts& costs) {
   }
 }
 
-std::string FilePath(const model::Profile& p, model::FileId id) {
+std::string CallgrindFileName(const model::Profile& p, model::FileId id) {
   return id.valid() ? p.file(id).path : "???";
 }
 
@@ -100,13 +100,13 @@ class CallgrindWriter {
 
   void function(uint32_t index, const std::map<uint32_t, LineCost>& lines, std::string& out) {
     const model::Function& f = p_.functions[index];
-    std::string file = FilePath(p_, f.file);
+    std::string file = CallgrindFileName(p_, f.file);
     out += fmt::format("\nob={}\nfl={}\nfn={}\n", objects_(ObjectPath(f)), files_(file),
                        functions_(f.name));
     std::string current = file;
     for (const auto& [line_index, cost] : lines) {
       const model::Line& line = p_.lines[line_index];
-      std::string path = FilePath(p_, line.file);
+      std::string path = CallgrindFileName(p_, line.file);
       if (path != current) {
         // fi= switches the file of the following lines inside the same function.
         out += fmt::format("fi={}\n", files_(path));
@@ -118,7 +118,7 @@ class CallgrindWriter {
     for (const model::CallEdge& edge : p_.calleesOf(model::FunctionId(index))) {
       const model::Function& child = p_.function(edge.child);
       out += fmt::format("cob={}\ncfi={}\ncfn={}\n", objects_(ObjectPath(child)),
-                         files_(FilePath(p_, child.file)), functions_(child.name));
+                         files_(CallgrindFileName(p_, child.file)), functions_(child.name));
       out += fmt::format("calls={} {}\n", edge.calls, child.line);
       out += costLine(f.line, {edge.time_ns, 0});
     }

@@ -172,7 +172,7 @@ Expected<std::string> Gzip(const std::string& data) {
   return out;
 }
 
-std::string FilePath(const model::Profile& p, model::FileId id) {
+std::string PprofFileName(const model::Profile& p, model::FileId id) {
   return id.valid() ? p.file(id).path : "";
 }
 
@@ -201,7 +201,7 @@ std::vector<uint64_t> StackLocations(const model::Profile& p, model::StackId sta
     for (size_t i = end; i-- > begin;) {
       const model::Function& f = p.function(frames[i].function);
       uint32_t line = frames[i].line.valid() ? p.line(frames[i].line).line : 0;
-      lines.push_back({b.function(f.name, FilePath(p, f.file), f.line), line});
+      lines.push_back({b.function(f.name, PprofFileName(p, f.file), f.line), line});
     }
     // The outermost level is the real function: its module holds the code.
     const model::Function& outer = p.function(frames[begin].function);

@@ -1,6 +1,7 @@
 // Deep C++ stacks, as template-heavy code makes them, for the kernel sampler's unwinding:
-//   deep_cpp chain     120 distinct functions of 300 to 450 bytes of frame each between main
-//                      and the work (about 45 KiB of stack): within what the kernel copies
+//   deep_cpp chain [N] 120 distinct functions of 300 to 450 bytes of frame each between main
+//                      and the work (about 45 KiB of stack): within what the kernel copies; for
+//                      0.6 s of CPU, or N times through the chain
 //   deep_cpp abyss N   a recursion N frames deep of 600 bytes each before the work: past any
 //                      copy once N is above about 110
 #include <cstdio>
@@ -42,6 +43,8 @@ int main(int argc, char** argv) {
   if (std::strcmp(mode, "abyss") == 0) {
     int depth = argc > 2 ? std::atoi(argv[2]) : 300;
     for (int k = 0; thread_cpu_seconds() < end; ++k) s += Abyss(depth, s);
+  } else if (argc > 2) {  // a fixed amount of work, for benchmarks: its CPU time is the cost
+    for (int k = 0, n = std::atoi(argv[2]); k < n; ++k) s += Level<120>::Run(s, k);
   } else {
     for (int k = 0; thread_cpu_seconds() < end; ++k) s += Level<120>::Run(s, k);
   }
