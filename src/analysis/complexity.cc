@@ -416,7 +416,7 @@ ComplexityResult FitComplexity(std::span<const SizePoint> points,
 
 namespace {
 
-struct Series {
+struct CostSeries {
   FunctionComplexity fc;
   double largest = 0;
 };
@@ -427,10 +427,10 @@ std::string Definition(const model::Profile& p, const model::Function& f) {
 }
 
 // The series of function `key` in `in`, named after `f` when it is new.
-Series& SeriesOf(std::map<std::string, Series>& in, const std::string& key, const model::Profile& p,
-                 const model::Function& f, FunctionComplexity::Source source,
-                 FunctionComplexity::Measure measure) {
-  Series& s = in[key];
+CostSeries& SeriesOf(std::map<std::string, CostSeries>& in, const std::string& key,
+                     const model::Profile& p, const model::Function& f,
+                     FunctionComplexity::Source source, FunctionComplexity::Measure measure) {
+  CostSeries& s = in[key];
   if (s.fc.name.empty()) {
     s.fc.name = f.name;
     s.fc.definition = Definition(p, f);
@@ -462,7 +462,7 @@ std::vector<uint64_t> OwnLineExecutions(const model::Profile& p) {
 // Per run, from the runs with exact line counts: the lines series of the functions whose own
 // lines reach `min_percent` of some run's executed lines (0 in a run that lacks them).
 void AddLineSeries(const std::vector<const model::Profile*>& runs, double min_percent,
-                   std::map<std::string, Series>& lines) {
+                   std::map<std::string, CostSeries>& lines) {
   std::vector<std::vector<uint64_t>> executions;
   std::map<std::string, bool> chosen;
   for (const model::Profile* p : runs) {
@@ -486,8 +486,8 @@ void AddLineSeries(const std::vector<const model::Profile*>& runs, double min_pe
       std::string key = model::FunctionKey(p, f);
       if (!chosen.count(key) || seen[key] || !f.end_line) continue;
       seen[key] = true;
-      Series& s = SeriesOf(lines, key, p, f, FunctionComplexity::Source::kRuns,
-                           FunctionComplexity::Measure::kLines);
+      CostSeries& s = SeriesOf(lines, key, p, f, FunctionComplexity::Source::kRuns,
+                               FunctionComplexity::Measure::kLines);
       s.fc.points.push_back(SizePoint{*p.summary.run_size, double(executions[r][i])});
       s.largest = std::max(s.largest, double(executions[r][i]));
     }
@@ -503,12 +503,12 @@ std::vector<FunctionComplexity> FitProfiles(const std::vector<const model::Profi
                                             double min_percent, const ComplexityOptions& options) {
   using Source = FunctionComplexity::Source;
   using Measure = FunctionComplexity::Measure;
-  std::map<std::string, Series> calls, times, counts, lines;  // by function key
+  std::map<std::string, CostSeries> calls, times, counts, lines;  // by function key
   // Per call.
   for (const model::Profile* p : profiles)
     for (const model::SizedCall& c : p->sized_calls) {
       const model::Function& f = p->function(c.function);
-      Series& s =
+      CostSeries& s =
           SeriesOf(calls, model::FunctionKey(*p, f), *p, f, Source::kCalls, Measure::kTracedTime);
       s.fc.points.push_back(SizePoint{c.n, double(c.ns)});
       s.largest = std::max(s.largest, double(c.ns));
@@ -536,12 +536,12 @@ std::vector<FunctionComplexity> FitProfiles(const std::vector<const model::Profi
       if (!chosen.count(key) || seen[key]) continue;
       seen[key] = true;
       uint64_t ns = f.timed ? f.traced_inclusive_ns : f.inclusive_ns;
-      Series& t = SeriesOf(times, key, *p, f, Source::kRuns,
-                           f.timed ? Measure::kTracedTime : Measure::kSampledTime);
+      CostSeries& t = SeriesOf(times, key, *p, f, Source::kRuns,
+                               f.timed ? Measure::kTracedTime : Measure::kSampledTime);
       t.fc.points.push_back(SizePoint{*p->summary.run_size, double(ns)});
       t.largest = std::max(t.largest, double(ns));
       if (f.calls_exact) {
-        Series& c = SeriesOf(counts, key, *p, f, Source::kRuns, Measure::kCalls);
+        CostSeries& c = SeriesOf(counts, key, *p, f, Source::kRuns, Measure::kCalls);
         c.fc.points.push_back(SizePoint{*p->summary.run_size, double(f.calls)});
       }
     }
@@ -551,14 +551,15 @@ std::vector<FunctionComplexity> FitProfiles(const std::vector<const model::Profi
   }
   AddLineSeries(runs, min_percent, lines);
 
-  std::vector<Series*> order;
+  std::vector<CostSeries*> order;
   for (auto* in : {&calls, &times})
     for (auto& [key, s] : *in) order.push_back(&s);
-  std::stable_sort(order.begin(), order.end(),
-                   [](const Series* a, const Series* b) { return a->largest > b->largest; });
+  std::stable_sort(order.begin(), order.end(), [](const CostSeries* a, const CostSeries* b) {
+    return a->largest > b->largest;
+  });
   std::vector<FunctionComplexity> out;
   // A run series of counts, when it changes with n and every run gave it.
-  auto add_counted = [&](Series& c, size_t runs_seen) {
+  auto add_counted = [&](CostSeries& c, size_t runs_seen) {
     bool varies = false;
     for (const SizePoint& pt : c.fc.points) varies |= pt.ns != c.fc.points.front().ns;
     if (varies && c.fc.points.size() == runs_seen) {
@@ -567,7 +568,7 @@ std::vector<FunctionComplexity> FitProfiles(const std::vector<const model::Profi
     }
     c.fc.name.clear();
   };
-  for (Series* s : order) {
+  for (CostSeries* s : order) {
     s->fc.result = FitComplexity(s->fc.points, options);
     out.push_back(std::move(s->fc));
     if (out.back().source != Source::kRuns) continue;
@@ -576,12 +577,13 @@ std::vector<FunctionComplexity> FitProfiles(const std::vector<const model::Profi
       for (auto& [k, c] : *in)
         if (c.fc.name == name && c.fc.definition == definition) add_counted(c, runs.size());
   }
-  std::vector<Series*> rest;
+  std::vector<CostSeries*> rest;
   for (auto& [k, c] : lines)
     if (!c.fc.name.empty()) rest.push_back(&c);
-  std::stable_sort(rest.begin(), rest.end(),
-                   [](const Series* a, const Series* b) { return a->largest > b->largest; });
-  for (Series* c : rest) add_counted(*c, runs.size());
+  std::stable_sort(rest.begin(), rest.end(), [](const CostSeries* a, const CostSeries* b) {
+    return a->largest > b->largest;
+  });
+  for (CostSeries* c : rest) add_counted(*c, runs.size());
   return out;
 }
 

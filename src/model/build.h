@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "base/address_space.h"
 #include "base/status.h"
 #include "format/raw_profile.h"
 #include "format/reader.h"
@@ -51,8 +52,6 @@ struct BuildOptions {
 
 // The sampling period assumed when the process record (which holds it) was lost.
 inline constexpr uint64_t kAssumedPeriodNs = format::kAssumedPeriodNs;
-// Addresses from here up are kernel space on x86-64 (and on AArch64 with 48-bit VAs).
-inline constexpr uint64_t kKernelSpaceStart = 0xffff800000000000ull;
 
 // Builds the profile of `raw`. Fails only when the profile is too large for 32-bit ids.
 Expected<Profile> BuildProfile(const format::RawProfile& raw, AddressResolver& resolver,

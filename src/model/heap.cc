@@ -275,7 +275,7 @@ class FlatMap {
 
 // The timeline keeps every `step`-th event's point, and when it holds this many, every other
 // one, doubling the step: between half this and this many points, however many events.
-constexpr size_t kTimelinePoints = 1024;
+constexpr size_t kHeapTimelinePoints = 1024;
 
 // Replays the heap events one by one in the program's order: by time, a release before an
 // allocation at the same time (the runtime stamps a release before the block can be reused),
@@ -510,7 +510,7 @@ class HeapReplay {
     if (last_point_in_timeline_) {
       heap_.timeline.push_back(HeapPoint{time - start_, Round(current_)});
       timeline_events_.push_back(event_);
-      if (heap_.timeline.size() == kTimelinePoints) thinTimeline();
+      if (heap_.timeline.size() == kHeapTimelinePoints) thinTimeline();
       next_point_ = (event_ / timeline_step_ + 1) * timeline_step_;
     }
     last_point_ = {time, current_};

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "base/address_space.h"
 #include "sampler/recording.h"
 #include "sampler/stack_unwinder.h"
 
@@ -16,7 +17,6 @@ namespace hotline::sampler {
 namespace {
 
 constexpr uint64_t kPage = 4096;
-constexpr uint64_t kKernelSpaceStart = 0xffff800000000000ull;
 // A return address below this ends a stack (0 above all), as libunwind's fast trace has it.
 constexpr uint64_t kLowestReturnAddress = 0x4000;
 

@@ -7,17 +7,17 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
-#include <cerrno>
 #include <cstring>
 #include <ctime>
 
+#include "base/address_space.h"
 #include "base/clock.h"
 
 namespace hotline::sampler {
 namespace {
-constexpr uint64_t kKernelSpaceStart = 0xffff800000000000ull;
 constexpr uint32_t kProtExec = 4;
 // How often what goes into a profile is written (Recording::pump).
 constexpr uint64_t kAttachedFlushNs = 250'000'000;
