@@ -158,6 +158,26 @@ void PrepareEnvironmentForChildren(const Config& c) {
   if (environ) environ[kept] = nullptr;
 }
 
+namespace {
+
+// BASE.PID.hotline (n = 0) or BASE.PID.N.hotline beside the configured output.
+void ChildProfilePath(const Config& c, int n, char* path_out, uint64_t path_size) {
+  char base[4096];
+  std::snprintf(base, sizeof base, "%s", c.output);
+  size_t len = std::strlen(base);
+  if (len > 8 && std::strcmp(base + len - 8, ".hotline") == 0) base[len - 8] = '\0';
+  long pid = long(getpid());
+  if (n == 0) {
+    std::snprintf(path_out, path_size, "%s.%ld.hotline", base, pid);
+  } else {
+    std::snprintf(path_out, path_size, "%s.%ld.%d.hotline", base, pid, n);
+  }
+}
+
+constexpr int kNamesToTry = 1000;
+
+}  // namespace
+
 int OpenProfileFile(const Config& c, bool root_image, char* path_out, uint64_t path_size) {
   if (root_image) {
     // `hotline record` made the file (its header, and its own records from outside the program
@@ -165,22 +185,40 @@ int OpenProfileFile(const Config& c, bool root_image, char* path_out, uint64_t p
     std::snprintf(path_out, path_size, "%s", c.output);
     return open(c.output, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   }
-  // BASE.PID.hotline beside the configured output, with .N when that is taken.
-  char base[4096];
-  std::snprintf(base, sizeof base, "%s", c.output);
-  size_t len = std::strlen(base);
-  if (len > 8 && std::strcmp(base + len - 8, ".hotline") == 0) base[len - 8] = '\0';
-  long pid = long(getpid());
-  for (int n = 0; n < 1000; ++n) {
-    if (n == 0) {
-      std::snprintf(path_out, path_size, "%s.%ld.hotline", base, pid);
-    } else {
-      std::snprintf(path_out, path_size, "%s.%ld.%d.hotline", base, pid, n);
-    }
-    int fd = open(path_out, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0644);
+  char dir[4096];
+  std::snprintf(dir, sizeof dir, "%s", c.output);
+  char* slash = std::strrchr(dir, '/');
+  if (slash == dir) {
+    dir[1] = '\0';
+  } else if (slash) {
+    *slash = '\0';
+  } else {
+    std::snprintf(dir, sizeof dir, ".");
+  }
+  int fd = open(dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0644);
+  if (fd >= 0) {
+    path_out[0] = '\0';
+    return fd;
+  }
+  // A file system without unnamed files: the name first, O_EXCL.
+  for (int n = 0; n < kNamesToTry; ++n) {
+    ChildProfilePath(c, n, path_out, path_size);
+    fd = open(path_out, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0644);
     if (fd >= 0 || errno != EEXIST) return fd;
   }
   return -1;
+}
+
+bool NameProfileFile(const Config& c, int fd, char* path_out, uint64_t path_size) {
+  char self[64];
+  std::snprintf(self, sizeof self, "/proc/self/fd/%d", fd);
+  for (int n = 0; n < kNamesToTry; ++n) {
+    ChildProfilePath(c, n, path_out, path_size);
+    if (linkat(AT_FDCWD, self, AT_FDCWD, path_out, AT_SYMLINK_FOLLOW) == 0) return true;
+    if (errno != EEXIST) break;
+  }
+  path_out[0] = '\0';
+  return false;
 }
 
 }  // namespace hotline::rt

@@ -46,7 +46,14 @@ void ReadConfig(Config* config);
 void PrepareEnvironmentForChildren(const Config& config);
 
 // Opens the profile this process writes: the configured output for the root process's first
-// image, BASE.PID[.N].hotline otherwise. Returns the fd or -1.
+// image (hotline record made it), BASE.PID[.N].hotline beside it otherwise. Such a file of the
+// runtime's own appears only once it holds its header: the fd is then of an unnamed file in that
+// folder (O_TMPFILE), `path_out` is left empty, and NameProfileFile names it. Returns the fd or -1.
 int OpenProfileFile(const Config& config, bool root_image, char* path_out, uint64_t path_size);
+
+// Gives the unnamed profile `fd` its name, BASE.PID.hotline or BASE.PID.N.hotline when that is
+// taken, into `path_out`. A process killed before this leaves no file, where an empty one would be
+// a profile nobody can read.
+bool NameProfileFile(const Config& config, int fd, char* path_out, uint64_t path_size);
 
 }  // namespace hotline::rt

@@ -181,6 +181,8 @@ bool BeginProfileLocked(int fd) {
   bool has_header = fstat(fd, &st) == 0 && st.st_size > 0;
   bool ok = has_header ? W().beginAppend(fd) : W().begin(fd, Features());
   W().setFd(-1);
+  // A file of the runtime's own gets its name with its header in it (config.h).
+  if (ok && s.path[0] == '\0') ok = NameProfileFile(s.config, fd, s.path, sizeof s.path);
   close(fd);
   if (!ok) s.path[0] = '\0';
   return ok;

@@ -181,6 +181,30 @@ TEST(Safety, StackOverflowStillEndsTheProfile) {
   }
 }
 
+// Children killed (SIGTERM, then SIGKILL a moment later) at every point of their profile's end,
+// with the runtime in them: each leaves a profile that reads, or none; never an empty file, which
+// a python3 multiprocessing pool's terminated worker once left.
+TEST(Safety, KilledChildrenLeaveReadableProfilesOrNone) {
+  for (const char* sampler : {"signal", "kernel"}) {
+    std::string dir = ScratchDir(std::string("killed-children-") + sampler);
+    RunResult r = Hotline({"record", "-q", "--sampler", sampler, "-F", "10000", "--heap-sample",
+                           "-o", dir + "/p.hotline", "--", PROGRAM_killed_children},
+                          dir);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.out, "killed_children 60\n");
+    std::vector<std::string> written = ProfilesIn(dir);
+    EXPECT_GT(written.size(), 1u) << sampler;
+    for (const std::string& path : written) {
+      struct stat st;
+      ASSERT_EQ(stat(path.c_str(), &st), 0) << path;
+      EXPECT_GT(st.st_size, 0) << sampler << ": " << path;
+      format::ReadStats stats;
+      Expected<format::RawProfile> profile = format::LoadRawProfile(path, &stats);
+      EXPECT_TRUE(profile.ok()) << sampler << ": " << path << ": " << profile.status().message();
+    }
+  }
+}
+
 // A child that ends before it records anything (most children of shells and build tools exec
 // or exit at once) costs no profile file: the root profile counts it, with its CPU time.
 TEST(Safety, ChildrenThatRecordNothingAreCountedNotFiled) {
