@@ -280,8 +280,8 @@ void TellAboutSamples(const sampler::Recording& recording, const ProfilesResult&
                   "the kernel gives switch-out stacks only at perf_event_paranoid 1 or below, or "
                   "with CAP_PERFMON");
   if (recording.lost())
-    (void)AddNote(output, fmt::format("the kernel dropped {} records (rings full): those samples "
-                                      "are missing",
+    (void)AddNote(output, fmt::format("the kernel dropped {} records (rings full): the samples "
+                                      "and thread ends among them are missing",
                                       recording.lost()));
   if (result.samples_not_followed)
     listen({Message::kNote,

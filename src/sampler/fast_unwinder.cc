@@ -124,6 +124,15 @@ const FastUnwinder::Mapping* FastUnwinder::mappingAt(const Process& p, uint64_t 
   return pc < it->end ? &*it : nullptr;
 }
 
+bool FastUnwinder::readCode(uint32_t pid, uint64_t address, void* out, uint64_t size) const {
+  auto found = processes_.find(pid);
+  if (found == processes_.end()) return false;
+  const Mapping* m = mappingAt(found->second, address);
+  if (!m || address + size > m->end) return false;
+  std::memcpy(out, reinterpret_cast<const void*>(address + uint64_t(m->shift)), size);
+  return true;
+}
+
 const unwind::StepRule& FastUnwinder::ruleFor(const File& file, uint64_t pc_here) {
   auto [it, fresh] = rules_.try_emplace(pc_here);
   if (fresh) it->second = unwind::RuleFromEhFrame(file.image, pc_here);

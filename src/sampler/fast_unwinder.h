@@ -37,6 +37,10 @@ class FastUnwinder {
   // path does not know; `out` is then to be filled by elfutils.
   Result unwind(const PerfSample& sample, uint32_t max_depth, UnwoundStack* out);
 
+  // The `size` bytes of code at `address` of process `pid`, from the files mapped here; false
+  // when no file known here holds them.
+  bool readCode(uint32_t pid, uint64_t address, void* out, uint64_t size) const;
+
   uint64_t quick() const { return quick_; }
   uint64_t gave_up() const { return gave_up_; }
 

@@ -51,6 +51,7 @@ class StackUnwinder {
   UnwoundStack unwindWithElfutils(const PerfSample& sample, uint32_t max_depth);
 
  private:
+  bool SystemCallWithoutCfi(const PerfSample& sample, uint64_t* ra) const;
   struct Process;
   Process* process(uint32_t pid);
   std::map<uint32_t, std::unique_ptr<Process>> processes_;

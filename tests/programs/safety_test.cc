@@ -260,7 +260,14 @@ TEST_P(ShortThreads, TimeIsAccountedAsUnsampled) {
   Recorded r = RecordAndCompare(std::string("short-threads-") + GetParam(), {PROGRAM_short_threads},
                                 {"--sampler", GetParam()});
   format::RawProfile p = Load(r.profile);
-  ASSERT_EQ(ProgramThreads(p), 2001u);
+  // A machine too busy to let the recorder read its rings in time loses records, thread ends
+  // among them, and the profile says so; the sums below need every thread.
+  for (const std::string& note : p.notes)
+    if (note.find("the kernel dropped") != std::string::npos) {
+      EXPECT_LT(ProgramThreads(p), 2001u + 1) << note;
+      return;
+    }
+  ASSERT_EQ(ProgramThreads(p), 2001u) << r.profiled.err;
   // A thread's time is its CPU time, or its samples' when they say more: the kernel's clock can
   // sample a thread that ran less than a period, with the period's weight.
   auto per_thread = p.samplesPerThread();
