@@ -14,12 +14,12 @@
 #include <string>
 #include <vector>
 
-#include "base/crc32c.h"
 #include "format/byte_buffer.h"
 #include "format/raw_profile.h"
 #include "format/reader.h"
 #include "format/schema.h"
 #include "format/writer.h"
+#include "sample_profile.h"
 
 namespace hotline {
 namespace {
@@ -72,43 +72,11 @@ Read HandMadeAndRead(format::RecordKind kind, const format::ByteBuffer& body) {
   payload.varint(uint64_t(format::RecordKind::kMark));
   payload.varint(mark.size());
   payload.append(mark.data(), mark.size());
-  format::ByteBuffer file;
-  file.append(format::kMagic, 8);
-  file.u16(format::kVersion);
-  file.u16(format::kMinReaderVersion);
-  file.u32(format::kFileHeaderSize);
-  file.u64(format::kFeatureSamples);
-  file.u32(0);
-  file.u32(Crc32c(file.data(), file.size()));
-  format::ByteBuffer header;
-  header.append(format::kChunkSync, 4);
-  header.u16(1);
-  header.u16(0);
-  header.u32(uint32_t(payload.size()));
-  header.u32(uint32_t(payload.size()));
-  header.u32(Crc32c(payload.data(), payload.size()));
-  header.u32(Crc32c(header.data(), header.size()));
-  file.append(header.data(), header.size());
-  file.append(payload.data(), payload.size());
-  return ReadBytes(std::string(reinterpret_cast<const char*>(file.data()), file.size()));
-}
-
-// The 84 bytes of issue 26 (item 13): a header and one chunk of two SAMPLEs of thread 1, the
-// first of weight 2 taken in the runtime, the second of weight 2^64 − 1. `report -P` and `html`
-// died of std::bad_alloc on it: the weight times the assumed 1 ms period wrapped the total.
-const char kIssue26File[] =
-    "8948544c0d0a1a0a0100010020000000010000000000000000000000f952f003484c434b010000001c0000001c00"
-    "00008c681601787e7e578094ebdc0309050001000204090e020100ffffffffffffffffff0100";
-
-std::string FromHex(const char* hex) {
-  std::string bytes;
-  for (size_t i = 0; hex[i] && hex[i + 1]; i += 2)
-    bytes.push_back(static_cast<char>(std::stoi(std::string(hex + i, 2), nullptr, 16)));
-  return bytes;
+  return ReadBytes(testing::HandMadeFile(payload));
 }
 
 TEST(FormatBounds, TheIssueFilesImpossibleWeightIsAMalformedRecordAndTheOtherSampleReads) {
-  std::string bytes = FromHex(kIssue26File);
+  std::string bytes = testing::Issue26File();  // sample_profile.h says what it holds
   ASSERT_EQ(bytes.size(), 84u);
   Read r = ReadBytes(bytes);
   ASSERT_TRUE(r.status.ok()) << r.status.message();

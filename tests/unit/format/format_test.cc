@@ -24,6 +24,8 @@
 namespace hotline {
 namespace {
 
+using testing::HandMadeFile;
+
 std::string TempPath(const std::string& name) {
   const char* tmp = getenv("TMPDIR");
   return std::string(tmp ? tmp : "/tmp") + "/hotline-format-" + std::to_string(getpid()) + "-" +
@@ -46,31 +48,6 @@ Read ReadBytes(const std::string& bytes) {
   r.status = format::ReadProfileBytes(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(),
                                       "test", r.profile, &r.stats);
   return r;
-}
-
-// A whole file: header (version, minimum reader version) and one records chunk holding
-// `payload`, written by hand so that tests can put anything in it.
-std::string HandMadeFile(const format::ByteBuffer& payload, uint16_t version = format::kVersion,
-                         uint16_t min_reader = format::kMinReaderVersion) {
-  format::ByteBuffer file;
-  file.append(format::kMagic, 8);
-  file.u16(version);
-  file.u16(min_reader);
-  file.u32(format::kFileHeaderSize);
-  file.u64(1);
-  file.u32(0);
-  file.u32(Crc32c(file.data(), file.size()));
-  format::ByteBuffer header;
-  header.append(format::kChunkSync, 4);
-  header.u16(1);
-  header.u16(0);
-  header.u32(uint32_t(payload.size()));
-  header.u32(uint32_t(payload.size()));
-  header.u32(Crc32c(payload.data(), payload.size()));
-  header.u32(Crc32c(header.data(), header.size()));
-  file.append(header.data(), header.size());
-  file.append(payload.data(), payload.size());
-  return std::string(reinterpret_cast<const char*>(file.data()), file.size());
 }
 
 // A file holding one hand-made record of `kind`, read.

@@ -6,9 +6,42 @@
 #include <string>
 #include <vector>
 
+#include "base/crc32c.h"
 #include "format/writer.h"
 
 namespace hotline::testing {
+
+std::string HandMadeFile(const format::ByteBuffer& payload, uint16_t version, uint16_t min_reader) {
+  format::ByteBuffer file;
+  file.append(format::kMagic, 8);
+  file.u16(version);
+  file.u16(min_reader);
+  file.u32(format::kFileHeaderSize);
+  file.u64(1);
+  file.u32(0);
+  file.u32(Crc32c(file.data(), file.size()));
+  format::ByteBuffer header;
+  header.append(format::kChunkSync, 4);
+  header.u16(1);
+  header.u16(0);
+  header.u32(uint32_t(payload.size()));
+  header.u32(uint32_t(payload.size()));
+  header.u32(Crc32c(payload.data(), payload.size()));
+  header.u32(Crc32c(header.data(), header.size()));
+  file.append(header.data(), header.size());
+  file.append(payload.data(), payload.size());
+  return std::string(reinterpret_cast<const char*>(file.data()), file.size());
+}
+
+std::string Issue26File() {
+  const char hex[] =
+      "8948544c0d0a1a0a0100010020000000010000000000000000000000f952f003484c434b010000001c0000001c00"
+      "00008c681601787e7e578094ebdc0309050001000204090e020100ffffffffffffffffff0100";
+  std::string bytes;
+  for (size_t i = 0; hex[i] && hex[i + 1]; i += 2)
+    bytes.push_back(static_cast<char>(std::stoi(std::string(hex + i, 2), nullptr, 16)));
+  return bytes;
+}
 
 bool WriteSampleProfile(const std::string& path, int chunks) {
   int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);

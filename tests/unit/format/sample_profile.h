@@ -5,7 +5,20 @@
 #include <cstdint>
 #include <string>
 
+#include "format/byte_buffer.h"
+#include "format/schema.h"
+
 namespace hotline::testing {
+
+// A whole file: header (version, minimum reader version) and one records chunk holding
+// `payload`, written by hand so that tests can put anything in it.
+std::string HandMadeFile(const format::ByteBuffer& payload, uint16_t version = format::kVersion,
+                         uint16_t min_reader = format::kMinReaderVersion);
+
+// The 84 bytes of issue 26 (item 13): a header and one chunk of two SAMPLEs of thread 1, the
+// first of weight 2 taken in the runtime, the second of weight 2^64 - 1. `report -P` and `html`
+// died of std::bad_alloc on it: the weight times the assumed 1 ms period wrapped the total.
+std::string Issue26File();
 
 // Writes the sample profile to `path` in `chunks` chunks (at least 1). Returns false on error.
 bool WriteSampleProfile(const std::string& path, int chunks);

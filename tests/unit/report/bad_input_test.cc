@@ -21,18 +21,6 @@ namespace {
 using testing::RunResult;
 using testing::RunShell;
 
-// The 84 bytes of issue 26, item 13: two SAMPLEs, the second of weight 2^64 − 1.
-constexpr char kIssue26File[] =
-    "8948544c0d0a1a0a0100010020000000010000000000000000000000f952f003484c434b010000001c0000001c00"
-    "00008c681601787e7e578094ebdc0309050001000204090e020100ffffffffffffffffff0100";
-
-std::string FromHex(const char* hex) {
-  std::string bytes;
-  for (size_t i = 0; hex[i] && hex[i + 1]; i += 2)
-    bytes.push_back(static_cast<char>(std::stoi(std::string(hex + i, 2), nullptr, 16)));
-  return bytes;
-}
-
 class BadInputTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -55,7 +43,7 @@ void ExpectNoCrash(const RunResult& r, const std::string& file) {
 
 TEST_F(BadInputTest, AnImpossibleWeightIsDamageInReportAndHtml) {
   std::string file = dir_ + "/c.hotline";
-  testing::WriteFile(file, FromHex(kIssue26File));
+  testing::WriteFile(file, testing::Issue26File());
   RunResult procedures = RunShell(std::string(HOTLINE_BIN) + " report -P '" + file + "'");
   ExpectNoCrash(procedures, file);
   EXPECT_EQ(procedures.exit_code, 0);
