@@ -12,7 +12,7 @@ static double thread_cpu_seconds(void) {
 }
 
 /* Burns `seconds` of this thread's CPU time; returns a value so the work is not optimised out. */
-static double burn_cpu(double seconds) {
+__attribute__((unused)) static double burn_cpu(double seconds) {
   double x = 0;
   double end = thread_cpu_seconds() + seconds;
   while (thread_cpu_seconds() < end)

@@ -62,7 +62,7 @@ static void PrintDescriptors(void) {
   size_t n = 0;
   while (dir && (e = readdir(dir)) && n < 1024) {
     if (e->d_name[0] == '.' || atoi(e->d_name) == own) continue;
-    char path[64], target[4096];
+    char path[300], target[4096];
     snprintf(path, sizeof path, "/proc/self/fd/%s", e->d_name);
     ssize_t len = readlink(path, target, sizeof target - 1);
     target[len > 0 ? len : 0] = '\0';
