@@ -50,7 +50,9 @@ std::map<std::string, FlatRow> Flat(const std::string& profile, uint64_t* total)
     std::string name;
     fields >> row.percent >> row.self_ns >> row.inclusive_ns >> row.calls >> per_call;
     std::getline(fields >> std::ws, name);
-    *total += row.self_ns;  // every function with time is listed: -C has no default cutoff
+    // Every function with time is listed (-C has no default cutoff). The shares are of the
+    // sampled time: [unsampled], the CPU time no sample reached, grows on a busy machine.
+    if (name != "[unsampled]") *total += row.self_ns;
     rows[name] = row;
   }
   return rows;
