@@ -193,7 +193,7 @@ TEST(Safety, KilledChildrenLeaveReadableProfilesOrNone) {
     ASSERT_EQ(r.exit_code, 0) << r.err;
     EXPECT_EQ(r.out, "killed_children 60\n");
     std::vector<std::string> written = ProfilesIn(dir);
-    EXPECT_GT(written.size(), 1u) << sampler;
+    EXPECT_GE(written.size(), 1u) << sampler;  // children killed before their first write have none
     for (const std::string& path : written) {
       struct stat st;
       ASSERT_EQ(stat(path.c_str(), &st), 0) << path;

@@ -80,8 +80,9 @@ SampledRun SampleProgram(const std::string& program, Collected& out) {
   sampler::PerfOptions options;
   options.enable_on_exec = true;
   // These tests count every sample: on a busy machine (ctest -j2 beside other builds) this loop
-  // may not run for longer than 128 pages of 8 KiB stack copies last. Root may lock more.
-  if (geteuid() == 0) options.ring_pages = 1024;
+  // may not run for longer than 128 pages of 64 KiB stack copies last (8 samples). Root may
+  // lock more: 16 MiB a CPU, about 250 samples, as `hotline record` takes at most.
+  if (geteuid() == 0) options.ring_pages = 4096;
   Status opened = recorder.open(child, options);
   EXPECT_TRUE(opened.ok()) << opened.message();
   EXPECT_EQ(write(gate[1], "g", 1), 1);
