@@ -208,9 +208,11 @@ struct BothWays : Collected {
   std::string first_difference;
   void onSample(const sampler::PerfSample& s) override {
     if (!s.regs.valid) return;
-    uint64_t quick_before = unwinder.quick();
+    uint64_t quick_before = unwinder.quick(), slow_before = unwinder.slow();
     sampler::UnwoundStack quick = unwinder.unwind(s, 256);
-    if (unwinder.quick() == quick_before) return;  // left to elfutils anyway
+    // Left to elfutils (and then perhaps on from a system call's caller, as in clone3): not the
+    // quick path's frames.
+    if (unwinder.quick() == quick_before || unwinder.slow() != slow_before) return;
     sampler::UnwoundStack slow = unwinder.unwindWithElfutils(s, 256);
     ++compared;
     if (quick.frames != slow.frames || quick.truncated != slow.truncated) {
