@@ -15,23 +15,11 @@
 #include "model/merge.h"
 #include "model/stack_path.h"
 #include "model/stack_tree.h"
+#include "no_resolver.h"
 #include "sample_profile.h"
 
 namespace hotline::model {
 namespace {
-
-class NoResolver : public AddressResolver {
- public:
-  const symbolize::ResolvedAddress& resolve(const symbolize::ModuleInfo&, uint64_t address,
-                                            bool) override {
-    ADD_FAILURE() << "named frames need no symbolizer, yet " << address << " was resolved";
-    return empty_;
-  }
-  std::vector<std::string> warnings() const override { return {}; }
-
- private:
-  symbolize::ResolvedAddress empty_;
-};
 
 const Function& Named(const Profile& p, const std::string& name) {
   for (const Function& f : p.functions)

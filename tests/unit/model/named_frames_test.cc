@@ -16,23 +16,11 @@
 #include "model/build.h"
 #include "model/invariants.h"
 #include "model/merge.h"
+#include "no_resolver.h"
 #include "report/annotate.h"
 
 namespace hotline::model {
 namespace {
-
-class NoResolver : public AddressResolver {
- public:
-  const symbolize::ResolvedAddress& resolve(const symbolize::ModuleInfo&, uint64_t address,
-                                            bool) override {
-    ADD_FAILURE() << "named frames need no symbolizer, yet " << address << " was resolved";
-    return empty_;
-  }
-  std::vector<std::string> warnings() const override { return {}; }
-
- private:
-  symbolize::ResolvedAddress empty_;
-};
 
 // fib.pl, as perl runs `fib(5)` at line 5 and then `eval "fib(3)"` (at line 6).
 constexpr const char* kScript =
