@@ -858,21 +858,18 @@ Expected<Profile> ProfileBuilder::finish(const format::RawProfile& raw) {
                          " references to records that were lost are shown as [unknown]");
   // Stacks cut short are shown, never hidden: above 1% of the samples, said up front.
   auto share = [&](uint64_t n) { return s.samples ? 100.0 * double(n) / double(s.samples) : 0.0; };
-  char line[256];
-  if (share(s.truncated_samples) > 1) {
-    std::snprintf(line, sizeof line,
-                  "%.1f%% of the samples have stacks deeper than was recorded (the stack copy, or "
-                  "--max-depth): their outer frames are under [truncated]",
-                  share(s.truncated_samples));
+  auto warn_above_one_percent = [&](uint64_t n, const char* stacks) {
+    if (share(n) <= 1) return;
+    char line[256];
+    std::snprintf(line, sizeof line, "%.1f%% of the samples have stacks %s", share(n), stacks);
     p.warnings.push_back(line);
-  }
-  if (share(s.broken_samples) > 1) {
-    std::snprintf(line, sizeof line,
-                  "%.1f%% of the samples have stacks that stop at a frame without unwind "
-                  "information: their callers are under [broken stack]",
-                  share(s.broken_samples));
-    p.warnings.push_back(line);
-  }
+  };
+  warn_above_one_percent(s.truncated_samples,
+                         "deeper than was recorded (the stack copy, or --max-depth): their outer "
+                         "frames are under [truncated]");
+  warn_above_one_percent(s.broken_samples,
+                         "that stop at a frame without unwind information: their callers are "
+                         "under [broken stack]");
   return std::move(profile_);
 }
 

@@ -19,6 +19,7 @@
 #include "format/reader.h"
 #include "format/schema.h"
 #include "format/writer.h"
+#include "read_bytes.h"
 #include "sample_profile.h"
 
 namespace hotline {
@@ -26,18 +27,8 @@ namespace {
 
 constexpr uint64_t kMarkTime = 5;  // the MARK (of thread 1) written after every case's records
 
-struct Read {
-  Status status;
-  format::RawProfile profile;
-  format::ReadStats stats;
-};
-
-Read ReadBytes(const std::string& bytes) {
-  Read r;
-  r.status = format::ReadProfileBytes(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(),
-                                      "test", r.profile, &r.stats);
-  return r;
-}
+using testing::Read;
+using testing::ReadBytes;
 
 // What `write` wrote, then a MARK at kMarkTime, read back.
 Read WriteAndRead(const std::function<void(format::Writer&)>& write) {

@@ -19,6 +19,7 @@
 #include "format/reader.h"
 #include "format/schema.h"
 #include "format/writer.h"
+#include "read_bytes.h"
 #include "sample_profile.h"
 
 namespace hotline {
@@ -37,18 +38,8 @@ std::string ReadAll(const std::string& path) {
   return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
-struct Read {
-  Status status;
-  format::RawProfile profile;
-  format::ReadStats stats;
-};
-
-Read ReadBytes(const std::string& bytes) {
-  Read r;
-  r.status = format::ReadProfileBytes(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(),
-                                      "test", r.profile, &r.stats);
-  return r;
-}
+using testing::Read;
+using testing::ReadBytes;
 
 // A file holding one hand-made record of `kind`, read.
 Read ReadOneRecord(format::RecordKind kind, const format::ByteBuffer& body) {
