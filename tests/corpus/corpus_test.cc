@@ -178,6 +178,9 @@ const std::vector<Mode>& Modes() {
 std::string Normalised(const std::string& text, bool runtime) {
   static const std::regex inode(R"((pipe|socket):\[[0-9]+\])");
   std::string out = std::regex_replace(text, inode, "$1:[N]");
+  // SigQ counts the signals queued to the whole user, other processes' too.
+  static const std::regex queued(R"(SigQ:\s*[0-9]+/)");
+  out = std::regex_replace(out, queued, "SigQ: N/");
   if (!runtime) return out;
   static const std::regex caught(R"(SigCgt:\s*[0-9a-f]+)");
   out = std::regex_replace(out, caught, "SigCgt: (the runtime's)");
