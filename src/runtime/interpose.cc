@@ -8,7 +8,9 @@
 #include <stdarg.h>
 #include <sys/epoll.h>
 #include <sys/select.h>
+#include <grp.h>
 #include <sys/syscall.h>
+#include <threads.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -18,6 +20,7 @@
 #include "runtime/descriptors.h"
 #include "runtime/modules.h"
 #include "runtime/session.h"
+#include "runtime/setxid.h"
 #include "runtime/signals.h"
 #include "runtime/threads.h"
 #include "runtime/watch.h"
@@ -74,6 +77,7 @@ HOTLINE_EXPORT int pthread_create(pthread_t* thread, const pthread_attr_t* attr,
   using Fn = int (*)(pthread_t*, const pthread_attr_t*, void* (*)(void*), void*);
   static Fn real = Real<Fn>("pthread_create");
   if (!real) return EAGAIN;
+  ProgramCreatesThread();
   if (!Running()) return real(thread, attr, routine, arg);
   auto* start = static_cast<ThreadStart*>(std::malloc(sizeof(ThreadStart)));
   if (!start) return real(thread, attr, routine, arg);
@@ -86,6 +90,39 @@ HOTLINE_EXPORT int pthread_create(pthread_t* thread, const pthread_attr_t* attr,
   }
   return result;
 }
+
+// C11's threads reach glibc's thread creation without passing pthread_create.
+HOTLINE_EXPORT int thrd_create(thrd_t* thread, thrd_start_t routine, void* arg) {
+  using Fn = int (*)(thrd_t*, thrd_start_t, void*);
+  static Fn real = Real<Fn>("thrd_create");
+  if (!real) return thrd_error;
+  ProgramCreatesThread();
+  return real(thread, routine, arg);
+}
+
+// The set*id family makes glibc signal every thread (setxid.h).
+#define HOTLINE_SETXID_SHIM(name, params, args)     \
+  HOTLINE_EXPORT int name params {                  \
+    using Fn = int(*) params;                       \
+    static Fn real = Real<Fn>(#name);               \
+    if (!real) {                                    \
+      errno = ENOSYS;                               \
+      return -1;                                    \
+    }                                               \
+    SetxidCall lent;                                \
+    return real args;                               \
+  }
+HOTLINE_SETXID_SHIM(setuid, (uid_t uid), (uid))
+HOTLINE_SETXID_SHIM(setgid, (gid_t gid), (gid))
+HOTLINE_SETXID_SHIM(seteuid, (uid_t uid), (uid))
+HOTLINE_SETXID_SHIM(setegid, (gid_t gid), (gid))
+HOTLINE_SETXID_SHIM(setreuid, (uid_t r, uid_t e), (r, e))
+HOTLINE_SETXID_SHIM(setregid, (gid_t r, gid_t e), (r, e))
+HOTLINE_SETXID_SHIM(setresuid, (uid_t r, uid_t e, uid_t s), (r, e, s))
+HOTLINE_SETXID_SHIM(setresgid, (gid_t r, gid_t e, gid_t s), (r, e, s))
+HOTLINE_SETXID_SHIM(setgroups, (size_t n, const gid_t* groups), (n, groups))
+HOTLINE_SETXID_SHIM(initgroups, (const char* user, gid_t group), (user, group))
+#undef HOTLINE_SETXID_SHIM
 
 HOTLINE_EXPORT int pthread_setname_np(pthread_t thread, const char* name) {
   using Fn = int (*)(pthread_t, const char*);

@@ -17,6 +17,7 @@
 #include "runtime/descriptors.h"
 #include "runtime/heap.h"
 #include "runtime/modules.h"
+#include "runtime/setxid.h"
 #include "runtime/signals.h"
 #include "runtime/threads.h"
 #include "runtime/trace.h"
@@ -319,8 +320,10 @@ void StartWriterThread(bool needed) {
   g_session.threadless.store(!needed);
   if (!needed) return;
   g_session.writer_stop.store(false);
+  LibcSignals before = ReadLibcSignals();
   g_session.writer_running =
       real_create && real_create(&g_session.writer_thread, nullptr, WriterMain, nullptr) == 0;
+  RestoreLibcSignals(before);
   if (!g_session.writer_running) RecordDisabled("could not start the writer thread");
 }
 
@@ -739,6 +742,7 @@ void AfterForkParent() {
 }
 
 void AfterForkChild() {
+  ResetSetxidAfterFork();
   Session& s = g_session;
   if (!Running()) return;
   UnlockSession();

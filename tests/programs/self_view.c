@@ -5,6 +5,11 @@
  *   self_view eintr             a SIGINT handler without SA_RESTART; a timer sends SIGINT while
  *                               the program blocks in read(): plain, read fails with EINTR
  *   self_view ignore-exec SIG.. ignores the signals, blocks SIGUSR1, then executes `view`
+ *   self_view libc-ignored CMD  ignores the C library's own signals 32 and 33, as a shell
+ *                               started by a threaded program's posix_spawn has them, then
+ *                               executes CMD
+ *   self_view setxid            setuid and setgid to what they are (glibc then signals every
+ *                               thread), then `view`
  * Each section begins with "== name". */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -13,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -162,10 +168,37 @@ static int IgnoreThenExec(int argc, char** argv) {
   return 127;
 }
 
+/* glibc's sigaction refuses its own signals: the kernel's takes them. */
+static int LibcSignalsIgnoredThenExec(char** command) {
+  struct {
+    void* handler;
+    unsigned long flags;
+    void* restorer;
+    unsigned long mask;
+  } ignore = {(void*)SIG_IGN, 0, NULL, 0};
+  for (int sig = 32; sig <= 33; ++sig)
+    if (syscall(SYS_rt_sigaction, sig, &ignore, NULL, sizeof(unsigned long)) != 0) return 126;
+  execvp(command[0], command);
+  perror("exec");
+  return 127;
+}
+
+static int Setxid(void) {
+  alarm(20); /* a thread that never answers glibc's signal would hang the call for ever */
+  int uid = setuid(getuid());
+  int gid = setgid(getgid());
+  alarm(0);
+  printf("== setxid\nsetuid=%d setgid=%d\n", uid, gid);
+  PrintSignals();
+  return 0;
+}
+
 int main(int argc, char** argv) {
   const char* mode = argc > 1 ? argv[1] : "view";
   if (strcmp(mode, "eintr") == 0) return Eintr();
   if (strcmp(mode, "ignore-exec") == 0) return IgnoreThenExec(argc, argv);
+  if (strcmp(mode, "libc-ignored") == 0 && argc > 2) return LibcSignalsIgnoredThenExec(argv + 2);
+  if (strcmp(mode, "setxid") == 0) return Setxid();
   PrintSignals();
   PrintDescriptors();
   PrintEnvironment();
