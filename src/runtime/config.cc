@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "base/signals.h"
+#include "runtime/descriptors.h"
 
 namespace hotline::rt {
 namespace {
@@ -183,7 +184,7 @@ int OpenProfileFile(const Config& c, bool root_image, char* path_out, uint64_t p
     // `hotline record` made the file (its header, and its own records from outside the program
     // as they come): the runtime appends, each chunk in one write.
     std::snprintf(path_out, path_size, "%s", c.output);
-    return open(c.output, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    return OpenOwned(c.output, O_WRONLY | O_CREAT | O_APPEND, 0644);
   }
   char dir[4096];
   std::snprintf(dir, sizeof dir, "%s", c.output);
@@ -195,7 +196,7 @@ int OpenProfileFile(const Config& c, bool root_image, char* path_out, uint64_t p
   } else {
     std::snprintf(dir, sizeof dir, ".");
   }
-  int fd = open(dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0644);
+  int fd = OpenOwned(dir, O_TMPFILE | O_WRONLY, 0644);
   if (fd >= 0) {
     path_out[0] = '\0';
     return fd;
@@ -203,7 +204,7 @@ int OpenProfileFile(const Config& c, bool root_image, char* path_out, uint64_t p
   // A file system without unnamed files: the name first, O_EXCL.
   for (int n = 0; n < kNamesToTry; ++n) {
     ChildProfilePath(c, n, path_out, path_size);
-    fd = open(path_out, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0644);
+    fd = OpenOwned(path_out, O_WRONLY | O_CREAT | O_EXCL | O_APPEND, 0644);
     if (fd >= 0 || errno != EEXIST) return fd;
   }
   return -1;

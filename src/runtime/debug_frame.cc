@@ -14,6 +14,7 @@
 #define UNW_LOCAL_ONLY
 #include <libunwind.h>
 
+#include "runtime/descriptors.h"
 #include "unwind/cfi.h"
 #include "unwind/dwarf_bytes.h"
 
@@ -184,13 +185,13 @@ bool DecodeSection(const uint8_t* section, uint64_t size, uint64_t bias, uint64_
 // Maps the file and finds .debug_frame. Returns the mapping (to unmap) or nullptr.
 const uint8_t* MapDebugFrame(const char* path, uint64_t* map_size, const uint8_t** section,
                              uint64_t* section_size) {
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  int fd = OpenOwned(path, O_RDONLY);
   if (fd < 0) return nullptr;
   struct stat st;
   void* map = MAP_FAILED;
   if (fstat(fd, &st) == 0 && st.st_size > 0)
     map = mmap(nullptr, size_t(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
-  close(fd);
+  CloseOwnDescriptor(fd);
   if (map == MAP_FAILED) return nullptr;
   const auto* base = static_cast<const uint8_t*>(map);
   uint64_t size = uint64_t(st.st_size);

@@ -1,11 +1,13 @@
 #include "runtime/descriptors.h"
 
 #include <fcntl.h>
+#include <pthread.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <ctime>
 
 namespace hotline::rt {
 namespace {
@@ -26,6 +28,17 @@ int HighWater() {
   rlim_t half = limit.rlim_cur / 2;
   return half < 10 ? 10 : half > 1000 ? 1000 : int(half);
 }
+
+// Readers are the program's calls (many at once, reader-preferring so that one of them inside a
+// signal handler on a thread already reading never waits); the writer is the runtime creating.
+pthread_rwlock_t g_creating = PTHREAD_RWLOCK_INITIALIZER;
+// This thread holds the lock already: the runtime's code its close calls must not wait for it,
+// nor a runtime signal handler that interrupted a program call inside it.
+thread_local int t_creating = 0;
+thread_local int t_program_calls = 0;
+// A program call stuck in close() (a socket lingering, a file system gone) must not stop the
+// runtime for ever: after this long it creates its descriptor anyway.
+constexpr long kCreateWaitNs = 1000000000;
 
 Owned* Find(int fd) {
   if (fd < 0) return nullptr;
@@ -80,6 +93,44 @@ void HandOverDescriptor(int fd) {
   DescriptorLost lost = o->lost;
   o->fd.store(-1, std::memory_order_release);
   if (lost) lost(fd);
+}
+
+CreatingDescriptor::CreatingDescriptor() : locked_(false) {
+  if (t_creating++ > 0 || t_program_calls > 0) return;
+  timespec until;
+  clock_gettime(CLOCK_MONOTONIC, &until);
+  until.tv_sec += kCreateWaitNs / 1000000000;
+  locked_ = pthread_rwlock_clockwrlock(&g_creating, CLOCK_MONOTONIC, &until) == 0;
+}
+
+CreatingDescriptor::~CreatingDescriptor() {
+  --t_creating;
+  if (locked_) pthread_rwlock_unlock(&g_creating);
+}
+
+ProgramDescriptorCall::ProgramDescriptorCall() : locked_(false) {
+  if (t_creating > 0) return;
+  int err = errno;
+  locked_ = pthread_rwlock_rdlock(&g_creating) == 0;
+  if (locked_) ++t_program_calls;
+  errno = err;
+}
+
+ProgramDescriptorCall::~ProgramDescriptorCall() {
+  if (!locked_) return;
+  --t_program_calls;
+  int err = errno;
+  pthread_rwlock_unlock(&g_creating);
+  errno = err;
+}
+
+void ResetDescriptorLockAfterFork() {
+  pthread_rwlock_init(&g_creating, nullptr);
+}
+
+int OpenOwned(const char* path, int flags, mode_t mode) {
+  return CreateOwned([&] { return int(syscall(SYS_openat, AT_FDCWD, path, flags | O_CLOEXEC, mode)); },
+                     nullptr);
 }
 
 int CloseRangeExceptOwn(unsigned first, unsigned last, int flags) {

@@ -368,6 +368,7 @@ HOTLINE_EXPORT int select(int nfds, fd_set* readfds, fd_set* writefds, fd_set* e
 HOTLINE_EXPORT int close(int fd) {
   using Fn = int (*)(int);
   static Fn real = Real<Fn>("close");
+  ProgramDescriptorCall wait;
   if (IsOwnDescriptor(fd)) {
     // The runtime's own code (libunwind renewing its pipe) closes its descriptors for real.
     if (IsRuntimeCode(__builtin_return_address(0))) CloseOwnDescriptor(fd);
@@ -384,8 +385,10 @@ HOTLINE_EXPORT int close(int fd) {
 HOTLINE_EXPORT int pipe2(int fds[2], int flags) {
   using Fn = int (*)(int[2], int);
   static Fn real = Real<Fn>("pipe2");
+  if (!IsRuntimeCode(__builtin_return_address(0))) return real(fds, flags);
+  CreatingDescriptor hold;
   int result = real(fds, flags);
-  if (result == 0 && IsRuntimeCode(__builtin_return_address(0))) {
+  if (result == 0) {
     fds[0] = AdoptDescriptor(fds[0], nullptr);
     fds[1] = AdoptDescriptor(fds[1], nullptr);
   }
@@ -395,6 +398,7 @@ HOTLINE_EXPORT int pipe2(int fds[2], int flags) {
 HOTLINE_EXPORT int close_range(unsigned first, unsigned last, int flags) {
   using Fn = int (*)(unsigned, unsigned, int);
   static Fn real = Real<Fn>("close_range");
+  ProgramDescriptorCall wait;
   // With CLOSE_RANGE_CLOEXEC nothing is closed, and ours are close-on-exec already.
   if ((flags & CLOSE_RANGE_CLOEXEC) || !OwnDescriptorIn(first, last)) {
     if (real) return real(first, last, flags);
@@ -406,6 +410,7 @@ HOTLINE_EXPORT int close_range(unsigned first, unsigned last, int flags) {
 HOTLINE_EXPORT void closefrom(int low) {
   using Fn = void (*)(int);
   static Fn real = Real<Fn>("closefrom");
+  ProgramDescriptorCall wait;
   if (low < 0) low = 0;
   if (real && !OwnDescriptorIn(unsigned(low), ~0u)) return real(low);
   CloseRangeExceptOwn(unsigned(low), ~0u, 0);
@@ -424,6 +429,7 @@ void HandOverBeforeDup(int target) {
 HOTLINE_EXPORT int dup2(int old_fd, int new_fd) {
   using Fn = int (*)(int, int);
   static Fn real = Real<Fn>("dup2");
+  ProgramDescriptorCall wait;
   if (old_fd != new_fd) HandOverBeforeDup(new_fd);
   return real(old_fd, new_fd);
 }
@@ -431,6 +437,7 @@ HOTLINE_EXPORT int dup2(int old_fd, int new_fd) {
 HOTLINE_EXPORT int dup3(int old_fd, int new_fd, int flags) {
   using Fn = int (*)(int, int, int);
   static Fn real = Real<Fn>("dup3");
+  ProgramDescriptorCall wait;
   if (old_fd != new_fd) HandOverBeforeDup(new_fd);
   return real(old_fd, new_fd, flags);
 }

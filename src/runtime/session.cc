@@ -65,14 +65,14 @@ uint64_t Features() {
 
 void ReadSmallFile(const char* path, char* buf, size_t size, size_t* len) {
   *len = 0;
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  int fd = OpenOwned(path, O_RDONLY);
   if (fd < 0) return;
   while (*len < size) {
     ssize_t n = read(fd, buf + *len, size - *len);
     if (n <= 0) break;
     *len += size_t(n);
   }
-  close(fd);
+  CloseOwnDescriptor(fd);
 }
 
 void WriteProcessLocked(uint64_t flags) {
@@ -156,16 +156,17 @@ void DrainLocked() {
 
 // The profile is opened for each write and closed after it: between writes the program has no
 // descriptor of hotline's (a program that lists /proc/self/fd, or closes every descriptor, sees
-// only its own). A write is one chunk appended in one system call.
+// only its own). It is opened high, out of the way of the program's dup2 (descriptors.h). A
+// write is one chunk appended in one system call.
 bool WriteProfileLocked() {
   Session& s = g_session;
   if (s.path[0] == '\0') return false;
-  int fd = open(s.path, O_WRONLY | O_APPEND | O_CLOEXEC);
+  int fd = OpenOwned(s.path, O_WRONLY | O_APPEND);
   if (fd < 0) return false;
   W().setFd(fd);
   bool ok = W().flush();
   W().setFd(-1);
-  close(fd);
+  CloseOwnDescriptor(fd);
   return ok;
 }
 
@@ -184,7 +185,7 @@ bool BeginProfileLocked(int fd) {
   W().setFd(-1);
   // A file of the runtime's own gets its name with its header in it (config.h).
   if (ok && s.path[0] == '\0') ok = NameProfileFile(s.config, fd, s.path, sizeof s.path);
-  close(fd);
+  CloseOwnDescriptor(fd);
   if (!ok) s.path[0] = '\0';
   return ok;
 }
@@ -362,8 +363,14 @@ void OnThreadExit(void* data) {
 }
 
 void RegisterPreexistingThreads(pid_t self) {
-  DIR* dir = opendir("/proc/self/task");
-  if (!dir) return;
+  int fd = OpenOwned("/proc/self/task", O_RDONLY | O_DIRECTORY);
+  if (fd < 0) return;
+  ForgetDescriptor(fd);  // closedir closes it
+  DIR* dir = fdopendir(fd);
+  if (!dir) {
+    syscall(SYS_close, fd);
+    return;
+  }
   while (dirent* entry = readdir(dir)) {
     pid_t tid = pid_t(atoi(entry->d_name));
     if (tid <= 0 || tid == self) continue;
@@ -743,6 +750,7 @@ void AfterForkParent() {
 
 void AfterForkChild() {
   ResetSetxidAfterFork();
+  ResetDescriptorLockAfterFork();
   Session& s = g_session;
   if (!Running()) return;
   UnlockSession();

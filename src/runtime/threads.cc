@@ -117,12 +117,16 @@ void OnPerfEventLost(int fd) {
 
 bool ArmPerf(ThreadSlot* slot) {
   uint64_t period = g_session.config.periodNs();
-  int fd = OpenPerfTaskClock(slot->tid, period, false);
-  if (fd < 0 && (errno == EACCES || errno == EPERM))
-    fd = OpenPerfTaskClock(slot->tid, period, true);
+  // Moved high before O_ASYNC: the signal's si_fd is the number the descriptor had then.
+  int fd = CreateOwned(
+      [&] {
+        int event = OpenPerfTaskClock(slot->tid, period, false);
+        if (event < 0 && (errno == EACCES || errno == EPERM))
+          event = OpenPerfTaskClock(slot->tid, period, true);
+        return event;
+      },
+      OnPerfEventLost);
   if (fd < 0) return false;
-  // Moved before O_ASYNC: the signal's si_fd is the number the descriptor had then.
-  fd = AdoptDescriptor(fd, OnPerfEventLost);
   f_owner_ex owner{F_OWNER_TID, slot->tid};
   uint64_t id = 0;
   if (fcntl(fd, F_SETFL, O_ASYNC | O_NONBLOCK) != 0 ||
@@ -312,10 +316,10 @@ namespace {
 bool SampleSignalBlocked(pid_t tid) {
   char path[64], text[2048];
   snprintf(path, sizeof path, "/proc/self/task/%d/status", int(tid));
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  int fd = OpenOwned(path, O_RDONLY);
   if (fd < 0) return false;
   ssize_t n = read(fd, text, sizeof text - 1);
-  close(fd);
+  CloseOwnDescriptor(fd);
   if (n <= 0) return false;
   text[n] = '\0';
   const char* line = strstr(text, "SigBlk:");

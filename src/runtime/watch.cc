@@ -238,9 +238,9 @@ bool ArmLocked(ThreadWatches& t, int w) {
     t.ring = new (mem) HitRing();
   }
   const Watch& watch = g_watches[w];
-  int fd = OpenWatchpoint(t.tid, watch, HW_BREAKPOINT_W);
+  int fd = CreateOwned([&] { return OpenWatchpoint(t.tid, watch, HW_BREAKPOINT_W); },
+                       OnWatchpointLost);
   if (fd < 0) return false;
-  fd = AdoptDescriptor(fd, OnWatchpointLost);
   f_owner_ex owner{F_OWNER_TID, t.tid};
   uint64_t id = 0;
   if (fcntl(fd, F_SETFL, O_ASYNC | O_NONBLOCK) != 0 ||
@@ -253,9 +253,8 @@ bool ArmLocked(ThreadWatches& t, int w) {
   }
   int access_fd = -1;
   if (watch.flags & format::kWatchReads) {
-    access_fd = OpenWatchpoint(t.tid, watch, HW_BREAKPOINT_RW);
-    if (access_fd < 0 ||
-        ioctl(access_fd = AdoptDescriptor(access_fd, nullptr), PERF_EVENT_IOC_ENABLE, 0) != 0) {
+    access_fd = CreateOwned([&] { return OpenWatchpoint(t.tid, watch, HW_BREAKPOINT_RW); }, nullptr);
+    if (access_fd < 0 || ioctl(access_fd, PERF_EVENT_IOC_ENABLE, 0) != 0) {
       int err = errno;
       if (access_fd >= 0) CloseOwnDescriptor(access_fd);
       CloseOwnDescriptor(fd);

@@ -106,6 +106,19 @@ TEST_P(DescriptorSafety, ProgramFilesStayTheProgramsAndTheProfileComplete) {
   EXPECT_GT(p.samples.size(), 30u);
 }
 
+// The writer thread opens the profile for each write, at the lowest free number for an instant:
+// a program naming that number in dup2 and close meanwhile must get it as without hotline (a
+// shell lost its descriptor 4 when the runtime closed what had become the shell's).
+TEST(Safety, DescriptorsTheRuntimeOpensAreNotTheProgramsToName) {
+  for (const std::vector<std::string>& options :
+       {std::vector<std::string>{"--sampler", "signal"}, {"--heap-sample"}}) {
+    Recorded r = RecordAndCompare("dup2-race", {PROGRAM_descriptor_closer, "dup2_race"}, options);
+    EXPECT_EQ(r.profiled.out, "race done\n") << options[0];
+    format::RawProfile p = Load(r.profile);
+    EXPECT_TRUE(p.end.has_value()) << options[0];
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Closers, DescriptorSafety,
                          ::testing::Values("closefrom", "close_range", "close_loop"));
 
@@ -390,7 +403,10 @@ TEST(Safety, RuntimeExportsOnlyItsInterfaceAndShims) {
       // threads, signals, the life cycle
       "pthread_create", "pthread_setname_np", "pthread_sigmask", "sigprocmask", "sigaction",
       "signal", "sigaltstack", "exit", "_exit", "_Exit", "execve", "execv", "execvp", "execvpe",
-      "execl", "execlp", "execle",
+      "execl", "execlp", "execle", "thrd_create",
+      // glibc's signal 33 lent for these (setxid.h)
+      "setuid", "setgid", "seteuid", "setegid", "setreuid", "setregid", "setresuid", "setresgid",
+      "setgroups", "initgroups",
       // sleeps resumed after a sample
       "clock_nanosleep", "nanosleep", "sleep", "usleep", "poll", "epoll_wait", "select",
       // descriptors
