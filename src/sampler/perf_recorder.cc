@@ -137,8 +137,11 @@ Status PerfRecorder::open(pid_t pid, const PerfOptions& options) {
   attr.comm_exec = 1;
   attr.task = 1;
   attr.inherit = 1;
-  attr.inherit_stat = 1;  // each inherited thread's count is reported as it ends
-  attr.context_switch = options.context_switches ? 1 : 0;
+  // A thread's CPU time is the sum of its stretches on a CPU, from its switch records. Not
+  // inherit_stat's count at its exit: with it, this kernel (6.18, perf record -s as well) drops
+  // every record written through one CPU's events from some thread's exit on, with no LOST
+  // record; 2,001 threads of 0.3 ms were recorded as 1,100-1,900 in 1 run of 10 under load.
+  attr.context_switch = 1;
   attr.sample_id_all = 1;
   attr.use_clockid = 1;
   attr.clockid = CLOCK_MONOTONIC;
@@ -179,7 +182,6 @@ Status PerfRecorder::open(pid_t pid, const PerfOptions& options) {
       return Status::Error(std::string("perf sampling: cannot map a ring: ") + std::strerror(err));
     }
     fds_.push_back(fd);
-    counting_fds_.push_back(fd);
     rings_.push_back(Ring{base, mapped, cpu});
     if (options.context_switches) openSwitchSampling(attr, pid, cpu, fd);
   }
@@ -262,15 +264,6 @@ void PerfRecorder::openSwitchSampling(const perf_event_attr& clock, pid_t pid, i
   switch_fds_.push_back(fd);
 }
 
-uint64_t PerfRecorder::counted_ns() const {
-  uint64_t total = 0;
-  for (int fd : counting_fds_) {
-    uint64_t value = 0;
-    if (read(fd, &value, sizeof value) == sizeof value) total += value;
-  }
-  return total;
-}
-
 void PerfRecorder::close() {
   for (Ring& ring : rings_) munmap(ring.base, ring.mapped);
   for (int fd : fds_) ::close(fd);
@@ -279,7 +272,6 @@ void PerfRecorder::close() {
   thread_fds_.clear();
   rings_.clear();
   fds_.clear();
-  counting_fds_.clear();
   switch_fds_.clear();
 }
 
@@ -430,16 +422,6 @@ void PerfRecorder::parse(const uint8_t* record, size_t size, PerfHandler& handle
         return;
       }
       handler.onTask(t);
-      return;
-    }
-    case PERF_RECORD_READ: {
-      PerfCount c;
-      if (!f.u32(&c.pid) || !f.u32(&c.tid) || !f.u64(&c.cpu_ns) || f.left() < kSampleIdBytes) {
-        ++malformed_;
-        return;
-      }
-      c.time = TrailerTime(f);
-      handler.onCount(c);
       return;
     }
     case PERF_RECORD_SWITCH: {

@@ -36,9 +36,9 @@ struct PerfOptions {
   // The event starts when the process next calls exec (set for a child that is about to exec
   // the program, so its start-up in the recorder's image is not sampled).
   bool enable_on_exec = false;
-  // Also report when threads leave and regain a CPU (PerfSwitch), and, where the kernel allows
-  // it (perf_event_paranoid 1 or below, or CAP_PERFMON), a sample with the stack at each
-  // switch-out (PerfSample::switch_out): what wall-clock mode needs to see waits.
+  // When threads leave and regain a CPU (PerfSwitch) is always reported. This asks also, where
+  // the kernel allows it (perf_event_paranoid 1 or below, or CAP_PERFMON), for a sample with the
+  // stack at each switch-out (PerfSample::switch_out): what wall-clock mode needs to see waits.
   bool context_switches = false;
 };
 
@@ -85,13 +85,6 @@ struct PerfComm {
   bool exec = false;  // the process executed a new program
 };
 
-// A thread's CPU time on one CPU, read by the kernel as the thread ended (inherit_stat): the
-// sum over CPUs is the thread's CPU time. Reported before the thread's exit.
-struct PerfCount {
-  uint32_t pid = 0, tid = 0;
-  uint64_t time = 0, cpu_ns = 0;
-};
-
 // A thread left (`out`) or regained its CPU.
 struct PerfSwitch {
   uint32_t pid = 0, tid = 0;
@@ -108,7 +101,6 @@ class PerfHandler {
   virtual void onMapping(const PerfMapping&) {}
   virtual void onTask(const PerfTask&) {}
   virtual void onComm(const PerfComm&) {}
-  virtual void onCount(const PerfCount&) {}
   virtual void onSwitch(const PerfSwitch&) {}
   // Called after the records of a drain and before its samples.
   virtual void onRecordsDone() {}
@@ -137,9 +129,6 @@ class PerfRecorder {
   uint64_t malformed() const { return malformed_; }
   // Whether switch-out samples carry stacks (context_switches asked, and the kernel allowed).
   bool switch_stacks() const { return switch_stacks_; }
-  // The CPU time counted by the events themselves: the first process's first thread's and every
-  // ended inherited thread's (each also reported by a PerfCount).
-  uint64_t counted_ns() const;
   void close();
 
  private:
@@ -155,7 +144,6 @@ class PerfRecorder {
   void parse(const uint8_t* record, size_t size, PerfHandler& handler);
 
   std::vector<int> fds_;
-  std::vector<int> counting_fds_;  // the task-clock events (their counts are CPU time)
   std::vector<int> switch_fds_;    // switch-out sampling, writing into the clock's rings
   std::vector<int> thread_fds_;    // attach: the other threads' events, into the same rings
   perf_event_attr attr_{};

@@ -216,9 +216,12 @@ Status Recording::attach(pid_t pid, const RecordingOptions& options, int profile
     Thread& thread = threads_[uint32_t(tid)];
     thread.pid = root_pid_;
     thread.last_stream = thread.started_in = root;
+    // Its time counts from now: on a CPU from now, or from its next switch in.
+    bool running = ReadTaskStat(root_pid_, uint32_t(tid)).state == 'R';
+    thread.on_since = running ? now : 0;
+    thread.counted = true;
     // Wall clock: a thread blocked now waits from now on.
-    if (options.wall_clock && ReadTaskStat(root_pid_, uint32_t(tid)).state != 'R')
-      thread.off_since = now;
+    if (options.wall_clock && !running) thread.off_since = now;
     root->writer.add(format::ThreadStartRecord{now, uint64_t(tid), root->writer.internString(name),
                                                uint64_t(format::kThreadPreexisting)});
   }
@@ -336,20 +339,6 @@ void Recording::noteSwitch(bool on, format::StateSource source) {
 
 Status Recording::finish() {
   perf_.drain(*this);
-  // The kernel reports each inherited thread's count as it ends, but the thread that holds the
-  // first thread's own events when it ends reports none: the kernel swaps the events of a
-  // parent and a child thread when one follows the other on a CPU (keeping each count with its
-  // thread), so which thread ends with them is the scheduler's choice. Its count is what the
-  // events counted beyond every reported one; that is known when one thread alone lacks a count.
-  uint64_t total = perf_.counted_ns();
-  Thread* uncounted = nullptr;
-  int uncounted_threads = 0;
-  for (auto& [tid, thread] : threads_)
-    if (!thread.counted && thread.last_stream) ++uncounted_threads, uncounted = &thread;
-  if (!attached_ && uncounted_threads == 1 && total >= counted_ns_) {
-    uncounted->cpu_ns = total - counted_ns_;
-    uncounted->counted = true;
-  }
   for (auto& [tid, thread] : threads_)
     if (!thread.ended) endThread(tid, thread);
   perf_.close();
@@ -372,27 +361,32 @@ Recording::Thread& Recording::threadSeen(Stream& stream, uint32_t tid, uint64_t 
   return thread;
 }
 
-// Its THREAD_END, with the CPU time the kernel counted (read as the thread ended).
+// Its THREAD_END, with its CPU time.
 void Recording::endThread(uint32_t tid, Thread& thread) {
   thread.ended = true;
   if (!thread.last_stream) return;
-  if (thread.counted) thread.last_stream->image->cpu_ns += thread.cpu_ns;
   uint64_t time = thread.exit_time ? thread.exit_time : ClockNs(CLOCK_MONOTONIC);
+  leaveCpu(thread, time);  // still running as the recording ends (attached)
+  if (thread.counted) thread.last_stream->image->cpu_ns += thread.cpu_ns;
   if (thread.off_since) addWait(tid, thread, time);  // blocked to the end
   thread.last_stream->writer.add(
       format::ThreadEndRecord{time, tid, thread.counted ? thread.cpu_ns : format::kCpuUnknown});
 }
 
 void Recording::onRecordsDone() {
-  // A thread's counts come from every CPU's ring and can trail its exit: it ends once they are
-  // in, or at the latest in finish(). The program's first thread is counted by the events
-  // themselves, and ends in finish().
+  // Its switch records may come from another CPU's ring than its exit; all of them are older,
+  // so read by the end of the drain that read the exit. The program's first thread ends in
+  // finish().
   std::erase_if(exited_, [this](uint32_t tid) {
-    Thread& thread = threads_[tid];
-    if (tid == root_pid_ || !thread.counted) return false;
-    endThread(tid, thread);
+    if (tid == root_pid_) return false;
+    endThread(tid, threads_[tid]);
     return true;
   });
+}
+
+void Recording::leaveCpu(Thread& thread, uint64_t time) {
+  if (thread.on_since && time > thread.on_since) thread.cpu_ns += time - thread.on_since;
+  thread.on_since = 0;
 }
 
 uint64_t Recording::weightOf(uint64_t ns) const {
@@ -486,11 +480,17 @@ void Recording::onSample(const PerfSample& s) {
 }
 
 void Recording::onSwitch(const PerfSwitch& w) {
-  if (!options_.wall_clock) return;
   Thread& thread = threads_[w.tid];
   // A thread that waits before it runs a sampling period is known from its first switch.
   if (!thread.last_stream)
     if (Stream* stream = imageAt(w.pid, w.time)) threadSeen(*stream, w.tid, w.time);
+  if (w.out) {
+    leaveCpu(thread, w.time);
+  } else {
+    thread.on_since = w.time;
+    thread.counted = true;
+  }
+  if (!options_.wall_clock) return;
   if (w.out) {
     thread.off_since = w.time;
   } else if (thread.off_since) {
@@ -529,6 +529,7 @@ void Recording::onTask(const PerfTask& t) {
     auto it = threads_.find(t.tid);
     if (it == threads_.end()) return;
     it->second.exit_time = t.time;
+    leaveCpu(it->second, t.time);
     exited_.push_back(t.tid);
     if (t.tid == t.pid) {
       int status = t.pid == root_pid_ && !attached_ ? -1 : ExitStatusOf(t.pid);
@@ -570,7 +571,10 @@ void Recording::onComm(const PerfComm& c) {
   // The first exec is the one that starts the program (the event waited for it).
   if (c.pid == root_pid_ && before->image->execs == 0 && before->modules.empty()) {
     before->image->start_time = c.time;
-    threadSeen(*before, c.tid, c.time);
+    // On its CPU, executing the program, as the events begin: its first switch is out.
+    Thread& thread = threadSeen(*before, c.tid, c.time);
+    thread.on_since = c.time;
+    thread.counted = true;
     return;
   }
   Stream* after = addImage(c.pid, before->image->ppid, c.time, before->image->forked);
@@ -579,13 +583,6 @@ void Recording::onComm(const PerfComm& c) {
   if (after->image->argv.empty()) after->image->argv.push_back(c.name);
   // Only its calling thread survives an exec: it goes on in the new image.
   threadSeen(*after, c.tid, c.time);
-}
-
-void Recording::onCount(const PerfCount& c) {
-  Thread& thread = threads_[c.tid];
-  thread.cpu_ns += c.cpu_ns;
-  thread.counted = true;
-  counted_ns_ += c.cpu_ns;
 }
 
 }  // namespace hotline::sampler

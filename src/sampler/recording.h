@@ -43,7 +43,7 @@ struct SampledImage {
   // Samples whose stacks go on beyond what was unwound (past_copy: the kernel's copy ended
   // first), and whose walk stopped at a frame it could not follow.
   uint64_t stacks_truncated = 0, stacks_past_copy = 0, stacks_broken = 0;
-  uint64_t cpu_ns = 0;  // the CPU time the kernel counted for its threads that ended
+  uint64_t cpu_ns = 0;  // the CPU time of its threads that ended, from their switch records
   // How the process ended, read from the kernel as it did (the exit status waitpid would give
   // its parent), when the kernel still had it; -1 when not known.
   int exit_status = -1;
@@ -94,7 +94,6 @@ class Recording : public PerfHandler {
   void onMapping(const PerfMapping& mapping) override;
   void onTask(const PerfTask& task) override;
   void onComm(const PerfComm& comm) override;
-  void onCount(const PerfCount& count) override;
   void onSwitch(const PerfSwitch& change) override;
   void onRecordsDone() override;
 
@@ -102,8 +101,9 @@ class Recording : public PerfHandler {
   struct Stream;
   struct Thread {
     uint32_t pid = 0;
-    uint64_t cpu_ns = 0;         // from the kernel's counts as it ended
-    bool counted = false;        // a count arrived
+    uint64_t cpu_ns = 0;         // its stretches on a CPU, from its switch records
+    uint64_t on_since = 0;       // when it last came on a CPU (0: off it, or not known)
+    bool counted = false;        // cpu_ns is known: its first time on a CPU was seen
     uint64_t exit_time = 0;      // 0 while it runs
     bool ended = false;          // its THREAD_END is written
     uint64_t off_since = 0;      // wall clock: when it left its CPU (0: on it)
@@ -120,6 +120,8 @@ class Recording : public PerfHandler {
   // The thread, noted as running in `stream` (its THREAD_START written there the first time).
   Thread& threadSeen(Stream& stream, uint32_t tid, uint64_t time);
   void endThread(uint32_t tid, Thread& thread);
+  // The thread left its CPU at `time`: its stretch on it joins its CPU time.
+  void leaveCpu(Thread& thread, uint64_t time);
   // Periods in `ns` of CPU time, at least 1.
   uint64_t weightOf(uint64_t ns) const;
   void addWait(uint32_t tid, Thread& thread, uint64_t until);
@@ -138,8 +140,7 @@ class Recording : public PerfHandler {
   std::map<uint32_t, std::vector<Stream*>> by_pid_;  // each process's images, oldest first
   std::map<uint32_t, Thread> threads_;
   std::map<uint32_t, uint64_t> remainders_;  // wall clock: off-CPU ns not yet a whole period
-  std::vector<uint32_t> exited_;             // threads whose end waits for this drain's counts
-  uint64_t counted_ns_ = 0;                  // sum of the ended threads' counts
+  std::vector<uint32_t> exited_;             // threads whose end waits for the drain's end
   std::vector<uint64_t> frames_;
   std::vector<uint8_t> stack_copy_;
   uint64_t last_flush_ = 0;

@@ -229,13 +229,7 @@ TEST_P(Corpus, BehavesAsPlainInEveryMode) {
       Expected<format::RawProfile> profile = format::LoadRawProfile(path, &stats);
       ASSERT_TRUE(profile.ok()) << path << ": " << profile.status().message();
       EXPECT_FALSE(stats.damaged()) << path << ": " << stats.summary();
-      // A known defect, open in issue 26 (its closing note of 2026-11-28): beside other tests,
-      // the kernel sampler has missed task records (threads, a child's exit), so a child image
-      // of --follow-exec may lack its END. The root's END and every runtime-written END count.
-      bool known_gap = std::string(mode.name) == "follow-exec" && path != profiles + "/p.hotline";
-      if (!known_gap) {
-        EXPECT_TRUE(profile->end.has_value()) << path;
-      }
+      EXPECT_TRUE(profile->end.has_value()) << path;
     }
   }
 }

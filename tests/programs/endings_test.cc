@@ -9,6 +9,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -62,7 +64,13 @@ bool WaitForBytes(const std::string& path, off_t bytes) {
   return false;
 }
 
-bool ProcessAlive(pid_t pid) { return kill(pid, 0) == 0; }
+// Running, or stopped: not gone, nor a zombie waiting for a parent to reap it.
+bool ProcessAlive(pid_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+  size_t name_end = text.rfind(')');
+  return name_end != std::string::npos && name_end + 2 < text.size() && text[name_end + 2] != 'Z';
+}
 
 uint64_t Samples(const format::RawProfile& p) {
   uint64_t n = 0;
@@ -127,8 +135,8 @@ TEST(Endings, KilledRecorderKeepsWhatItHadWritten) {
   Expected<format::RawProfile> p = format::LoadRawProfile(profile, &stats);
   ASSERT_TRUE(p.ok()) << p.status().message();
   ASSERT_TRUE(p->process.has_value());
-  // The program runs on, unharmed, to its end.
-  for (int i = 0; i < 200 && ProcessAlive(pid_t(p->process->pid)); ++i) usleep(50'000);
+  // The program runs on, unharmed, to its end: 4 s of CPU, which a loaded machine stretches.
+  for (int i = 0; i < 1200 && ProcessAlive(pid_t(p->process->pid)); ++i) usleep(50'000);
   EXPECT_FALSE(ProcessAlive(pid_t(p->process->pid)));
   EXPECT_GT(Samples(*p), 500u) << "a second of two threads, less the last quarter second";
   RunResult report = Hotline({"report", "-C", profile}, dir);
