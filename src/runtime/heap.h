@@ -1,5 +1,5 @@
-// The heap collector (`hotline record --heap`, or --heap-sample for its sampled mode, below
-// in heap.cc): malloc and friends, operator new/delete and
+// The heap collector (`hotline record --heap`, or --heap-sample for its sampled mode, in
+// heap_sampling.cc): malloc and friends, operator new/delete and
 // anonymous mmap/munmap are interposed; every allocation is recorded with its size, address,
 // time and call stack, every release with its address. The allocating thread walks its stack
 // (stack_walk.h, libunwind where the walker gives up) and writes into its own ring; a stack it

@@ -1,0 +1,231 @@
+// The function tracer's hooks, __cyg_profile_func_enter and __cyg_profile_func_exit, which code
+// built with -finstrument-functions calls around every function: counts mode's fast path (its
+// slow path is in trace_call_sites.cc), and timed mode's shadow stack with the events of each
+// entry and exit (trace_events.cc).
+#include <atomic>
+#include <cstdint>
+
+#include "runtime/trace_internal.h"
+
+#define HOTLINE_HOOK extern "C" __attribute__((visibility("default"), no_instrument_function))
+
+namespace hotline::rt {
+namespace {
+
+// Frames left without an exit (longjmp out of them, a thread cancelled) are closed so the stream
+// stays balanced. A frame is dead when its hook ran deeper on the stack than the current one. At
+// the same depth it is alive only as the parent of inlined code: GCC gives inlined code the
+// enclosing function's call site, and its entry hook returns to another place than the
+// parent's. A frame with the same hook return address is an earlier activation of the same code.
+bool DeadFrame(const ShadowFrame& f, uint64_t sp, uint64_t call_site, uint64_t hook_return) {
+  if (f.sp != sp) return f.sp < sp;
+  return f.call_site != call_site || f.hook_return == hook_return;
+}
+
+// Where the stack pointer of a function's caller was at the call (the function's CFA): just
+// above the function's return address, `call_site`, found by looking up the stack from `sp` (the
+// entry hook's CFA, below the function's prologue). 0 when it is not within kReturnAddressScan
+// words. The look stops at the return address, so it reads only the function's own frame.
+constexpr int kReturnAddressScan = 512;
+
+uint64_t CallerStackPointer(uint64_t sp, uint64_t call_site) {
+  const auto* word = reinterpret_cast<const uint64_t*>(sp);
+  for (int i = 0; i < kReturnAddressScan; ++i)
+    if (word[i] == call_site) return uint64_t(&word[i + 1]);
+  return 0;
+}
+
+__attribute__((noinline)) uint32_t PopDeadFrames(TraceThread* tt, uint32_t d, uint64_t sp,
+                                                 uint64_t call_site, uint64_t hook_return) {
+  while (d > 0 && DeadFrame(tt->frames[d - 1], sp, call_site, hook_return)) {
+    --d;
+    if (tt->pos) AppendExit(tt);
+  }
+  // A frame higher on the stack than this entry's hook may still be a sibling of the new call
+  // rather than its parent, abandoned by a longjmp back to their common caller (when its frame
+  // is smaller than the new one's): a parent's hook ran at or above the stack pointer the new
+  // function was called with, a sibling's below it.
+  if (d > 0 && tt->frames[d - 1].sp > sp) {
+    uint64_t caller_sp = CallerStackPointer(sp, call_site);
+    while (d > 0 && tt->frames[d - 1].sp < caller_sp) {
+      --d;
+      if (tt->pos) AppendExit(tt);
+    }
+  }
+  return d;
+}
+
+}  // namespace
+}  // namespace hotline::rt
+
+using namespace hotline::rt;
+
+namespace {
+
+// Everything but the common case: a new thread, a frame to close, a callee not in the cache,
+// a full shadow stack.
+__attribute__((noinline)) void EnterSlow(void* function, void* call_site, uint64_t sp,
+                                         uint64_t hook_return) {
+  TraceThread* tt = t_trace;
+  if (__builtin_expect(!tt, 0)) {
+    if (g_mode.load(std::memory_order_relaxed) == 0 || !(tt = AttachThread())) return;
+  }
+  if (tt->in_hook) return;  // a traced signal handler interrupting a hook
+  tt->in_hook = 1;
+  uint32_t d = tt->depth.load(std::memory_order_relaxed);
+  if (d > 0) d = PopDeadFrames(tt, d, sp, uint64_t(call_site), hook_return);
+  uint32_t caller = d ? tt->frames[d - 1].id : 0;
+  uint32_t id;
+  if (tt->callee_cache[caller].callee == uint64_t(function)) {
+    id = tt->callee_cache[caller].callee_id;
+  } else {
+    id = FunctionIdOf(tt, uint64_t(function));
+    // The cache names the callee this caller last entered in the event stream (what the fast
+    // path's one-byte entry says): a call past the end of the shadow stack is not in the stream.
+    if (d < kShadowCapacity) tt->callee_cache[caller] = CalleeCache{uint64_t(function), id};
+  }
+  if (__builtin_expect(d < kShadowCapacity, 1)) {
+    uint64_t tick = 0;
+    if (tt->pos) {
+      tick = __builtin_ia32_rdtsc();
+      AppendEntry(tt, id, tick);
+    }
+    tt->frames[d] = ShadowFrame{
+        uint64_t(function), sp, uint64_t(call_site), hook_return, &tt->callee_cache[id], tick, id};
+    std::atomic_signal_fence(std::memory_order_release);
+    ++d;
+  }
+  tt->depth.store(d, std::memory_order_relaxed);
+  tt->in_hook = 0;
+}
+
+// Timed mode's entry. The common case stays small (few registers, no calls, a short chain of
+// loads): a known thread, a caller whose last callee is this function; its event is a clock
+// read and mostly a one-byte store. in_hook keeps a traced signal handler that interrupts the
+// append from appending at the same place (it records nothing meanwhile, as in the slow paths).
+// Not inlined into the hook, whose counts path then saves no registers.
+__attribute__((noinline)) void TimedEnter(void* function, void* call_site, uint64_t sp,
+                                          uint64_t hook_return) {
+  TraceThread* tt = t_trace;
+  if (__builtin_expect(tt != nullptr && !tt->in_hook, 1)) {
+    uint32_t d = tt->depth.load(std::memory_order_relaxed);
+    if (d > 0 && d < kShadowCapacity) {
+      const ShadowFrame& caller = tt->frames[d - 1];
+      CalleeCache& cache = *caller.cache;
+      bool alive = caller.sp > sp || (caller.sp == sp && caller.call_site == uint64_t(call_site) &&
+                                      caller.hook_return != hook_return);
+      if (alive && cache.callee == uint64_t(function)) {
+        uint8_t* p = nullptr;
+        if (tt->pos) {
+          tt->in_hook = 1;
+          std::atomic_signal_fence(std::memory_order_seq_cst);
+          p = tt->pos;
+          if (__builtin_expect(p > tt->limit, 0)) {
+            std::atomic_signal_fence(std::memory_order_seq_cst);
+            tt->in_hook = 0;
+            return EnterSlow(function, call_site, sp, hook_return);  // the next buffer
+          }
+        }
+        // The frame first: fewer values live across the clock read.
+        uint32_t id = cache.callee_id;
+        ShadowFrame& frame = tt->frames[d];
+        frame = ShadowFrame{
+            uint64_t(function), sp, uint64_t(call_site), hook_return, &tt->callee_cache[id], 0, id};
+        if (p) {
+          uint64_t tick = __builtin_ia32_rdtsc();
+          WriteShort(tt, p, kRepeatedEntry, tick);
+          frame.tick = tick;  // what a SIZE record names
+          std::atomic_signal_fence(std::memory_order_seq_cst);
+          tt->in_hook = 0;
+        }
+        std::atomic_signal_fence(std::memory_order_release);
+        tt->depth.store(d + 1, std::memory_order_relaxed);
+        return;
+      }
+    }
+  }
+  EnterSlow(function, call_site, sp, hook_return);
+}
+
+}  // namespace
+
+// Counts mode keeps no stack: the entry hook adds one to the counter of its call site, which
+// is in its home slot or the next but for the first call (one multiply, two compares, one add);
+// the exit hook returns at once. A traced signal handler interrupting the fast path counts its
+// calls too (each update is one instruction); one interrupting the slow path is not counted
+// (in_hook).
+// Timed mode tests the flag once and goes its own way. The stack address both hooks compare
+// (timed mode) is the caller's stack pointer at the hook's call, which takes no frame here.
+HOTLINE_HOOK void __cyg_profile_func_enter(void* function, void* call_site) {
+  uint64_t hook_return = uint64_t(__builtin_return_address(0));
+  if (!g_timed_hooks) {
+    SiteView view = t_sites;
+    uint64_t home = SiteHome(uint64_t(call_site), hook_return, uint32_t(view.shift));
+    SiteSlot* slot = &view.slots[home];
+    if (__builtin_expect(slot->call_site == uint64_t(call_site) && slot->hook_return == hook_return,
+                         1)) {
+      ++slot->calls;
+      return;
+    }
+    slot = &view.slots[(home + 1) & (~uint64_t{0} >> view.shift)];
+    if (slot->call_site == uint64_t(call_site) && slot->hook_return == hook_return) {
+      ++slot->calls;
+      return;
+    }
+    return CountSlow(function, call_site, hook_return);
+  }
+  TimedEnter(function, call_site, uint64_t(__builtin_dwarf_cfa()), hook_return);  // a jump
+}
+
+namespace {
+
+__attribute__((noinline)) void ExitSlow(void* function, uint64_t sp) {
+  TraceThread* tt = t_trace;
+  if (!tt || tt->in_hook) return;
+  tt->in_hook = 1;
+  uint32_t d = tt->depth.load(std::memory_order_relaxed);
+  if (d == 0 || tt->frames[d - 1].function != uint64_t(function)) {
+    // Frames strictly deeper than this exit's are dead (at the same depth is the one exiting).
+    while (d > 0 && tt->frames[d - 1].sp < sp) {
+      --d;
+      if (tt->pos) AppendExit(tt);
+    }
+  }
+  if (d > 0 && tt->frames[d - 1].function == uint64_t(function)) {
+    --d;
+    if (tt->pos) AppendExit(tt);
+  } else {
+    g_unmatched_exits.fetch_add(1, std::memory_order_relaxed);
+  }
+  tt->depth.store(d, std::memory_order_relaxed);
+  tt->in_hook = 0;
+}
+
+}  // namespace
+
+HOTLINE_HOOK void __cyg_profile_func_exit(void* function, void* call_site) {
+  (void)call_site;
+  if (!g_timed_hooks) return;  // counts mode
+  TraceThread* tt = t_trace;
+  if (__builtin_expect(tt != nullptr && !tt->in_hook, 1)) {
+    uint32_t d = tt->depth.load(std::memory_order_relaxed);
+    if (d > 0 && d <= kShadowCapacity && tt->frames[d - 1].function == uint64_t(function)) {
+      if (tt->pos) {
+        tt->in_hook = 1;
+        std::atomic_signal_fence(std::memory_order_seq_cst);
+        uint8_t* p = tt->pos;
+        if (__builtin_expect(p > tt->limit, 0)) {
+          std::atomic_signal_fence(std::memory_order_seq_cst);
+          tt->in_hook = 0;
+          return ExitSlow(function, uint64_t(__builtin_dwarf_cfa()));  // the next buffer
+        }
+        WriteShort(tt, p, kExit, __builtin_ia32_rdtsc());
+        std::atomic_signal_fence(std::memory_order_seq_cst);
+        tt->in_hook = 0;
+      }
+      tt->depth.store(d - 1, std::memory_order_relaxed);
+      return;
+    }
+  }
+  ExitSlow(function, uint64_t(__builtin_dwarf_cfa()));
+}
