@@ -28,9 +28,6 @@ Expected<HeapProfile> BuildHeapProfile(const format::RawProfile& raw, AddressRes
     return !a.is_alloc && b.is_alloc;
   });
 
-  uint64_t sample_bytes = 0;
-  for (const auto& [key, value] : raw.stats)
-    if (key == "heap_sample_bytes") sample_bytes = value;
   HeapReplay replay(raw, resolver, options);
   for (const Event& ev : events) {
     if (ev.is_alloc) {
@@ -39,7 +36,7 @@ Expected<HeapProfile> BuildHeapProfile(const format::RawProfile& raw, AddressRes
       replay.deallocate(raw.frees[ev.index]);
     }
   }
-  return replay.finish(sample_bytes);
+  return replay.finish(HeapSampleBytes(raw.stats));
 }
 
 }  // namespace hotline::model

@@ -34,6 +34,15 @@ struct StackSums {
 
 // What both ways of building a heap (heap.cc, heap_stream.cc) fail with when there is nothing to
 // replay.
+// The sampled heap's mean bytes between samples (STATS heap_sample_bytes), 0 when every event
+// was recorded.
+inline uint64_t HeapSampleBytes(const std::vector<std::pair<std::string, uint64_t>>& stats) {
+  uint64_t sample_bytes = 0;
+  for (const auto& [key, value] : stats)
+    if (key == "heap_sample_bytes") sample_bytes = value;
+  return sample_bytes;
+}
+
 inline constexpr char kNoHeapRecords[] =
     "the profile has no heap records (record with hotline record --heap)";
 

@@ -156,10 +156,7 @@ class HeapStream : public ProfileStream {
       return Status::Error("the file changed while it was read (" +
                            std::to_string(planned_events_) + " heap events at the first reading, " +
                            std::to_string(read_) + " at the second)");
-    uint64_t sample_bytes = 0;
-    for (const auto& [key, value] : stats)
-      if (key == "heap_sample_bytes") sample_bytes = value;
-    return replay_.finish(sample_bytes);
+    return replay_.finish(HeapSampleBytes(stats));
   }
 
  private:
