@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cstddef>
@@ -719,18 +720,25 @@ void WriteIfDue() {
   if (!s.threadless.load(std::memory_order_relaxed) || !Running()) return;
   uint64_t now = NowNs();
   if (now - g_last_round.load(std::memory_order_relaxed) < kDrainIntervalNs) return;
+  // The signals that end the program wait until the round is over: their handler, run on this
+  // thread inside the round, would find the lock held by its own thread and end the profile
+  // without its END (a python3 pool's worker terminated under --heap-sample did). The kernel's
+  // call: the interposed one shows the program its own mask.
+  unsigned long ending = 0, before = 0;
+  for (int sig : {SIGTERM, SIGINT, SIGQUIT, SIGIO}) ending |= 1ul << (sig - 1);
+  syscall(SYS_rt_sigprocmask, SIG_BLOCK, &ending, &before, sizeof ending);
   // Another thread inside the runtime is writing already: its round will do.
   EnterRuntime();
-  if (pthread_mutex_trylock(&s.lock) != 0) {
-    LeaveRuntime();
-    return;
+  if (pthread_mutex_trylock(&s.lock) == 0) {
+    if (s.preamble_pending) WriteChildPreambleLocked();
+    if (Running() && s.threadless.load()) {
+      g_last_round.store(now, std::memory_order_relaxed);
+      WriterCycleLocked();
+    }
+    pthread_mutex_unlock(&s.lock);
   }
-  if (s.preamble_pending) WriteChildPreambleLocked();
-  if (Running() && s.threadless.load()) {
-    g_last_round.store(now, std::memory_order_relaxed);
-    WriterCycleLocked();
-  }
-  UnlockSession();
+  LeaveRuntime();
+  syscall(SYS_rt_sigprocmask, SIG_SETMASK, &before, nullptr, sizeof before);
 }
 
 void EnsureWriterThread() {
