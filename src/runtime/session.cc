@@ -56,6 +56,26 @@ uint64_t g_flips_written = 0;  // under the session lock
 
 format::Writer& W() { return *g_session.writer; }
 
+// Holds off, on the calling thread, the signals another process sends (everything but the
+// faults, which must reach their handler at once, and glibc's own two), for as long as it lives.
+// The kernel's call: the interposed one shows the program its own mask, which this leaves as
+// the program set it once released.
+class HoldSentSignals {
+ public:
+  HoldSentSignals() {
+    unsigned long held = ~0ul;
+    for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGSYS, SIGKILL, SIGSTOP, 32, 33})
+      held &= ~(1ul << (sig - 1));
+    syscall(SYS_rt_sigprocmask, SIG_BLOCK, &held, &before_, sizeof held);
+  }
+  ~HoldSentSignals() { syscall(SYS_rt_sigprocmask, SIG_SETMASK, &before_, nullptr, sizeof before_); }
+  HoldSentSignals(const HoldSentSignals&) = delete;
+  HoldSentSignals& operator=(const HoldSentSignals&) = delete;
+
+ private:
+  unsigned long before_ = 0;
+};
+
 uint64_t Features() {
   uint64_t features = 0;
   if (g_session.config.sampling()) features |= format::kFeatureSamples;
@@ -527,6 +547,9 @@ bool FinishChildWithoutData() {
 void FinishSession(format::EndHow how, uint64_t code, bool bounded) {
   Session& s = g_session;
   if (getpid() != s.pid) return;  // a vfork child sharing our memory: not ours to close
+  // A signal sent now (a pool's SIGTERM to a worker leaving by exit) waits until the END is
+  // written: its default action would end the process halfway through the profile's end.
+  HoldSentSignals hold;
   int expected = int(Phase::kRunning);
   if (!s.phase.compare_exchange_strong(expected, int(Phase::kFinishing))) return;
   s.enabled.store(false);
@@ -722,11 +745,8 @@ void WriteIfDue() {
   if (now - g_last_round.load(std::memory_order_relaxed) < kDrainIntervalNs) return;
   // The signals that end the program wait until the round is over: their handler, run on this
   // thread inside the round, would find the lock held by its own thread and end the profile
-  // without its END (a python3 pool's worker terminated under --heap-sample did). The kernel's
-  // call: the interposed one shows the program its own mask.
-  unsigned long ending = 0, before = 0;
-  for (int sig : {SIGTERM, SIGINT, SIGQUIT, SIGIO}) ending |= 1ul << (sig - 1);
-  syscall(SYS_rt_sigprocmask, SIG_BLOCK, &ending, &before, sizeof ending);
+  // without its END (a python3 pool's worker terminated under --heap-sample did).
+  HoldSentSignals hold;
   // Another thread inside the runtime is writing already: its round will do.
   EnterRuntime();
   if (pthread_mutex_trylock(&s.lock) == 0) {
@@ -738,7 +758,6 @@ void WriteIfDue() {
     pthread_mutex_unlock(&s.lock);
   }
   LeaveRuntime();
-  syscall(SYS_rt_sigprocmask, SIG_SETMASK, &before, nullptr, sizeof before);
 }
 
 void EnsureWriterThread() {

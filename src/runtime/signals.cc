@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <ctime>
 #include <cstring>
 
 #include "base/signals.h"
@@ -195,6 +196,13 @@ void OnFatal(int sig, siginfo_t* info, void* uc) {
   }
   // The default action would end the process: write the profile first, once.
   if (g_crashing.exchange(1) == 0) FinishSession(format::EndHow::kSignal, uint64_t(sig), true);
+  // Another thread writing the END (the program leaving by exit as the signal came) is given
+  // up to a second to finish it.
+  for (int waited_ms = 0;
+       g_session.phase.load() == int(Phase::kFinishing) && waited_ms < 1000; ++waited_ms) {
+    timespec ms{0, 1000000};
+    nanosleep(&ms, nullptr);
+  }
   struct sigaction dfl;
   std::memset(&dfl, 0, sizeof dfl);
   dfl.sa_handler = SIG_DFL;

@@ -218,6 +218,28 @@ TEST(Safety, KilledChildrenLeaveReadableProfilesOrNone) {
   }
 }
 
+// Children sent SIGTERM while they leave by exit, at every point of their profile's end: each
+// profile that was begun is finished, with its END (a python3 pool's worker closed this way
+// once lost it under --sampler signal, the signal's default action ending the process halfway).
+TEST(Safety, ChildrenSignalledAsTheyExitKeepTheirEnd) {
+  for (const char* sampler : {"signal", "kernel"}) {
+    std::string dir = ScratchDir(std::string("exiting-children-") + sampler);
+    RunResult r = Hotline({"record", "-q", "--sampler", sampler, "-F", "10000", "--heap-sample",
+                           "-o", dir + "/p.hotline", "--", PROGRAM_exiting_children},
+                          dir);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.out, "exiting_children 60\n");
+    std::vector<std::string> written = ProfilesIn(dir);
+    EXPECT_GE(written.size(), 2u) << sampler;
+    for (const std::string& path : written) {
+      format::ReadStats stats;
+      Expected<format::RawProfile> profile = format::LoadRawProfile(path, &stats);
+      ASSERT_TRUE(profile.ok()) << sampler << ": " << path << ": " << profile.status().message();
+      EXPECT_TRUE(profile->end.has_value()) << sampler << ": " << path;
+    }
+  }
+}
+
 // A child that ends before it records anything (most children of shells and build tools exec
 // or exit at once) costs no profile file: the root profile counts it, with its CPU time.
 TEST(Safety, ChildrenThatRecordNothingAreCountedNotFiled) {
