@@ -104,9 +104,14 @@ void DrainRing(format::Writer& writer, HeapRing* ring) {
     uint64_t type = w[0] >> 56, words = w[0] & 0xFFFFFFFFu;
     if (words == 0) break;  // cannot happen for a well-formed ring; never spin on it
     if (type == kStackEvent) {
-      uint64_t node = 0;
-      for (uint64_t i = w[2]; i-- > 0;) node = writer.internStackNode(node, w[3 + i]);
-      if (uint64_t* slot = StackNode(w[1], true)) *slot = node;
+      // A stack already written (sent again by a thread whose small cache of sent stacks forgot
+      // it, or first sent by another thread) is one probe, not a probe per frame.
+      uint64_t* slot = StackNode(w[1], true);
+      if (!slot || *slot == 0) {
+        uint64_t node = 0;
+        for (uint64_t i = w[2]; i-- > 0;) node = writer.internStackNode(node, w[3 + i]);
+        if (slot) *slot = node;
+      }
     } else if (type == kAllocEvent) {
       uint64_t* node = StackNode(w[5], false);
       writer.add(format::AllocRecord{EventNs(ring, w[1]), uint64_t(ring->tid), w[2], w[3],

@@ -79,14 +79,30 @@ int ReadLoaderCounters(dl_phdr_info* info, size_t size, void* data) {
 }
 
 // Whether the words the previous walk read from its frame `k` outwards still hold what it read.
-bool OuterFramesUnchanged(const StackWalker* w, int k) {
-  for (int i = 0; i <= k; ++i) {
-    const WalkedFrame& f = w->frames[i];
-    if (f.ra_slot && LoadWord(f.ra_slot) != f.ra_value) return false;
-    if (f.bp_slot && LoadWord(f.bp_slot) != f.bp_value) return false;
+// One walk asks for ever smaller k (each frame of the new walk that meets one of the old walk's),
+// so what it learnt is kept: frames below `unchanged` hold their words, frame `changed` (and so
+// every k from it on) does not. Each frame's words are read once per walk, however many of the
+// new walk's frames meet the old one's (many call sites: a frame of each path at each depth).
+struct OuterCheck {
+  int unchanged = 0;
+  int changed = kMaxWalkFrames;
+
+  bool holds(const StackWalker* w, int k) {
+    if (k < unchanged) return true;
+    if (k >= changed) return false;
+    for (int i = unchanged; i <= k; ++i) {
+      const WalkedFrame& f = w->frames[i];
+      if ((f.ra_slot && LoadWord(f.ra_slot) != f.ra_value) ||
+          (f.bp_slot && LoadWord(f.bp_slot) != f.bp_value)) {
+        unchanged = i;
+        changed = i;
+        return false;
+      }
+    }
+    unchanged = k + 1;
+    return true;
   }
-  return true;
-}
+};
 
 }  // namespace
 
@@ -115,10 +131,11 @@ int WalkStack(StackWalker* w, uint64_t pc, uint64_t sp, uint64_t bp, uint64_t lo
   int n = 0;
   int k = w->reusable ? w->depth - 1 : -1;  // the previous walk's frame to compare with
   bool cut = false;
+  OuterCheck outer;
   for (;;) {
     while (k >= 0 && w->frames[k].sp < sp) --k;
     if (k >= 0 && w->frames[k].sp == sp && w->frames[k].pc == pc && w->frames[k].bp == bp &&
-        OuterFramesUnchanged(w, k)) {
+        outer.holds(w, k)) {
       if (k + 1 + n <= kMaxWalkFrames) {
         w->reused_frames += uint64_t(k + 1);
         break;
