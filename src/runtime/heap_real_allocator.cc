@@ -7,6 +7,7 @@
 #include <cstddef>
 
 #include "runtime/heap_internal.h"
+#include "runtime/signals.h"
 
 namespace hotline::rt {
 
@@ -28,6 +29,48 @@ struct BootBlock {
 template <typename Fn>
 void Find(Fn* out, const char* name) {
   *out = reinterpret_cast<Fn>(dlsym(RTLD_NEXT, name));
+}
+
+// libc's functions as dlsym found them. g_real's entries call them marked as inside the
+// allocator (signals.h: InAllocator), so that a signal ending the process waits for the call
+// to return before the profile's end, which allocates, is written.
+RealAllocator g_libc;
+
+void* Malloc(size_t size) {
+  InAllocator in;
+  return g_libc.malloc(size);
+}
+void Free(void* p) {
+  InAllocator in;
+  g_libc.free(p);
+}
+void* Calloc(size_t count, size_t size) {
+  InAllocator in;
+  return g_libc.calloc(count, size);
+}
+void* Realloc(void* p, size_t size) {
+  InAllocator in;
+  return g_libc.realloc(p, size);
+}
+int PosixMemalign(void** out, size_t align, size_t size) {
+  InAllocator in;
+  return g_libc.posix_memalign(out, align, size);
+}
+void* AlignedAlloc(size_t align, size_t size) {
+  InAllocator in;
+  return g_libc.aligned_alloc(align, size);
+}
+void* Memalign(size_t align, size_t size) {
+  InAllocator in;
+  return g_libc.memalign(align, size);
+}
+void* Valloc(size_t size) {
+  InAllocator in;
+  return g_libc.valloc(size);
+}
+void* Pvalloc(size_t size) {
+  InAllocator in;
+  return g_libc.pvalloc(size);
 }
 
 }  // namespace
@@ -71,6 +114,16 @@ bool Resolve() {
   Find(&r.pvalloc, "pvalloc");
   Find(&r.mmap, "mmap");
   Find(&r.munmap, "munmap");
+  g_libc = r;
+  r.malloc = r.malloc ? Malloc : nullptr;
+  r.free = r.free ? Free : nullptr;
+  r.calloc = r.calloc ? Calloc : nullptr;
+  r.realloc = r.realloc ? Realloc : nullptr;
+  r.posix_memalign = r.posix_memalign ? PosixMemalign : nullptr;
+  r.aligned_alloc = r.aligned_alloc ? AlignedAlloc : nullptr;
+  r.memalign = r.memalign ? Memalign : nullptr;
+  r.valloc = r.valloc ? Valloc : nullptr;
+  r.pvalloc = r.pvalloc ? Pvalloc : nullptr;
   g_real = r;
   g_resolved.store(2, std::memory_order_release);
   return true;

@@ -780,6 +780,7 @@ void AfterForkChild() {
   ResetDescriptorLockAfterFork();
   Session& s = g_session;
   if (!Running()) return;
+  InRuntime guard;  // what follows frees and allocates: a signal ending the child waits for it
   UnlockSession();
   s.pid = getpid();
   s.writer_running = false;  // threads other than the forking one do not exist in the child

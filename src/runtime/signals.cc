@@ -17,6 +17,10 @@
 #include "runtime/unwind.h"
 
 namespace hotline::rt {
+
+__thread int t_in_allocator __attribute__((tls_model("initial-exec"))) = 0;
+__thread int t_deferred_signal __attribute__((tls_model("initial-exec"))) = 0;
+
 namespace {
 
 // SIGIO is among them because the kernel sends it when a real-time signal cannot be queued
@@ -180,21 +184,9 @@ void OnToggle(int sig, siginfo_t* info, void* uc) {
   g_session.toggles.fetch_add(1);
 }
 
-void OnFatal(int sig, siginfo_t* info, void* uc) {
-  int saved_errno = errno;
-  if (ChainToProgram(sig, info, uc)) {
-    errno = saved_errno;
-    return;
-  }
-  if (sig == SIGIO && info->si_code == SI_KERNEL &&
-      (g_session.sampler == format::Sampler::kPerfTaskClock || g_session.watch_signal > 0)) {
-    // A sample or a watchpoint's trap that found the user's signal queue full: absorbed, never
-    // the program's death.
-    g_sigio_absorbed.fetch_add(1, std::memory_order_relaxed);
-    errno = saved_errno;
-    return;
-  }
-  // The default action would end the process: write the profile first, once.
+// The default action would end the process: the profile is written first, once, and the
+// signal then acts as it would have.
+void EndBySignal(int sig, bool sent) {
   if (g_crashing.exchange(1) == 0) FinishSession(format::EndHow::kSignal, uint64_t(sig), true);
   // Another thread writing the END (the program leaving by exit as the signal came) is given
   // up to a second to finish it.
@@ -212,8 +204,34 @@ void OnFatal(int sig, siginfo_t* info, void* uc) {
   sigaddset(&set, sig);
   pthread_sigmask(SIG_UNBLOCK, &set, nullptr);
   // A fault re-executes its instruction and dies by it; a sent signal must be sent again.
-  if (info->si_code <= 0 || sig == SIGABRT || sig == SIGTERM || sig == SIGINT || sig == SIGQUIT)
-    raise(sig);
+  if (sent) raise(sig);
+}
+
+void OnFatal(int sig, siginfo_t* info, void* uc) {
+  int saved_errno = errno;
+  if (ChainToProgram(sig, info, uc)) {
+    errno = saved_errno;
+    return;
+  }
+  if (sig == SIGIO && info->si_code == SI_KERNEL &&
+      (g_session.sampler == format::Sampler::kPerfTaskClock || g_session.watch_signal > 0)) {
+    // A sample or a watchpoint's trap that found the user's signal queue full: absorbed, never
+    // the program's death.
+    g_sigio_absorbed.fetch_add(1, std::memory_order_relaxed);
+    errno = saved_errno;
+    return;
+  }
+  bool sent = info->si_code <= 0 || sig == SIGABRT || sig == SIGTERM || sig == SIGINT ||
+              sig == SIGQUIT;
+  // Inside the runtime or the allocator the profile cannot be ended safely: the thread goes on
+  // to the end of that call, and acts on the signal there (a fault cannot wait: its instruction
+  // would run again).
+  if (sent && (t_in_runtime > 0 || t_in_allocator > 0)) {
+    t_deferred_signal = sig;
+    errno = saved_errno;
+    return;
+  }
+  EndBySignal(sig, sent);
   errno = saved_errno;
 }
 
@@ -441,7 +459,23 @@ void SetProgramBlocksSample(bool blocked) { t_program_blocks_sample = blocked; }
 uint64_t SigioAbsorbed() { return g_sigio_absorbed.load(); }
 
 void EnterRuntime() { ++t_in_runtime; }
-void LeaveRuntime() { --t_in_runtime; }
+void LeaveRuntime() {
+  if (--t_in_runtime == 0 && t_deferred_signal) ActOnDeferredSignal();
+}
+
+void ActOnDeferredSignal() {
+  if (t_in_runtime > 0 || t_in_allocator > 0) return;  // the outer section acts on it
+  int sig = t_deferred_signal;
+  t_deferred_signal = 0;
+  int saved_errno = errno;
+  // The program may have given the signal a handler meanwhile; it then runs as if the signal
+  // came now.
+  siginfo_t info{};
+  info.si_signo = sig;
+  info.si_code = SI_USER;
+  OnFatal(sig, &info, nullptr);
+  errno = saved_errno;
+}
 bool InRuntimeNow() { return t_in_runtime > 0; }
 
 }  // namespace hotline::rt

@@ -59,7 +59,10 @@ void SetProgramBlocksSample(bool blocked);
 // program.
 uint64_t SigioAbsorbed();
 
-// Marks runtime code on this thread, so samples taken inside it go to [profiler].
+// Marks runtime code on this thread, so samples taken inside it go to [profiler]. A signal sent
+// to end the process (kill, a pool's terminate), taken inside it, is acted on when the thread
+// leaves: ending the profile needs what the interrupted code may hold (the session's lock, the
+// allocator's).
 void EnterRuntime();
 void LeaveRuntime();
 bool InRuntimeNow();
@@ -68,6 +71,21 @@ struct InRuntime {
   ~InRuntime() { LeaveRuntime(); }
   InRuntime(const InRuntime&) = delete;
   InRuntime& operator=(const InRuntime&) = delete;
+};
+
+// Marks a call into the C library's allocator (g_real's entries do), for the same deferral:
+// the interrupted call may hold the arena's lock, which writing the profile's end would wait
+// for for ever (a python3 pool's worker terminated inside free once hung so).
+extern __thread int t_in_allocator __attribute__((tls_model("initial-exec")));
+extern __thread int t_deferred_signal __attribute__((tls_model("initial-exec")));
+void ActOnDeferredSignal();
+struct InAllocator {
+  InAllocator() { ++t_in_allocator; }
+  ~InAllocator() {
+    if (--t_in_allocator == 0 && t_deferred_signal) ActOnDeferredSignal();
+  }
+  InAllocator(const InAllocator&) = delete;
+  InAllocator& operator=(const InAllocator&) = delete;
 };
 
 }  // namespace hotline::rt

@@ -19,6 +19,9 @@ namespace {
 constexpr uint64_t kPage = 4096;
 // A return address below this ends a stack (0 above all), as libunwind's fast trace has it.
 constexpr uint64_t kLowestReturnAddress = 0x4000;
+// How far past the entry point the entry routine's call to the rest of the start lies, at most
+// (8 bytes in glibc's loader, 0x20 in crt1's _start).
+constexpr uint64_t kEntryCode = 64;
 
 }  // namespace
 
@@ -29,6 +32,7 @@ struct FastUnwinder::File {
   size_t size = 0;
   int64_t shift = 0;  // here = the file's virtual address + shift
   unwind::ImageInMemory image;
+  uint64_t entry = 0;  // here: where the kernel starts the process (the loader's or the program's)
 
   ~File() {
     if (reservation) munmap(reservation, size);
@@ -93,6 +97,7 @@ const FastUnwinder::File* FastUnwinder::fileFor(const std::string& path) {
   close(fd);
   f.image.eh_frame_hdr = hdr + uint64_t(f.shift);
   if (!f.image.segmentEnd(f.image.eh_frame_hdr)) f.image.eh_frame_hdr = 0;
+  if (eh.e_entry) f.entry = eh.e_entry + uint64_t(f.shift);
   return &f;
 }
 
@@ -174,6 +179,13 @@ FastUnwinder::Result FastUnwinder::unwind(const PerfSample& s, uint32_t max_dept
     if (!m || !m->file->image.eh_frame_hdr) return give_up();
     const unwind::StepRule& rule = ruleFor(*m->file, lookup + uint64_t(m->shift));
     if (rule.kind == unwind::StepRule::kOutermost) break;
+    // The code at the entry point is the process's first frame. glibc's dynamic loader gives
+    // its own (`_start`: mov %rsp,%rdi; call _dl_start) no call-frame information: a sample
+    // taken while the loader maps and relocates the libraries ends there, whole.
+    uint64_t here = lookup + uint64_t(m->shift);
+    if (m->file->entry && here >= m->file->entry && here - m->file->entry < kEntryCode &&
+        rule.kind != unwind::StepRule::kStep && rule.kind != unwind::StepRule::kStepSavedRbp)
+      break;
     if (rule.kind != unwind::StepRule::kStep && rule.kind != unwind::StepRule::kStepSavedRbp)
       return give_up();
     uint64_t cfa = (rule.cfa_from_rbp ? bp : sp) + uint64_t(int64_t(rule.cfa_offset));
