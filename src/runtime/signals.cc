@@ -473,7 +473,9 @@ void ActOnDeferredSignal() {
   siginfo_t info{};
   info.si_signo = sig;
   info.si_code = SI_USER;
-  OnFatal(sig, &info, nullptr);
+  ucontext_t here;
+  getcontext(&here);
+  OnFatal(sig, &info, &here);
   errno = saved_errno;
 }
 bool InRuntimeNow() { return t_in_runtime > 0; }

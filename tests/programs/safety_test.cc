@@ -240,6 +240,26 @@ TEST(Safety, ChildrenSignalledAsTheyExitKeepTheirEnd) {
   }
 }
 
+// Children terminated while they allocate, many inside the C library's allocator with its lock
+// held, or inside the runtime's fork handler: none hangs (ending the profile in the signal
+// handler waited for ever for the lock the interrupted call held), and each profile has its END.
+TEST(Safety, ChildrenTerminatedInsideTheAllocatorEndAndKeepTheirEnd) {
+  for (const char* sampler : {"signal", "kernel"}) {
+    std::string dir = ScratchDir(std::string("terminated-in-malloc-") + sampler);
+    RunResult r = Hotline({"record", "-q", "--sampler", sampler, "-F", "10000", "--heap-sample",
+                           "-o", dir + "/p.hotline", "--", PROGRAM_terminated_in_malloc},
+                          dir);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.out, "terminated_in_malloc 400 hung 0\n") << sampler;
+    for (const std::string& path : ProfilesIn(dir)) {
+      format::ReadStats stats;
+      Expected<format::RawProfile> profile = format::LoadRawProfile(path, &stats);
+      ASSERT_TRUE(profile.ok()) << sampler << ": " << path << ": " << profile.status().message();
+      EXPECT_TRUE(profile->end.has_value()) << sampler << ": " << path;
+    }
+  }
+}
+
 // A child that ends before it records anything (most children of shells and build tools exec
 // or exit at once) costs no profile file: the root profile counts it, with its CPU time.
 TEST(Safety, ChildrenThatRecordNothingAreCountedNotFiled) {
