@@ -68,7 +68,9 @@ class HoldSentSignals {
       held &= ~(1ul << (sig - 1));
     syscall(SYS_rt_sigprocmask, SIG_BLOCK, &held, &before_, sizeof held);
   }
-  ~HoldSentSignals() { syscall(SYS_rt_sigprocmask, SIG_SETMASK, &before_, nullptr, sizeof before_); }
+  ~HoldSentSignals() {
+    syscall(SYS_rt_sigprocmask, SIG_SETMASK, &before_, nullptr, sizeof before_);
+  }
   HoldSentSignals(const HoldSentSignals&) = delete;
   HoldSentSignals& operator=(const HoldSentSignals&) = delete;
 

@@ -7,8 +7,8 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <ctime>
 #include <cstring>
+#include <ctime>
 
 #include "base/signals.h"
 #include "runtime/session.h"
@@ -190,8 +190,8 @@ void EndBySignal(int sig, bool sent) {
   if (g_crashing.exchange(1) == 0) FinishSession(format::EndHow::kSignal, uint64_t(sig), true);
   // Another thread writing the END (the program leaving by exit as the signal came) is given
   // up to a second to finish it.
-  for (int waited_ms = 0;
-       g_session.phase.load() == int(Phase::kFinishing) && waited_ms < 1000; ++waited_ms) {
+  for (int waited_ms = 0; g_session.phase.load() == int(Phase::kFinishing) && waited_ms < 1000;
+       ++waited_ms) {
     timespec ms{0, 1000000};
     nanosleep(&ms, nullptr);
   }
@@ -221,8 +221,8 @@ void OnFatal(int sig, siginfo_t* info, void* uc) {
     errno = saved_errno;
     return;
   }
-  bool sent = info->si_code <= 0 || sig == SIGABRT || sig == SIGTERM || sig == SIGINT ||
-              sig == SIGQUIT;
+  bool sent =
+      info->si_code <= 0 || sig == SIGABRT || sig == SIGTERM || sig == SIGINT || sig == SIGQUIT;
   // Inside the runtime or the allocator the profile cannot be ended safely: the thread goes on
   // to the end of that call, and acts on the signal there (a fault cannot wait: its instruction
   // would run again).

@@ -11,11 +11,6 @@
 
 #include "burn.h"
 
-static void pause_us(long us) {
-  struct timespec t = {0, us * 1000};
-  nanosleep(&t, NULL);
-}
-
 int main(void) {
   int made = 0;
   for (int i = 0; i < 60; ++i) {
@@ -32,7 +27,8 @@ int main(void) {
     if (child < 0) break;
     ++made;
     char x;
-    if (read(leaving[0], &x, 1) == 1) pause_us(10 * i);
+    struct timespec late = {0, 10000L * i};
+    if (read(leaving[0], &x, 1) == 1) nanosleep(&late, NULL);
     close(leaving[0]);
     kill(child, SIGTERM);
     waitpid(child, NULL, 0);

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 #include <string>
@@ -194,49 +195,51 @@ TEST(Safety, StackOverflowStillEndsTheProfile) {
   }
 }
 
-// Children killed (SIGTERM, then SIGKILL a moment later) at every point of their profile's end,
-// with the runtime in them: each leaves a profile that reads, or none; never an empty file, which
+// Records `program` (a parent that ends many children with signals) under both samplers, with
+// the runtime in every child, and checks that it printed `said`; returns each sampler's
+// profiles, read, keyed by sampler. Every profile written must read: never an empty file, which
 // a python3 multiprocessing pool's terminated worker once left.
-TEST(Safety, KilledChildrenLeaveReadableProfilesOrNone) {
+std::map<std::string, std::vector<format::RawProfile>> RecordEndedChildren(
+    const std::string& name, const char* program, const std::string& said) {
+  std::map<std::string, std::vector<format::RawProfile>> read;
   for (const char* sampler : {"signal", "kernel"}) {
-    std::string dir = ScratchDir(std::string("killed-children-") + sampler);
+    std::string dir = ScratchDir(name + "-" + sampler);
     RunResult r = Hotline({"record", "-q", "--sampler", sampler, "-F", "10000", "--heap-sample",
-                           "-o", dir + "/p.hotline", "--", PROGRAM_killed_children},
+                           "-o", dir + "/p.hotline", "--", program},
                           dir);
-    ASSERT_EQ(r.exit_code, 0) << r.err;
-    EXPECT_EQ(r.out, "killed_children 60\n");
-    std::vector<std::string> written = ProfilesIn(dir);
-    EXPECT_GE(written.size(), 1u) << sampler;  // children killed before their first write have none
-    for (const std::string& path : written) {
+    EXPECT_EQ(r.exit_code, 0) << sampler << ": " << r.err;
+    EXPECT_EQ(r.out, said) << sampler;
+    for (const std::string& path : ProfilesIn(dir)) {
       struct stat st;
-      ASSERT_EQ(stat(path.c_str(), &st), 0) << path;
+      EXPECT_EQ(stat(path.c_str(), &st), 0) << path;
       EXPECT_GT(st.st_size, 0) << sampler << ": " << path;
       format::ReadStats stats;
       Expected<format::RawProfile> profile = format::LoadRawProfile(path, &stats);
       EXPECT_TRUE(profile.ok()) << sampler << ": " << path << ": " << profile.status().message();
+      if (profile.ok()) read[sampler].push_back(std::move(*profile));
     }
   }
+  return read;
+}
+
+// Children killed (SIGTERM, then SIGKILL a moment later) at every point of their profile's end:
+// each leaves a profile that reads, or none.
+TEST(Safety, KilledChildrenLeaveReadableProfilesOrNone) {
+  auto read =
+      RecordEndedChildren("killed-children", PROGRAM_killed_children, "killed_children 60\n");
+  // Children killed before their first write have none; the parent's is always there.
+  for (const char* sampler : {"signal", "kernel"}) EXPECT_GE(read[sampler].size(), 1u) << sampler;
 }
 
 // Children sent SIGTERM while they leave by exit, at every point of their profile's end: each
 // profile that was begun is finished, with its END (a python3 pool's worker closed this way
 // once lost it under --sampler signal, the signal's default action ending the process halfway).
 TEST(Safety, ChildrenSignalledAsTheyExitKeepTheirEnd) {
-  for (const char* sampler : {"signal", "kernel"}) {
-    std::string dir = ScratchDir(std::string("exiting-children-") + sampler);
-    RunResult r = Hotline({"record", "-q", "--sampler", sampler, "-F", "10000", "--heap-sample",
-                           "-o", dir + "/p.hotline", "--", PROGRAM_exiting_children},
-                          dir);
-    ASSERT_EQ(r.exit_code, 0) << r.err;
-    EXPECT_EQ(r.out, "exiting_children 60\n");
-    std::vector<std::string> written = ProfilesIn(dir);
-    EXPECT_GE(written.size(), 2u) << sampler;
-    for (const std::string& path : written) {
-      format::ReadStats stats;
-      Expected<format::RawProfile> profile = format::LoadRawProfile(path, &stats);
-      ASSERT_TRUE(profile.ok()) << sampler << ": " << path << ": " << profile.status().message();
-      EXPECT_TRUE(profile->end.has_value()) << sampler << ": " << path;
-    }
+  auto read =
+      RecordEndedChildren("exiting-children", PROGRAM_exiting_children, "exiting_children 60\n");
+  for (const auto& [sampler, profiles] : read) {
+    EXPECT_GE(profiles.size(), 2u) << sampler;
+    for (const format::RawProfile& p : profiles) EXPECT_TRUE(p.end.has_value()) << sampler;
   }
 }
 
@@ -244,19 +247,11 @@ TEST(Safety, ChildrenSignalledAsTheyExitKeepTheirEnd) {
 // held, or inside the runtime's fork handler: none hangs (ending the profile in the signal
 // handler waited for ever for the lock the interrupted call held), and each profile has its END.
 TEST(Safety, ChildrenTerminatedInsideTheAllocatorEndAndKeepTheirEnd) {
-  for (const char* sampler : {"signal", "kernel"}) {
-    std::string dir = ScratchDir(std::string("terminated-in-malloc-") + sampler);
-    RunResult r = Hotline({"record", "-q", "--sampler", sampler, "-F", "10000", "--heap-sample",
-                           "-o", dir + "/p.hotline", "--", PROGRAM_terminated_in_malloc},
-                          dir);
-    ASSERT_EQ(r.exit_code, 0) << r.err;
-    EXPECT_EQ(r.out, "terminated_in_malloc 400 hung 0\n") << sampler;
-    for (const std::string& path : ProfilesIn(dir)) {
-      format::ReadStats stats;
-      Expected<format::RawProfile> profile = format::LoadRawProfile(path, &stats);
-      ASSERT_TRUE(profile.ok()) << sampler << ": " << path << ": " << profile.status().message();
-      EXPECT_TRUE(profile->end.has_value()) << sampler << ": " << path;
-    }
+  auto read = RecordEndedChildren("terminated-in-malloc", PROGRAM_terminated_in_malloc,
+                                  "terminated_in_malloc 400 hung 0\n");
+  for (const auto& [sampler, profiles] : read) {
+    EXPECT_GE(profiles.size(), 1u) << sampler;
+    for (const format::RawProfile& p : profiles) EXPECT_TRUE(p.end.has_value()) << sampler;
   }
 }
 
