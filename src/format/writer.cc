@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <sys/uio.h>
 #include <unistd.h>
+#define ZSTD_STATIC_LINKING_ONLY  // ZSTD_createCCtx_advanced: zstd allocates through our malloc
 #include <zstd.h>
 
 #include <cstdlib>
@@ -563,7 +564,11 @@ bool Writer::flush() {
   if (failed()) return false;
   if (chunk_.size() == 0) return true;
   if (!zstd_) {
-    zstd_ = ZSTD_createCCtx();
+    // zstd's own allocations go through this library's malloc, not through the global one: in
+    // the runtime that is the runtime's, so a program with an allocator of its own never sees them.
+    zstd_ = ZSTD_createCCtx_advanced(
+        ZSTD_customMem{[](void*, size_t size) { return std::malloc(size); },
+                       [](void*, void* p) { std::free(p); }, nullptr});
     if (zstd_) {
       ZSTD_CCtx_setParameter(static_cast<ZSTD_CCtx*>(zstd_), ZSTD_c_compressionLevel, kZstdLevel);
       ZSTD_CCtx_setParameter(static_cast<ZSTD_CCtx*>(zstd_), ZSTD_c_hashLog, kZstdHashLog);

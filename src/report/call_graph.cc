@@ -27,8 +27,10 @@ void PrintCallGraph(const model::Profile& p, const ReportOptions& options, std::
   for (uint32_t i = 0; i < p.functions.size(); ++i) {
     const model::Function& f = p.functions[i];
     if (!options.machine && StartupChain(f)) continue;
-    if (f.inclusive_ns > 0 && p.percentOfTotal(f.inclusive_ns) >= options.mainCutoff())
-      order.push_back(i);
+    // A traced function no sample saw still has its exact calls and edges: with -p 0 it has a
+    // section too.
+    bool seen = f.inclusive_ns > 0 || (f.calls_exact && f.calls > 0);
+    if (seen && p.percentOfTotal(f.inclusive_ns) >= options.mainCutoff()) order.push_back(i);
   }
   // Who calls each function, as gprof shows above its line: every edge, seen from its child.
   std::vector<std::vector<std::pair<model::FunctionId, const model::CallEdge*>>> callers(
@@ -50,6 +52,7 @@ void PrintCallGraph(const model::Profile& p, const ReportOptions& options, std::
     const model::Function& f = p.functions[i];
     const model::FunctionId id(i);
     auto ofSection = [&](uint64_t ns) {
+      if (f.inclusive_ns == 0) return FormatPercent(0.0);
       return FormatPercent(100.0 * static_cast<double>(ns) / static_cast<double>(f.inclusive_ns));
     };
     if (!first) w.blank();

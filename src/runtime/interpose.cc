@@ -1,6 +1,8 @@
 // The functions the runtime interposes in the host, and the C API behind hotline.h. Each shim
 // finds the real function with dlsym(RTLD_NEXT) and does as little as it can around it.
 #include <dlfcn.h>
+#include <fcntl.h>
+#include <grp.h>
 #include <linux/close_range.h>
 #include <poll.h>
 #include <pthread.h>
@@ -8,8 +10,9 @@
 #include <stdarg.h>
 #include <sys/epoll.h>
 #include <sys/select.h>
-#include <grp.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <threads.h>
 #include <time.h>
 #include <unistd.h>
@@ -101,16 +104,16 @@ HOTLINE_EXPORT int thrd_create(thrd_t* thread, thrd_start_t routine, void* arg) 
 }
 
 // The set*id family makes glibc signal every thread (setxid.h).
-#define HOTLINE_SETXID_SHIM(name, params, args)     \
-  HOTLINE_EXPORT int name params {                  \
-    using Fn = int(*) params;                       \
-    static Fn real = Real<Fn>(#name);               \
-    if (!real) {                                    \
-      errno = ENOSYS;                               \
-      return -1;                                    \
-    }                                               \
-    SetxidCall lent;                                \
-    return real args;                               \
+#define HOTLINE_SETXID_SHIM(name, params, args) \
+  HOTLINE_EXPORT int name params {              \
+    using Fn = int(*) params;                   \
+    static Fn real = Real<Fn>(#name);           \
+    if (!real) {                                \
+      errno = ENOSYS;                           \
+      return -1;                                \
+    }                                           \
+    SetxidCall lent;                            \
+    return real args;                           \
   }
 HOTLINE_SETXID_SHIM(setuid, (uid_t uid), (uid))
 HOTLINE_SETXID_SHIM(setgid, (gid_t gid), (gid))
@@ -155,6 +158,32 @@ HOTLINE_EXPORT void _exit(int code) {
 }
 
 HOTLINE_EXPORT void _Exit(int code) { _exit(code); }
+
+// glibc's daemon() forks, and its parent leaves through an _exit inside libc that no shim sees:
+// the parent's profile would never be written. So the fork and the parent's _exit are made here,
+// and the child does what glibc's does: a new session, "/" unless nochdir, and /dev/null (when
+// it is the character device 1,3) on descriptors 0-2 unless noclose.
+HOTLINE_EXPORT int daemon(int nochdir, int noclose) {
+  pid_t pid = fork();
+  if (pid < 0) return -1;
+  if (pid > 0) _exit(0);
+  if (setsid() < 0) return -1;
+  if (!nochdir) (void)chdir("/");
+  if (noclose) return 0;
+  int fd = open("/dev/null", O_RDWR);
+  if (fd < 0) return -1;
+  struct stat st;
+  if (fstat(fd, &st) != 0 || !S_ISCHR(st.st_mode) || st.st_rdev != makedev(1, 3)) {
+    close(fd);
+    errno = ENODEV;
+    return -1;
+  }
+  dup2(fd, STDIN_FILENO);
+  dup2(fd, STDOUT_FILENO);
+  dup2(fd, STDERR_FILENO);
+  if (fd > 2) close(fd);
+  return 0;
+}
 
 HOTLINE_EXPORT int execve(const char* path, char* const argv[], char* const envp[]) {
   using Fn = int (*)(const char*, char* const[], char* const[]);

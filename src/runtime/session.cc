@@ -303,12 +303,11 @@ bool NeedsWriterThread() {
 std::atomic<uint64_t> g_last_round{0};
 
 void* WriterMain(void*) {
+  // For good: nothing this thread runs is the program's, down to glibc's frees at its exit.
+  EnterRuntime();
   sigset_t all;
   sigfillset(&all);
-  {
-    InRuntime guard;  // the runtime's own mask: every signal, the sampling one included
-    pthread_sigmask(SIG_BLOCK, &all, nullptr);
-  }
+  pthread_sigmask(SIG_BLOCK, &all, nullptr);  // the runtime's own mask, the sampling signal too
   g_writer_tid = GetTid();
   // Not LockSession(): a forked child's preamble waits for the first wake-up, so that a child
   // which ends at once never has to wait for it.
@@ -345,6 +344,7 @@ void StartWriterThread(bool needed) {
   if (!needed) return;
   g_session.writer_stop.store(false);
   LibcSignals before = ReadLibcSignals();
+  InRuntime guard;  // what glibc allocates for the thread is not the program's to count
   g_session.writer_running =
       real_create && real_create(&g_session.writer_thread, nullptr, WriterMain, nullptr) == 0;
   RestoreLibcSignals(before);
@@ -386,20 +386,20 @@ void OnThreadExit(void* data) {
 }
 
 void RegisterPreexistingThreads(pid_t self) {
+  // getdents64 rather than opendir, which allocates with what may be the program's malloc.
   int fd = OpenOwned("/proc/self/task", O_RDONLY | O_DIRECTORY);
   if (fd < 0) return;
-  ForgetDescriptor(fd);  // closedir closes it
-  DIR* dir = fdopendir(fd);
-  if (!dir) {
-    syscall(SYS_close, fd);
-    return;
+  alignas(8) char entries[4096];
+  for (long n; (n = syscall(SYS_getdents64, fd, entries, sizeof entries)) > 0;) {
+    for (long at = 0; at < n;) {
+      const auto* entry = reinterpret_cast<const dirent64*>(entries + at);
+      at += entry->d_reclen;
+      pid_t tid = pid_t(atoi(entry->d_name));
+      if (tid <= 0 || tid == self) continue;
+      if (RegisterThread(tid, false)) RecordThreadStart(tid, true);
+    }
   }
-  while (dirent* entry = readdir(dir)) {
-    pid_t tid = pid_t(atoi(entry->d_name));
-    if (tid <= 0 || tid == self) continue;
-    if (RegisterThread(tid, false)) RecordThreadStart(tid, true);
-  }
-  closedir(dir);
+  CloseOwnDescriptor(fd);
 }
 
 void InitSync() {

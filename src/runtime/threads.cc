@@ -6,15 +6,18 @@
 #include <signal.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
 #include "runtime/descriptors.h"
+#include "runtime/modules.h"
 #include "runtime/session.h"
 #include "runtime/watch.h"
 
@@ -225,6 +228,85 @@ void StopTimer(ThreadSlot* slot) {
   }
 }
 
+// Whether the program brings its own malloc: then what glibc allocates for the runtime goes to
+// it, and the runtime keeps away from the glibc calls that allocate.
+bool ProgramDefinesMalloc() {
+  static const bool defines = [] {
+    void* global = dlsym(RTLD_DEFAULT, "malloc");
+    return global && !IsRuntimeCode(global) && global != dlsym(RTLD_NEXT, "malloc");
+  }();
+  return defines;
+}
+
+// The mapping of /proc/self/maps that holds `address`, and where the one below it ends, read
+// with plain system calls (fopen and getline allocate).
+bool MappingHolding(uint64_t address, uint64_t* start, uint64_t* end, uint64_t* below_end) {
+  int fd = OpenOwned("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  char buffer[4096];
+  size_t held = 0;
+  uint64_t previous_end = 0;
+  bool found = false;
+  for (bool more = true; more && !found;) {
+    ssize_t n = read(fd, buffer + held, sizeof buffer - held);
+    more = n > 0;
+    if (n > 0) held += size_t(n);
+    size_t line_start = 0;
+    for (size_t i = 0; i < held && !found; ++i) {
+      if (buffer[i] != '\n') continue;
+      char* text = buffer + line_start;
+      uint64_t from = std::strtoull(text, &text, 16);
+      uint64_t to = *text == '-' ? std::strtoull(text + 1, nullptr, 16) : 0;
+      if (from <= address && address < to) {
+        *start = from;
+        *end = to;
+        *below_end = previous_end;
+        found = true;
+      }
+      previous_end = to;
+      line_start = i + 1;
+    }
+    std::memmove(buffer, buffer + line_start, held - line_start);
+    held -= line_start;
+    if (held == sizeof buffer) held = 0;  // a line longer than the buffer: not a stack's
+  }
+  CloseOwnDescriptor(fd);
+  return found;
+}
+
+// The calling thread's stack. glibc's pthread_getattr_np allocates (its affinity mask, and
+// for the main thread fopen and getline of /proc/self/maps): for the main thread, and for
+// every thread of a program with its own malloc, the stack is the mapping that holds the stack
+// pointer, below which the main thread's may grow to its limit.
+StackBounds ThisThreadsStack() {
+  StackBounds bounds;
+  uint64_t sp = uint64_t(__builtin_frame_address(0));
+  if (GetTid() == getpid() || ProgramDefinesMalloc()) {
+    uint64_t start = 0, end = 0, below_end = 0;
+    if (!MappingHolding(sp, &start, &end, &below_end)) return bounds;
+    bounds.high = end;
+    bounds.low = start;
+    rlimit limit;
+    if (GetTid() == getpid() && getrlimit(RLIMIT_STACK, &limit) == 0) {
+      uint64_t room =
+          limit.rlim_cur == RLIM_INFINITY || limit.rlim_cur > end ? end : limit.rlim_cur;
+      bounds.low = std::max(end - room, below_end);
+    }
+    return bounds;
+  }
+  pthread_attr_t attr;
+  if (pthread_getattr_np(pthread_self(), &attr) == 0) {
+    void* addr;
+    size_t size;
+    if (pthread_attr_getstack(&attr, &addr, &size) == 0) {
+      bounds.low = uint64_t(addr);
+      bounds.high = uint64_t(addr) + size;
+    }
+    pthread_attr_destroy(&attr);
+  }
+  return bounds;
+}
+
 ThreadSlot* RegisterThread(pid_t tid, bool self) {
   for (ThreadSlot& s : g_slots) {
     int expected = int(SlotState::kFree);
@@ -242,16 +324,7 @@ ThreadSlot* RegisterThread(pid_t tid, bool self) {
     s.ring.discard();
     s.bounds = StackBounds{};
     if (self) {
-      pthread_attr_t attr;
-      if (pthread_getattr_np(pthread_self(), &attr) == 0) {
-        void* addr;
-        size_t size;
-        if (pthread_attr_getstack(&attr, &addr, &size) == 0) {
-          s.bounds.low = uint64_t(addr);
-          s.bounds.high = uint64_t(addr) + size;
-        }
-        pthread_attr_destroy(&attr);
-      }
+      s.bounds = ThisThreadsStack();
       t_slot = &s;
       InstallAltStack();
     }

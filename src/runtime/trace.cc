@@ -3,8 +3,12 @@
 // trace_events.cc and counts mode's call-site table in trace_call_sites.cc.
 #include "runtime/trace.h"
 
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <cstddef>
 #include <cstring>
 
@@ -172,20 +176,34 @@ void DrainTraceLocked(format::Writer& writer, bool everything) {
     ++g_function_emitted;
     writer.add(format::TraceFunctionRecord{g_function_emitted, address});
   }
-  if (!Timed()) return;
-  WriteFullBuffers(writer);
+  if (Timed()) {
+    WriteFullBuffers(writer);
+    return;
+  }
+  int count = g_thread_count.load();
+  for (int i = 0; i < count && i < kMaxThreads; ++i) {
+    TraceThread* tt = g_threads[i];
+    if (!tt || !tt->exiting.load() || !tt->alive.load()) continue;
+    // A thread that is gone: its table has all its calls.
+    if (syscall(SYS_tgkill, getpid(), tt->tid, 0) == 0 || errno != ESRCH) continue;
+    WriteCounts(writer, tt, NowNs());
+    tt->alive.store(false);
+  }
   (void)everything;
 }
 
 void EndThreadTrace() {
   TraceThread* tt = t_trace;
   if (!tt || !Running()) return;
+  if (!g_timed_hooks) {
+    tt->exiting.store(true);  // counted on until the thread is gone (DrainTraceLocked)
+    return;
+  }
   tt->in_hook = 1;  // hooks from here on (TLS destructors) are not this thread's calls any more
   t_sites = kNoSiteView;
   LockSession();
   DrainTraceLocked(*g_session.writer, false);
-  if (Timed()) WriteOpenEvents(*g_session.writer, tt);
-  WriteCounts(*g_session.writer, tt, NowNs());
+  WriteOpenEvents(*g_session.writer, tt);
   tt->alive.store(false);
   UnlockSession();
 }

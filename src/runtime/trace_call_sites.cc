@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <utility>
 
+#include "runtime/signals.h"
 #include "runtime/trace_internal.h"
 
 namespace hotline::rt {
@@ -74,6 +75,8 @@ void CountCallSite(TraceThread* tt, uint64_t function, uint64_t call_site, uint6
 }  // namespace
 
 __attribute__((noinline)) void CountSlow(void* function, void* call_site, uint64_t hook_return) {
+  if (InRuntimeNow())
+    return;  // glibc's code run for the runtime (its thread's exit) is not counted
   TraceThread* tt = t_trace;
   if (__builtin_expect(!tt, 0)) {
     if (g_mode.load(std::memory_order_relaxed) == 0 || !(tt = AttachThread())) return;

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <cstdint>
 
+#include "runtime/signals.h"
 #include "runtime/trace_internal.h"
 
 #define HOTLINE_HOOK extern "C" __attribute__((visibility("default"), no_instrument_function))
@@ -66,6 +67,8 @@ namespace {
 // a full shadow stack.
 __attribute__((noinline)) void EnterSlow(void* function, void* call_site, uint64_t sp,
                                          uint64_t hook_return) {
+  // Code the runtime runs (glibc's, for the runtime's thread) is not the program's to count.
+  if (InRuntimeNow()) return;
   TraceThread* tt = t_trace;
   if (__builtin_expect(!tt, 0)) {
     if (g_mode.load(std::memory_order_relaxed) == 0 || !(tt = AttachThread())) return;

@@ -117,6 +117,9 @@ inline uint64_t SiteHome(uint64_t call_site, uint64_t hook_return, uint32_t shif
 struct TraceThread {
   pid_t tid;
   std::atomic<bool> alive;
+  // Counts mode: the thread has passed its exit hook. It goes on counting (glibc's frees at a
+  // thread's exit are its calls) and its counts are written once the thread is gone.
+  std::atomic<bool> exiting;
   int in_hook;
   std::atomic<SiteTable*> sites;  // counts mode
   std::atomic<uint32_t> depth;

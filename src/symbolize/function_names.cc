@@ -101,6 +101,7 @@ void Symbolizer::Impl::describe(Module& m, CompileUnit& unit, Scope& scope) {
       if (scope.decl_line == 0) scope.decl_line = entry_line;
     }
   }
+  if (!scope.inlined) placeAtDefinition(m, unit, scope);
   if (linkage == nullptr && isCxx(language)) nameWithoutLinkage(m, scope, *decl_dir);
   if (scope.name.empty()) {
     // Nameless DWARF (rare): the symbol table may still know the function.
@@ -109,6 +110,54 @@ void Symbolizer::Impl::describe(Module& m, CompileUnit& unit, Scope& scope) {
       scope.name = symbolName(m, entry + m.dwarf_bias, nullptr);
     }
   }
+}
+
+void Symbolizer::Impl::placeAtDefinition(Module& m, CompileUnit& unit, Scope& scope) {
+  const char* unit_name = dwarf_diename(&unit.die);
+  const std::string source = unit_name ? filePath(m, unit_name, unit.comp_dir) : std::string();
+  if (scope.decl_file.empty() || scope.decl_file == source) return;
+  Dwarf_Lines* lines = nullptr;
+  size_t count = 0;
+  if (dwarf_getsrclines(&unit.die, &lines, &count) != 0 || count == 0) return;
+  auto address = [&](size_t i) {
+    Dwarf_Addr a = 0;
+    dwarf_lineaddr(dwarf_onesrcline(lines, i), &a);
+    return a;
+  };
+  struct Row {
+    Dwarf_Addr address = ~Dwarf_Addr{0};
+    std::string file;
+    uint32_t line = 0;
+  } first, first_in_source;
+  Dwarf_Addr base = 0, start = 0, end = 0;
+  for (ptrdiff_t offset = 0;
+       (offset = dwarf_ranges(&scope.die, offset, &base, &start, &end)) > 0;) {
+    size_t lo = 0, hi = count;  // the rows are sorted by address: the first at or after start
+    while (lo < hi) {
+      size_t mid = lo + (hi - lo) / 2;
+      if (address(mid) < start)
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+    for (size_t i = lo; i < count && address(i) < end; ++i) {
+      Dwarf_Line* row = dwarf_onesrcline(lines, i);
+      bool sequence_end = false;
+      dwarf_lineendsequence(row, &sequence_end);
+      int number = 0;
+      if (sequence_end || dwarf_lineno(row, &number) != 0 || number <= 0) continue;
+      std::string file = filePath(m, dwarf_linesrc(row, nullptr, nullptr), unit.comp_dir);
+      if (file == scope.decl_file) return;  // code in the declared file: the DIE is the definition
+      Dwarf_Addr at = address(i);
+      if (at < first.address) first = Row{at, file, uint32_t(number)};
+      if (file == source && at < first_in_source.address)
+        first_in_source = Row{at, file, uint32_t(number)};
+    }
+  }
+  const Row& place = first_in_source.line ? first_in_source : first;
+  if (place.line == 0) return;
+  scope.decl_file = place.file;
+  scope.decl_line = place.line;
 }
 
 void Symbolizer::Impl::nameWithoutLinkage(Module& m, Scope& scope, const std::string& comp_dir) {

@@ -85,6 +85,11 @@ struct Symbolizer::Impl {
 
   void describe(Module& m, CompileUnit& unit, Scope& scope);
 
+  // GCC gives a function declared earlier in another file (malloc, after stdlib.h's prototype)
+  // that declaration's DW_AT_decl_file and line. When none of the function's code is in the
+  // declared file, its place is its first line in the unit's own source (else its first line).
+  void placeAtDefinition(Module& m, CompileUnit& unit, Scope& scope);
+
   // C++ functions without a linkage name are those of local types: lambdas, and templates
   // instantiated over them. Their DWARF names are the same for every such function (every
   // lambda's call operator is `operator()`, `run<main()::<lambda(int)> >` stands for each

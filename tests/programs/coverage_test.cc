@@ -249,6 +249,10 @@ TEST(Coverage, MergeTakesAForkedRunsChildren) {
   EXPECT_NE(merged.err.find("merged 2 runs"), std::string::npos) << merged.err;
   RunResult report = Hotline({"report", "-N", dir + "/all.hotline"}, dir);
   EXPECT_EQ(report.exit_code, 0) << report.err;
+  // A bare name, relative to where merge runs, finds the children beside it too.
+  RunResult bare = Hotline({"merge", "--children", "-o", "bare.hotline", "f.hotline"}, dir);
+  ASSERT_EQ(bare.exit_code, 0) << bare.err;
+  EXPECT_NE(bare.err.find("merged 2 runs"), std::string::npos) << bare.err;
 }
 
 TEST(Coverage, ImplicitCostsFromCountsSolveTheRecursion) {

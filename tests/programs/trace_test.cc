@@ -109,6 +109,28 @@ TEST_P(TraceModes, MutualRecursion) {
   EXPECT_EQ(Callers(profile, "is_odd"), (std::map<std::string, uint64_t>{{"is_even", 500}}));
 }
 
+// `report -G -m -p0`: every traced edge has its calls in its caller's section, sampled or not
+// (is_even and is_odd run too briefly for most of their calls to be seen).
+TEST_P(TraceModes, TheCallGraphListsEdgesNoSampleSaw) {
+  std::string profile = Record("graph", {PROGRAM_trace_mutual}, GetParam());
+  RunResult r = Hotline({"report", "-G", "-m", "-p0", profile}, ScratchDir("graph"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::map<std::string, uint64_t> edges;  // "caller>callee" → calls
+  std::string section;
+  std::istringstream in(r.out);
+  for (std::string line; std::getline(in, line);) {
+    std::vector<std::string> f;
+    std::istringstream fields(line);
+    for (std::string x; std::getline(fields, x, '\t');) f.push_back(x);
+    if (f.size() < 7) continue;
+    if (f[0] == "function") section = f[6];
+    if (f[0] == "child") edges[section + ">" + f[6]] = std::strtoull(f[4].c_str(), nullptr, 10);
+  }
+  EXPECT_EQ(edges["main>is_even"], 1u) << r.out;
+  EXPECT_EQ(edges["is_even>is_odd"], 500u) << r.out;
+  EXPECT_EQ(edges["is_odd>is_even"], 500u) << r.out;
+}
+
 TEST_P(TraceModes, ExceptionsThroughThreeFramesKeepTheStreamBalanced) {
   std::string profile = Record("throw", {PROGRAM_trace_throw}, GetParam());
   auto calls = Calls(profile, ScratchDir("t"));
@@ -194,7 +216,105 @@ TEST_P(TraceModes, ExitFromDeepInsideAndForkInTheMiddleOfACall) {
   }
 }
 
+TEST_P(TraceModes, ADaemonsParentKeepsItsProfile) {
+  std::string profile = Record("daemon", {PROGRAM_trace_daemon}, GetParam());
+  std::string dir = profile.substr(0, profile.rfind('/'));
+  std::vector<std::string> profiles = ProfilesIn(dir);
+  ASSERT_EQ(profiles.size(), 2u);
+  format::RawProfile parent = Load(profile);
+  ASSERT_TRUE(parent.process.has_value());
+  ASSERT_TRUE(parent.end.has_value());
+  EXPECT_EQ(parent.end->code, 0u);
+  auto calls = Calls(profile, ScratchDir("daemon-parent"));
+  EXPECT_EQ(calls["main"], 1u);
+  EXPECT_EQ(calls["f"], 1u);
+  std::string child = profiles[0] == profile ? profiles[1] : profiles[0];
+  EXPECT_EQ(Calls(child, ScratchDir("daemon-child"))["f"], 1u);
+  // One program: the two read together.
+  RunResult both = Hotline({"report", "-M", "-m", "-p0", profile, child}, dir);
+  ASSERT_EQ(both.exit_code, 0) << both.err;
+  std::istringstream rows(both.out);
+  uint64_t f_calls = 0;
+  for (std::string row; std::getline(rows, row);) {
+    std::vector<std::string> f;
+    std::istringstream fields(row);
+    for (std::string x; std::getline(fields, x, '\t');) f.push_back(x);
+    if (f.size() >= 6 && f[5] == "f") f_calls = std::strtoull(f[2].c_str(), nullptr, 10);
+  }
+  EXPECT_EQ(f_calls, 2u) << both.out;
+}
+
 INSTANTIATE_TEST_SUITE_P(CountsAndTimed, TraceModes, ::testing::Values("counts", "timed"));
+
+// `report -P -m`: function name → the file it is placed in.
+std::map<std::string, std::string> Files(const std::string& profile) {
+  RunResult r = Hotline({"report", "-P", "-m", "-p0", profile}, ScratchDir("files"));
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  std::map<std::string, std::string> files;
+  std::istringstream in(r.out);
+  for (std::string line; std::getline(in, line);) {
+    std::vector<std::string> f;
+    std::istringstream fields(line);
+    for (std::string x; std::getline(fields, x, '\t');) f.push_back(x);
+    if (f.size() == 9) files[f[8]] = f[7];
+  }
+  return files;
+}
+
+// A program with its own malloc, free, calloc and realloc counts the calls made to them: under
+// every mode that puts the runtime into it, it sees what it sees plain (the runtime calls neither
+// them nor the glibc functions that would), and hotline's exact counts are the program's own.
+// Its allocator is placed in its own file, not in stdlib.h where the prototypes are.
+TEST(TraceOwnAllocator, TheProgramsAllocatorSeesOnlyTheProgram) {
+  std::string dir = ScratchDir("own-allocator");
+  RunResult plain = Execute({PROGRAM_own_allocator}, dir);
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  std::map<std::string, uint64_t> printed;
+  std::istringstream words(plain.out);
+  for (std::string word; words >> word;) {
+    size_t eq = word.find('=');
+    ASSERT_NE(eq, std::string::npos) << plain.out;
+    printed[word.substr(0, eq)] = std::strtoull(word.c_str() + eq + 1, nullptr, 10);
+  }
+  ASSERT_EQ(printed.size(), 4u) << plain.out;
+  EXPECT_GE(printed["malloc"], 7u) << plain.out;  // its own 6, and whatever glibc asked for it
+  struct Mode {
+    std::vector<std::string> options;
+    bool writer_thread;  // the runtime keeps a thread of its own
+  };
+  const std::vector<Mode> modes = {{{"--trace=counts"}, true},
+                                   {{"--trace=timed"}, true},
+                                   {{"--heap"}, false},
+                                   {{"--heap-sample"}, false},
+                                   {{"--sampler", "signal"}, true}};
+  for (const Mode& mode : modes) {
+    SCOPED_TRACE(mode.options.back());
+    std::string profile = dir + "/p.hotline";
+    std::vector<std::string> args = {"record", "-q", "-o", profile};
+    args.insert(args.end(), mode.options.begin(), mode.options.end());
+    args.insert(args.end(), {"--", PROGRAM_own_allocator});
+    RunResult r = Hotline(args, dir);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    // The one call the runtime cannot keep from the program: glibc takes each new thread's TLS
+    // vector from the program's calloc (here a malloc too), the runtime's writer thread's
+    // included, at start-up. hotline does not count it.
+    std::map<std::string, uint64_t> seen = printed;
+    if (mode.writer_thread) ++seen["calloc"], ++seen["malloc"];
+    std::string line;
+    for (const char* name : {"malloc", "free", "calloc", "realloc"})
+      line += (line.empty() ? "" : " ") + std::string(name) + "=" + std::to_string(seen[name]);
+    EXPECT_EQ(r.out, line + "\n");
+    std::map<std::string, uint64_t> expected = printed;
+    // Timed mode ends a thread's stream at its exit hook, before glibc's two free(NULL) of the
+    // thread's exit (__libc_thread_freeres); counts mode counts on until the thread is gone.
+    if (mode.options.back() == "--trace=timed") expected["free"] -= 2;
+    auto calls = Calls(profile, dir);
+    for (const auto& [name, n] : expected) EXPECT_EQ(calls[name], n) << name;
+    auto files = Files(profile);
+    for (const auto& [name, n] : printed)
+      if (n > 0) EXPECT_EQ(files[name], "own_allocator.c") << name;
+  }
+}
 
 TEST(TraceTimed, PerCallTimesAreConsistent) {
   std::string profile = Record("timed", {PROGRAM_trace_fib, "22"}, "timed");
