@@ -1,5 +1,6 @@
 #include "runtime/config.h"
 
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -125,12 +126,66 @@ bool PreloadWithoutUs(const char* value, char* out, size_t size) {
   return used > prefix;
 }
 
+// What follow_exec hands on to every image, saved from the environment at start-up (the
+// program may change its own): the entries as they were, and the runtime's file.
+constexpr int kFollowed = 4;  // LD_PRELOAD, HOTLINE_OUTPUT, HOTLINE_OPTIONS, HOTLINE_LATER_IMAGE
+const char* const kFollowedNames[kFollowed] = {
+    "LD_PRELOAD=", "HOTLINE_OUTPUT=", "HOTLINE_OPTIONS=", "HOTLINE_LATER_IMAGE="};
+char g_followed[kFollowed - 1][8192];
+bool g_following = false;
+char g_runtime_file[4096];
+
+// Whether a "LD_PRELOAD=" entry names the runtime.
+bool PreloadsUs(const char* entry) { return std::strstr(entry, "libhotline-rt.") != nullptr; }
+
+void SaveFollowed() {
+  for (int i = 0; i < kFollowed - 1; ++i)
+    for (size_t e = 0; environ && environ[e]; ++e)
+      if (HasPrefix(environ[e], kFollowedNames[i]))
+        std::snprintf(g_followed[i], sizeof g_followed[i], "%s", environ[e]);
+  Dl_info info;
+  if (dladdr(reinterpret_cast<void*>(&SaveFollowed), &info) && info.dli_fname)
+    std::snprintf(g_runtime_file, sizeof g_runtime_file, "%s", info.dli_fname);
+  g_following = g_followed[0][0] && g_followed[1][0] && g_runtime_file[0];
+}
+
 }  // namespace
+
+ExecEnvironment::ExecEnvironment(char* const* envp) : envp_(envp) {
+  if (!g_following || !envp) return;
+  bool present[kFollowed] = {};
+  const char* their_preload = nullptr;
+  size_t count = 0;
+  for (; envp[count]; ++count) {
+    for (int i = 0; i < kFollowed; ++i)
+      if (HasPrefix(envp[count], kFollowedNames[i])) present[i] = true;
+    if (HasPrefix(envp[count], "LD_PRELOAD=")) their_preload = envp[count];
+  }
+  bool preloaded = their_preload && PreloadsUs(their_preload);
+  if (preloaded && present[1] && present[2] && present[3]) return;
+  if (count + kFollowed + 1 > kMaxEntries) return;
+  size_t n = 0;
+  for (size_t i = 0; i < count; ++i)
+    if (envp[i] != their_preload) entries_[n++] = envp[i];
+  if (their_preload && !preloaded) {
+    std::snprintf(preload_, sizeof preload_, "LD_PRELOAD=%s:%s", g_runtime_file,
+                  their_preload + 11);
+    entries_[n++] = preload_;
+  } else {
+    entries_[n++] = their_preload ? const_cast<char*>(their_preload) : g_followed[0];
+  }
+  for (int i = 1; i < kFollowed - 1; ++i)
+    if (!present[i]) entries_[n++] = g_followed[i];
+  if (!present[3]) entries_[n++] = g_later_image_entry;
+  entries_[n] = nullptr;
+  envp_ = entries_;
+}
 
 // The environment is edited in place, entry by entry, rather than through unsetenv/setenv: a
 // host may define its own (bash does, to keep its variable table), and main() receives the
 // very array the loader built, which setenv would replace behind its back.
 void PrepareEnvironmentForChildren(const Config& c) {
+  if (c.follow_exec) SaveFollowed();
   size_t kept = 0;
   bool later_image_noted = false;
   for (size_t i = 0; environ && environ[i]; ++i) {

@@ -45,6 +45,23 @@ void ReadConfig(Config* config);
 // programs the host executes run unprofiled. Marks later images when following exec.
 void PrepareEnvironmentForChildren(const Config& config);
 
+// Under follow_exec, the environment a program hands to execve, execle, execvpe or posix_spawn
+// keeps the runtime's variables (LD_PRELOAD with the runtime, HOTLINE_OUTPUT, HOTLINE_OPTIONS,
+// HOTLINE_LATER_IMAGE): a program that builds its children's environment itself still has them
+// followed. get() is `envp` itself when nothing is missing (or the follow is off), else a copy
+// on this object, which lives on the caller's stack (vfork children allocate nothing).
+class ExecEnvironment {
+ public:
+  explicit ExecEnvironment(char* const* envp);
+  char* const* get() const { return envp_; }
+
+ private:
+  static constexpr size_t kMaxEntries = 1024;  // beyond, the environment is passed as it is
+  char* const* envp_;
+  char* entries_[kMaxEntries];
+  char preload_[4096 + 12];
+};
+
 // Opens the profile this process writes: the configured output for the root process's first
 // image (hotline record made it), BASE.PID[.N].hotline beside it otherwise. Such a file of the
 // runtime's own appears only once it holds its header: the fd is then of an unnamed file in that

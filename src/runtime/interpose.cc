@@ -7,6 +7,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdarg.h>
 #include <sys/epoll.h>
 #include <sys/select.h>
@@ -20,6 +21,7 @@
 #include <cerrno>
 #include <cstdlib>
 
+#include "runtime/config.h"
 #include "runtime/descriptors.h"
 #include "runtime/modules.h"
 #include "runtime/session.h"
@@ -188,8 +190,9 @@ HOTLINE_EXPORT int daemon(int nochdir, int noclose) {
 HOTLINE_EXPORT int execve(const char* path, char* const argv[], char* const envp[]) {
   using Fn = int (*)(const char*, char* const[], char* const[]);
   static Fn real = Real<Fn>("execve");
+  ExecEnvironment env(envp);
   FlushBeforeExec();
-  int result = real(path, argv, envp);
+  int result = real(path, argv, env.get());
   ResumeAfterFailedExec();
   return result;
 }
@@ -215,11 +218,28 @@ HOTLINE_EXPORT int execvp(const char* file, char* const argv[]) {
 HOTLINE_EXPORT int execvpe(const char* file, char* const argv[], char* const envp[]) {
   using Fn = int (*)(const char*, char* const[], char* const[]);
   static Fn real = Real<Fn>("execvpe");
+  ExecEnvironment env(envp);
   FlushBeforeExec();
-  int result = real(file, argv, envp);
+  int result = real(file, argv, env.get());
   ResumeAfterFailedExec();
   return result;
 }
+
+// posix_spawn runs its child's exec inside glibc: only the environment is the runtime's
+// business (followed children keep its variables).
+#define HOTLINE_SPAWN_SHIM(name)                                                                   \
+  HOTLINE_EXPORT int name(pid_t* pid, const char* where, const posix_spawn_file_actions_t* acts,   \
+                          const posix_spawnattr_t* attr, char* const argv[], char* const envp[]) { \
+    using Fn = int (*)(pid_t*, const char*, const posix_spawn_file_actions_t*,                     \
+                       const posix_spawnattr_t*, char* const[], char* const[]);                    \
+    static Fn real = Real<Fn>(#name);                                                              \
+    if (!real) return ENOSYS;                                                                      \
+    ExecEnvironment env(envp);                                                                     \
+    return real(pid, where, acts, attr, argv, env.get());                                          \
+  }
+HOTLINE_SPAWN_SHIM(posix_spawn)
+HOTLINE_SPAWN_SHIM(posix_spawnp)
+#undef HOTLINE_SPAWN_SHIM
 
 // The execl family collects its variable arguments into an array for the execv family. The
 // list ends with a null pointer; arguments past kMaxExecArgs are passed over (to reach execle's

@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 #include <map>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -242,6 +243,29 @@ TEST_P(TraceModes, ADaemonsParentKeepsItsProfile) {
     if (f.size() >= 6 && f[5] == "f") f_calls = std::strtoull(f[2].c_str(), nullptr, 10);
   }
   EXPECT_EQ(f_calls, 2u) << both.out;
+}
+
+// --follow-exec follows children started by posix_spawn and execve with an environment the
+// program made itself, without the runtime's variables.
+TEST_P(TraceModes, FollowedChildrenOfSpawnAndExecveWithTheirOwnEnvironment) {
+  std::string dir = ScratchDir("spawn");
+  std::string profile = dir + "/s.hotline";
+  RunResult r = Hotline({"record", "-q", "--follow-exec", "--trace=" + GetParam(), "-o", profile,
+                         "--", PROGRAM_trace_spawn},
+                        dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "spawn 2\nspawn-own-environment 2\nexecve-own-environment 2\n");
+  std::multiset<std::string> children;
+  for (const std::string& path : ProfilesIn(dir)) {
+    if (path == profile) continue;
+    format::RawProfile p = Load(path);
+    if (!p.process || !(p.process->flags & format::kExecImage)) continue;
+    ASSERT_EQ(p.process->argv.size(), 2u) << path;
+    EXPECT_EQ(Calls(path, ScratchDir("spawn-child"))["leaf"], 1u) << path;
+    children.insert(p.process->argv[1]);
+  }
+  EXPECT_EQ(children, (std::multiset<std::string>{"spawn", "spawn-own-environment",
+                                                   "execve-own-environment"}));
 }
 
 INSTANTIATE_TEST_SUITE_P(CountsAndTimed, TraceModes, ::testing::Values("counts", "timed"));
