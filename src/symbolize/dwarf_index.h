@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace hotline::symbolize {
@@ -87,6 +88,9 @@ struct CompileUnit {
   std::string comp_dir;
   std::vector<Scope> scopes;
   RangeIndex top;  // scopes not nested in another scope with code
+  // Out-of-line subprograms by the offset of their abstract origin (outOfLineCopy), built once.
+  bool copies_indexed = false;
+  std::unordered_map<Dwarf_Off, int32_t> out_of_line_copies;
 };
 
 // A string attribute of `die`, through DW_AT_abstract_origin and DW_AT_specification when

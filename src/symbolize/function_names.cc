@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <cstdlib>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -102,7 +103,7 @@ void Symbolizer::Impl::describe(Module& m, CompileUnit& unit, Scope& scope) {
     }
   }
   if (!scope.inlined) placeAtDefinition(m, unit, scope);
-  if (linkage == nullptr && isCxx(language)) nameWithoutLinkage(m, scope, *decl_dir);
+  if (linkage == nullptr && isCxx(language)) nameWithoutLinkage(m, unit, scope, *decl_dir);
   if (scope.name.empty()) {
     // Nameless DWARF (rare): the symbol table may still know the function.
     Dwarf_Addr entry = 0;
@@ -160,7 +161,8 @@ void Symbolizer::Impl::placeAtDefinition(Module& m, CompileUnit& unit, Scope& sc
   scope.decl_line = place.line;
 }
 
-void Symbolizer::Impl::nameWithoutLinkage(Module& m, Scope& scope, const std::string& comp_dir) {
+void Symbolizer::Impl::nameWithoutLinkage(Module& m, CompileUnit& unit, Scope& scope,
+                                          const std::string& comp_dir) {
   Dwarf_Die origin = scope.die;
   for (int hops = 0; hops < 8; ++hops) {  // to the declaration, through inlining and clones
     Dwarf_Attribute ref;
@@ -201,8 +203,35 @@ void Symbolizer::Impl::nameWithoutLinkage(Module& m, Scope& scope, const std::st
       if (clone != std::string::npos) symbol.resize(clone);
       if (!symbol.empty()) scope.name = symbol;
     }
+  } else if (Scope* copy = outOfLineCopy(unit, scope)) {
+    // An inlined copy has only the DWARF name (`operator()<int, int*>`); the out-of-line copy of
+    // the same function is named by its symbol. One function, one name.
+    if (!copy->described) describe(m, unit, *copy);
+    if (!copy->name.empty()) scope.name = copy->name;
   }
   free(chain);
+}
+
+Scope* Symbolizer::Impl::outOfLineCopy(CompileUnit& unit, const Scope& inlined) {
+  auto origin_of = [](const Dwarf_Die& die) -> std::optional<Dwarf_Off> {
+    Dwarf_Die copy = die, origin;
+    Dwarf_Attribute ref;
+    if (dwarf_attr(&copy, DW_AT_abstract_origin, &ref) == nullptr ||
+        dwarf_formref_die(&ref, &origin) == nullptr)
+      return std::nullopt;
+    return dwarf_dieoffset(&origin);
+  };
+  if (!unit.copies_indexed) {
+    unit.copies_indexed = true;
+    for (size_t i = 0; i < unit.scopes.size(); ++i)
+      if (!unit.scopes[i].inlined)
+        if (std::optional<Dwarf_Off> origin = origin_of(unit.scopes[i].die))
+          unit.out_of_line_copies.emplace(*origin, int32_t(i));
+  }
+  std::optional<Dwarf_Off> origin = origin_of(inlined.die);
+  if (!origin) return nullptr;
+  auto it = unit.out_of_line_copies.find(*origin);
+  return it == unit.out_of_line_copies.end() ? nullptr : &unit.scopes[size_t(it->second)];
 }
 
 std::string Symbolizer::Impl::symbolName(Module& m, uint64_t dwfl_address, uint64_t* symbol_start) {

@@ -96,7 +96,11 @@ struct Symbolizer::Impl {
   // lambda's instantiation), so two of them would be one row. What tells them apart is the
   // symbol at an out-of-line function's entry (`run<main::{lambda(int)#2}>`), and, for a lambda,
   // where it is written.
-  void nameWithoutLinkage(Module& m, Scope& scope, const std::string& comp_dir);
+  void nameWithoutLinkage(Module& m, CompileUnit& unit, Scope& scope, const std::string& comp_dir);
+
+  // The out-of-line copy, in the same unit, of the function an inlined scope is a copy of (the
+  // subprogram with the same abstract origin); null when there is none.
+  static Scope* outOfLineCopy(CompileUnit& unit, const Scope& inlined);
 
   // The symbol-table name at a Dwfl address, demangled; "" when there is none.
   static std::string symbolName(Module& m, uint64_t dwfl_address, uint64_t* symbol_start);

@@ -70,6 +70,32 @@ std::map<std::string, uint64_t> Callers(const std::string& profile, const std::s
   return callers;
 }
 
+// Every exact edge between traced functions: "caller > callee" → calls.
+std::map<std::string, uint64_t> ExactEdges(const std::string& profile) {
+  std::string dir = ScratchDir("edges");
+  std::string json = dir + "/graph.json";
+  RunResult e = Hotline({"export", "--format", "json", profile, "-o", json}, dir);
+  EXPECT_EQ(e.exit_code, 0) << e.err;
+  const char* edges =
+      "import json, sys\n"
+      "d = json.load(open(sys.argv[1]))\n"
+      "f = d['functions']\n"
+      "for e in d['call_graph']:\n"
+      "    a, b = f[e['caller']], f[e['callee']]\n"
+      "    if a['calls_exact'] and b['calls_exact'] and e['calls'] > 0:\n"
+      "        print(a['name'] + ' > ' + b['name'], e['calls'], sep='\\t')\n";
+  RunResult r = Execute({"/usr/bin/python3", "-c", edges, json}, dir);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  std::map<std::string, uint64_t> found;
+  std::istringstream in(r.out);
+  for (std::string line; std::getline(in, line);) {
+    size_t tab = line.rfind('\t');
+    if (tab != std::string::npos)
+      found[line.substr(0, tab)] = std::strtoull(line.c_str() + tab + 1, nullptr, 10);
+  }
+  return found;
+}
+
 uint64_t Stat(const format::RawProfile& p, const std::string& key) {
   for (const auto& [k, v] : p.stats)
     if (k == key) return v;
@@ -265,10 +291,25 @@ TEST_P(TraceModes, FollowedChildrenOfSpawnAndExecveWithTheirOwnEnvironment) {
     children.insert(p.process->argv[1]);
   }
   EXPECT_EQ(children, (std::multiset<std::string>{"spawn", "spawn-own-environment",
-                                                   "execve-own-environment"}));
+                                                  "execve-own-environment"}));
 }
 
 INSTANTIATE_TEST_SUITE_P(CountsAndTimed, TraceModes, ::testing::Values("counts", "timed"));
+
+// The inlined copies of std::sort's comparator have the name of its out-of-line copy, so counts
+// mode's callers (found from the inline chain at each hook) are timed mode's (its shadow stack).
+TEST(TraceSort, CountsAndTimedAgreeOnEveryEdgeOfInlinedTemplates) {
+  std::map<std::string, uint64_t> counts = ExactEdges(Record("sort", {PROGRAM_trace_sort}));
+  std::map<std::string, uint64_t> timed =
+      ExactEdges(Record("sort-timed", {PROGRAM_trace_sort}, "timed"));
+  EXPECT_EQ(counts, timed);
+  uint64_t comparator_calls = 0;
+  for (const auto& [edge, n] : counts)
+    if (edge.find("main::{lambda at trace_sort.cc:") != std::string::npos &&
+        edge.rfind(" > main::{lambda", std::string::npos) != std::string::npos)
+      comparator_calls += n;
+  EXPECT_GT(comparator_calls, 0u);
+}
 
 // `report -P -m`: function name → the file it is placed in.
 std::map<std::string, std::string> Files(const std::string& profile) {
