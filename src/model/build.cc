@@ -153,13 +153,12 @@ Expected<Profile> ProfileBuilder::finish(const format::RawProfile& raw) {
   // Exact calls (and, timed, exact times) from tracing replace the estimates.
   ApplyTrace(
       raw,
-      [&](uint64_t address) {
-        const Frames& frames = expand(raw, address, false, raw.process ? raw.process->time : 0);
+      [&](uint64_t address, uint64_t time) {
+        const Frames& frames = expand(raw, address, false, time);
         return frames.count ? arena_[frames.offset] : FunctionId();
       },
-      [&](uint64_t return_address) {
-        const Frames& frames =
-            expand(raw, return_address, true, raw.process ? raw.process->time : 0);
+      [&](uint64_t return_address, uint64_t time) {
+        const Frames& frames = expand(raw, return_address, true, time);
         return std::vector<FunctionId>(arena_.begin() + frames.offset,
                                        arena_.begin() + frames.offset + frames.count);
       },

@@ -1,6 +1,7 @@
 // An address expanded into the frames it stands for: the inline chain the symbolizer finds, a
 // named frame of an interpreter, or one pseudo-function ([kernel], [unknown], [profiler], a
 // module without symbols), each expanded once per address and kind (return or not).
+#include <algorithm>
 #include <string>
 
 #include "format/schema.h"
@@ -21,10 +22,34 @@ ProfileBuilder::Frames ProfileBuilder::single(FunctionId fn, uint64_t address) {
   return frames;
 }
 
+uint32_t ProfileBuilder::epochAt(const format::RawProfile& raw, uint64_t time) {
+  if (!reuse_times_) {
+    reuse_times_.emplace();
+    for (const format::RawModule& later : raw.modules)
+      for (const format::RawModule& earlier : raw.modules) {
+        bool overlap =
+            later.start < earlier.start + earlier.size && earlier.start < later.start + later.size;
+        if (overlap && earlier.load_time < later.load_time &&
+            (earlier.path != later.path || earlier.bias != later.bias)) {
+          reuse_times_->push_back(later.load_time);
+          break;
+        }
+      }
+    std::sort(reuse_times_->begin(), reuse_times_->end());
+    reuse_times_->erase(std::unique(reuse_times_->begin(), reuse_times_->end()),
+                        reuse_times_->end());
+  }
+  if (reuse_times_->empty()) return 0;
+  return uint32_t(std::upper_bound(reuse_times_->begin(), reuse_times_->end(), time) -
+                  reuse_times_->begin());
+}
+
 const ProfileBuilder::Frames& ProfileBuilder::expand(const format::RawProfile& raw,
                                                      uint64_t address, bool is_return,
                                                      uint64_t time) {
-  auto& cache = is_return ? caller_frames_ : leaf_frames_;
+  uint32_t epoch = epochAt(raw, time);
+  auto& cache =
+      epoch == 0 ? (is_return ? caller_frames_ : leaf_frames_) : later_frames_[{epoch, is_return}];
   auto found = cache.find(address);
   if (found != cache.end()) return found->second;
 

@@ -364,7 +364,7 @@ class Merger {
     }
   };
   std::unordered_map<FrameKey, FrameId, FrameKeyHash> frame_index_;
-  std::unordered_map<uint32_t, StackId> stack_index_;     // by innermost frame
+  std::unordered_map<uint32_t, StackId> stack_index_;  // by innermost frame
   std::unordered_map<uint64_t, uint32_t> stack_time_index_;
   std::unordered_map<uint64_t, uint32_t> function_line_index_;
   std::unordered_map<std::string, size_t> stat_index_;

@@ -149,8 +149,9 @@ struct FunctionLine {
 // alike share their outer frames. A stack costs its innermost frame plus the frames no other
 // stack has, so the samples of a recursion 20,000 deep, one at each depth, hold 40,000 frames
 // (each level as a caller and as a sample's innermost frame), not 200 million. Frames are not
-// unique: two may hold the same function, line and address under one caller. Guarantees: a frame's caller comes before it in
-// Profile::stack_frames, and its depth is its caller's plus one (1 for an outermost frame).
+// unique: two may hold the same function, line and address under one caller. Guarantees: a frame's
+// caller comes before it in Profile::stack_frames, and its depth is its caller's plus one (1 for an
+// outermost frame).
 struct StackFrame {
   FunctionId function{};
   LineId line{};
@@ -294,7 +295,7 @@ class Profile {
   std::vector<Function> functions;
   // Indexed by FunctionId: the callees of each function, by decreasing time.
   std::vector<std::vector<CallEdge>> callees;
-  std::vector<Thread> threads;  // in order of first appearance
+  std::vector<Thread> threads;           // in order of first appearance
   std::vector<StackFrame> stack_frames;  // the trie of the stacks' frames, callers first
   std::vector<Stack> stacks;
   std::vector<StackTime> stack_times;        // by stack, then thread

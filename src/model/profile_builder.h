@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -63,7 +64,7 @@ class ProfileBuilder {
   };
   struct ThreadCursor {
     LineId last_line;
-    uint32_t index = 0;  // into profile_.threads
+    uint32_t index = 0;             // into profile_.threads
     std::optional<StackPath> path;  // the thread's stack at its last sample
   };
   // A raw stack node read as the callers' part of a stack, in one mode (kChain*).
@@ -167,6 +168,17 @@ class ProfileBuilder {
   std::vector<FunctionId> arena_;
   std::vector<FrameInfo> frame_info_;                                 // parallel to arena_
   std::unordered_map<uint64_t, Frames> caller_frames_, leaf_frames_;  // by address
+  // An address means the image mapped there at that time. Each time an image is mapped over
+  // the range of another (dlclose, then dlopen of another library) a new epoch begins, and
+  // what is cached by address or by stack node is cached per epoch; epoch 0 uses the members
+  // above, later ones these. Almost every profile has epoch 0 only.
+  std::optional<std::vector<uint64_t>> reuse_times_;  // the start of each later epoch, sorted
+  std::map<std::pair<uint32_t, bool>, std::unordered_map<uint64_t, Frames>> later_frames_;
+  std::map<std::pair<uint32_t, uint32_t>, NodeFrames> later_chains_;  // by (epoch, mode)
+  uint32_t epochAt(const format::RawProfile& raw, uint64_t time);
+  NodeFrames& chainsAt(uint32_t epoch, uint32_t mode) {
+    return epoch == 0 ? chains_[mode] : later_chains_[{epoch, mode}];
+  }
   // The one line of a named frame without a file (an XSUB, a slow op timed as a sub): its
   // count is its function's calls, when those are exact.
   std::vector<std::pair<LineId, FunctionId>> fileless_lines_;

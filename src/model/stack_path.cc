@@ -18,7 +18,8 @@ size_t StackPath::moveTo(FrameId leaf) {
   size_t depth = shared + entered_.size();
   size_t same = shared;
   while (same < functions_.size() && same < depth &&
-         functions_[same] == frames[entered_[entered_.size() - 1 - (same - shared)].index()].function)
+         functions_[same] ==
+             frames[entered_[entered_.size() - 1 - (same - shared)].index()].function)
     ++same;
   path_.resize(shared);
   functions_.resize(shared);

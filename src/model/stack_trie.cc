@@ -34,8 +34,7 @@ FrameId ProfileBuilder::enter(FrameId top, const Frames& frames) {
 
 FrameId ProfileBuilder::pseudoRoot(FunctionId fn) {
   auto [it, inserted] = pseudo_roots_.try_emplace(fn.index());
-  if (inserted)
-    it->second = frame(FrameId(), fn, line(profile_.functions[fn.index()].file, 0), 0);
+  if (inserted) it->second = frame(FrameId(), fn, line(profile_.functions[fn.index()].file, 0), 0);
   return it->second;
 }
 
@@ -77,9 +76,10 @@ FrameId ProfileBuilder::callers(const format::RawProfile& raw, uint64_t node, ui
   // A well-formed trie has parents defined before children, so a chain can never be longer
   // than the node count; the bound also stops cycles in a forged file.
   size_t limit = raw.stack_nodes.size();
+  NodeFrames& chains = chainsAt(epochAt(raw, time), mode);
   for (uint64_t at = node;;) {
     if (at == 0) break;
-    if (const FrameId* done = chains_[mode].find(at)) {
+    if (const FrameId* done = chains.find(at)) {
       top = *done;
       break;
     }
@@ -98,15 +98,14 @@ FrameId ProfileBuilder::callers(const format::RawProfile& raw, uint64_t node, ui
   }
   for (size_t k = chain_scratch_.size(); k-- > 0;) {
     // A shadow stack holds entry addresses of traced functions, looked up as they are.
-    const Frames& frames =
-        expand(raw, chain_scratch_[k].second, !(mode & kChainShadow), time);
+    const Frames& frames = expand(raw, chain_scratch_[k].second, !(mode & kChainShadow), time);
     // A runtime frame between two of the program's is a pass-through shim (a sleep, the thread
     // trampoline, an allocator wrapper): not a frame of the program. Only code that runs in the
     // runtime itself, innermost, is the profiler's time.
     if (!(frames.count == 1 &&
           profile_.functions[arena_[frames.offset].index()].pseudo == PseudoKind::kProfiler))
       top = enter(top, frames);
-    chains_[mode].set(chain_scratch_[k].first, top, raw.stack_nodes.size());
+    chains.set(chain_scratch_[k].first, top, raw.stack_nodes.size());
   }
   return top;
 }
@@ -123,9 +122,11 @@ const ProfileBuilder::SampleStack& ProfileBuilder::stack(const format::RawProfil
   bool flagged_broken = (sample.flags & kBrokenFlags) != 0;
   bool cut = (sample.flags & kBrokenFlags) == format::kSampleTruncated;
   bool shadow = (sample.flags & format::kSampleShadowStack) != 0;
-  uint32_t mode = (cut ? kChainCut : flagged_broken ? kChainBroken : 0) |
+  uint32_t mode = (cut              ? kChainCut
+                   : flagged_broken ? kChainBroken
+                                    : 0) |
                   (shadow ? kChainShadow : 0);
-  ChainKey key{sample.node, mode};
+  ChainKey key{sample.node, mode | epochAt(raw, sample.time) * kChainModes};
   auto found = stacks_.find(key);
   if (found != stacks_.end()) return found->second;
 

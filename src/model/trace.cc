@@ -163,15 +163,15 @@ bool NextShortEvent(ByteCursor& in, const ThreadReplay& replay, uint64_t* delta,
 // function the callee's code was inlined into, when the entry hook ran in an inlined copy, or
 // else the innermost frame at the call site.
 std::optional<FunctionId> CallerOf(const format::RawCallSite& site, FunctionId callee,
-                                   const FramesBefore& frames_before) {
-  std::vector<FunctionId> inside = frames_before(site.hook_return);
+                                   uint64_t time, const FramesBefore& frames_before) {
+  std::vector<FunctionId> inside = frames_before(site.hook_return, time);
   for (size_t k = inside.size(); k-- > 0;) {
     if (inside[k] != callee) continue;
     if (k > 0) return inside[k - 1];
     break;
   }
   if (site.call_site == 0) return std::nullopt;
-  std::vector<FunctionId> at = frames_before(site.call_site);
+  std::vector<FunctionId> at = frames_before(site.call_site, time);
   if (at.empty()) return std::nullopt;
   return at.back();
 }
@@ -264,7 +264,7 @@ void ApplyTrace(const format::RawProfile& raw, const FunctionAt& function_at,
     if (cached != by_trace_id.end()) return cached->second;
     auto address = raw.trace_functions.find(trace_id);
     if (address == raw.trace_functions.end()) return std::nullopt;
-    FunctionId id = function_at(address->second);
+    FunctionId id = function_at(address->second, raw.process ? raw.process->time : 0);
     if (!id.valid()) return std::nullopt;
     by_trace_id.emplace(trace_id, id);
     return id;
@@ -287,16 +287,19 @@ void ApplyTrace(const format::RawProfile& raw, const FunctionAt& function_at,
         edge_calls[{caller->index(), callee->index()}] += e.calls;
     }
   }
-  // CALL_SITE_COUNTS likewise, by thread; their callers come from the symbolizer.
-  std::map<uint64_t, const format::RawCallSiteCounts*> last_sites_of_thread;
-  for (const format::RawCallSiteCounts& c : raw.call_site_counts)
-    if (!only_thread || c.tid == *only_thread) last_sites_of_thread[c.tid] = &c;
-  for (const auto& [tid, counts] : last_sites_of_thread) {
-    for (const format::RawCallSite& site : counts->sites) {
-      std::optional<FunctionId> callee = fn(site.callee);
-      if (!callee) continue;
+  // CALL_SITE_COUNTS add up, by thread: one when the thread ends, and one before each unload
+  // of a module they name (docs/format.md). Their callers come from the symbolizer, with the
+  // images mapped at the record's time.
+  for (const format::RawCallSiteCounts& c : raw.call_site_counts) {
+    if (only_thread && c.tid != *only_thread) continue;
+    for (const format::RawCallSite& site : c.sites) {
+      auto address = raw.trace_functions.find(site.callee);
+      if (address == raw.trace_functions.end()) continue;
+      FunctionId id = function_at(address->second, c.time);
+      if (!id.valid()) continue;
+      std::optional<FunctionId> callee = id;
       calls[callee->index()] += site.calls;
-      std::optional<FunctionId> caller = CallerOf(site, *callee, frames_before);
+      std::optional<FunctionId> caller = CallerOf(site, *callee, c.time, frames_before);
       if (caller && caller->valid()) edge_calls[{caller->index(), callee->index()}] += site.calls;
     }
   }

@@ -15,11 +15,12 @@
 
 namespace hotline::model {
 
-// The function a traced entry address belongs to (the builder symbolizes it).
-using FunctionAt = std::function<FunctionId(uint64_t address)>;
-// The frames of the call instruction before a return address, outermost first (its inline
-// chain); empty when nothing is known there.
-using FramesBefore = std::function<std::vector<FunctionId>(uint64_t return_address)>;
+// The function a traced entry address belongs to at `time` (the builder symbolizes it with the
+// image mapped there then).
+using FunctionAt = std::function<FunctionId(uint64_t address, uint64_t time)>;
+// The frames of the call instruction before a return address at `time`, outermost first (its
+// inline chain); empty when nothing is known there.
+using FramesBefore = std::function<std::vector<FunctionId>(uint64_t return_address, uint64_t time)>;
 
 // Applies the trace records of `raw` to `profile` (no-op when there are none). Call after the
 // call graph from samples is final: exact calls replace estimated ones, and edges that no

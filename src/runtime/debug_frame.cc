@@ -301,8 +301,7 @@ CfiStep StepDebugFrame(uint64_t lookup_pc, uint64_t* ip, uint64_t* sp, uint64_t*
   if (cfa <= *sp) return CfiStep::kFailed;
   uint64_t ret = 0, saved_bp = *bp;
   if (!window.read(cfa + uint64_t(int64_t(row->ra_offset)), &ret)) return CfiStep::kFailed;
-  if (row->rbp == Rule::kAtCfa &&
-      !window.read(cfa + uint64_t(int64_t(row->rbp_offset)), &saved_bp))
+  if (row->rbp == Rule::kAtCfa && !window.read(cfa + uint64_t(int64_t(row->rbp_offset)), &saved_bp))
     return CfiStep::kFailed;
   if (row->rbp == Rule::kUndefined || row->rbp == Rule::kUnknown) saved_bp = 0;
   if (ret == 0) return CfiStep::kOutermost;

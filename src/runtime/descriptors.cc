@@ -124,13 +124,11 @@ ProgramDescriptorCall::~ProgramDescriptorCall() {
   errno = err;
 }
 
-void ResetDescriptorLockAfterFork() {
-  pthread_rwlock_init(&g_creating, nullptr);
-}
+void ResetDescriptorLockAfterFork() { pthread_rwlock_init(&g_creating, nullptr); }
 
 int OpenOwned(const char* path, int flags, mode_t mode) {
-  return CreateOwned([&] { return int(syscall(SYS_openat, AT_FDCWD, path, flags | O_CLOEXEC, mode)); },
-                     nullptr);
+  return CreateOwned(
+      [&] { return int(syscall(SYS_openat, AT_FDCWD, path, flags | O_CLOEXEC, mode)); }, nullptr);
 }
 
 int CloseRangeExceptOwn(unsigned first, unsigned last, int flags) {

@@ -161,6 +161,30 @@ HOTLINE_EXPORT void _exit(int code) {
 
 HOTLINE_EXPORT void _Exit(int code) { _exit(code); }
 
+// An address means the image mapped there at that time: a library dlopened where a closed one
+// was has other functions at the same addresses. The module map is brought up to date before
+// the close (a library opened since the last round is known) and right after it, so that what
+// was counted in a library that went away is written, named after it, before its unload.
+// (dlopen is not interposed: session.cc, CheckModulesLocked.)
+HOTLINE_EXPORT int dlclose(void* handle) {
+  using Fn = int (*)(void*);
+  static Fn real = Real<Fn>("dlclose");
+  if (!real) return -1;
+  if (!Running()) return real(handle);
+  {
+    InRuntime guard;
+    LockSession();
+    CheckModulesLocked();
+    UnlockSession();
+  }
+  int result = real(handle);
+  InRuntime guard;
+  LockSession();
+  CheckModulesLocked();
+  UnlockSession();
+  return result;
+}
+
 // glibc's daemon() forks, and its parent leaves through an _exit inside libc that no shim sees:
 // the parent's profile would never be written. So the fork and the parent's _exit are made here,
 // and the child does what glibc's does: a new session, "/" unless nochdir, and /dev/null (when

@@ -14,20 +14,24 @@
 #include "base/loaded_image.h"
 #include "runtime/debug_frame.h"
 #include "runtime/session.h"
+#include "runtime/trace.h"
 
 namespace hotline::rt {
 namespace {
 
 struct Module : base::LoadedImage {
-  uint64_t id;
-  char path[512];
-  bool seen;  // in the current scan
+  uint64_t id = 0;
+  char path[512] = {};
+  bool seen = false;  // in the current scan
 };
 
+// constinit: filled by the runtime's early constructor, before dynamic initialization would
+// run; a table initialized then would be emptied under a count that says otherwise, and every
+// module taken for new at the next scan.
 constexpr int kMaxModules = 2048;
-Module g_modules[kMaxModules];
-int g_count = 0;
-uint64_t g_next_id = 1;
+constinit Module g_modules[kMaxModules];
+constinit int g_count = 0;
+constinit uint64_t g_next_id = 1;
 
 void DescribeModule(const dl_phdr_info* info, Module* m) {
   base::DescribeLoadedImage(info, m);
@@ -142,6 +146,8 @@ void RescanModules(format::Writer& writer, uint64_t now) {
     if (g_modules[i].seen) {
       g_modules[kept++] = g_modules[i];
     } else {
+      // What was counted in it is named after it, not after what is mapped there next.
+      FlushTraceSitesInLocked(writer, g_modules[i].start, g_modules[i].size, now - 1);
       writer.add(format::ModuleUnloadRecord{now, g_modules[i].id});
     }
   }

@@ -86,8 +86,9 @@ bool InterruptsSystemCalls(int sig) {
   } else if (RealSigaction(sig, nullptr, &act) != 0) {
     return false;
   }
-  bool handler = (act.sa_flags & SA_SIGINFO) ? act.sa_sigaction != nullptr
-                                             : act.sa_handler != SIG_DFL && act.sa_handler != SIG_IGN;
+  bool handler = (act.sa_flags & SA_SIGINFO)
+                     ? act.sa_sigaction != nullptr
+                     : act.sa_handler != SIG_DFL && act.sa_handler != SIG_IGN;
   return handler && !(act.sa_flags & SA_RESTART);
 }
 
@@ -374,7 +375,8 @@ bool InstallSampleHandler(int sig) {
   struct sigaction act;
   RealSigaction(sig, nullptr, &act);
   sigfillset(&act.sa_mask);
-  for (int fault : {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP, SIGSYS}) sigdelset(&act.sa_mask, fault);
+  for (int fault : {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP, SIGSYS})
+    sigdelset(&act.sa_mask, fault);
   return RealSigaction(sig, &act, nullptr) == 0;
 }
 }  // namespace

@@ -192,6 +192,20 @@ void DrainTraceLocked(format::Writer& writer, bool everything) {
   (void)everything;
 }
 
+uint64_t FunctionAddress(uint32_t id) {
+  if (!g_function_address || id == 0 || id >= kFunctionCapacity) return 0;
+  return g_function_address[id].load(std::memory_order_acquire);
+}
+
+void FlushTraceSitesInLocked(format::Writer& writer, uint64_t start, uint64_t size, uint64_t time) {
+  if (g_mode.load() == 0 || g_timed_hooks) return;
+  const uint64_t range[2] = {start, start + size};
+  int count = g_thread_count.load();
+  for (int i = 0; i < count && i < kMaxThreads; ++i)
+    if (TraceThread* tt = g_threads[i]; tt && tt->alive.load())
+      WriteSiteCounts(writer, tt, time, range);
+}
+
 void EndThreadTrace() {
   TraceThread* tt = t_trace;
   if (!tt || !Running()) return;

@@ -38,6 +38,11 @@ void EndThreadTrace();
 // With the session lock held, at the end of the process: call counts of every thread still
 // alive (counts mode), or their open event buffers.
 void FinishTraceLocked(format::Writer& writer, uint64_t now);
+// With the session lock held, before the unload of the module at [start, start + size) is
+// written: counts mode's sites that name an address in it, of every thread, as they were at
+// `time` (before the unload), so that the reader names them after that module and not after
+// one mapped there later (dlclose, then dlopen of another library).
+void FlushTraceSitesInLocked(format::Writer& writer, uint64_t start, uint64_t size, uint64_t time);
 // hotline_size(): the calling thread's innermost traced call (its TRACE_FUNCTION id and the
 // tick of its entry event), in timed mode. Otherwise false, and the size is counted as one
 // without a call (SizesWithoutCall, written as the STATS `sizes_without_timed_call`).

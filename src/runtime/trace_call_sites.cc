@@ -92,24 +92,29 @@ __attribute__((noinline)) void CountSlow(void* function, void* call_site, uint64
   tt->in_hook = 0;
 }
 
-void WriteSiteCounts(format::Writer& writer, TraceThread* tt, uint64_t now) {
+void WriteSiteCounts(format::Writer& writer, TraceThread* tt, uint64_t now, const uint64_t* range) {
   SiteTable* t = tt->sites.load(std::memory_order_acquire);
   if (!t) return;
+  auto inside = [range](uint64_t address) { return address - range[0] < range[1] - range[0]; };
   uint64_t capacity = t->capacity;
   size_t quads_bytes = sizeof(uint64_t) * 4 * capacity;
   auto* quads = static_cast<uint64_t*>(MapZeroed(quads_bytes));
   if (!quads) return;
   uint64_t n = 0;
   for (uint64_t i = 0; i < capacity; ++i) {
-    const SiteSlot& s = t->slots[i];
+    SiteSlot& s = t->slots[i];
     if (!s.hook_return || !s.calls) continue;
+    if (range && !inside(s.call_site) && !inside(s.hook_return) &&
+        !inside(FunctionAddress(uint32_t(s.callee_id))))
+      continue;
     uint64_t* q = quads + 4 * n++;
     q[0] = s.call_site;
     q[1] = s.hook_return;
     q[2] = s.callee_id;
     q[3] = s.calls;
+    s.calls = 0;  // records add up: what comes next is counted from here on
   }
-  writer.add(format::CallSiteCountsRecord{now, uint64_t(tt->tid), n, quads});
+  if (n > 0 || !range) writer.add(format::CallSiteCountsRecord{now, uint64_t(tt->tid), n, quads});
   munmap(quads, quads_bytes);
 }
 

@@ -189,9 +189,14 @@ inline void UseSites(TraceThread* tt, SiteTable* t) {
 // Counts mode's slow path: a new thread, a call site not in its home slot or not seen yet.
 void CountSlow(void* function, void* call_site, uint64_t hook_return);
 
-// Counts mode: the thread's call sites with their calls (a snapshot when another thread reads
-// them while it runs, at exit).
-void WriteSiteCounts(format::Writer& writer, TraceThread* tt, uint64_t now);
+// Counts mode: the thread's call sites with their calls since the last such record (records
+// add up), which are zeroed (a snapshot when another thread reads them while it runs, at exit or
+// before exec). With `range` ([range[0], range[1]), a module that is being unloaded), only the
+// sites that name an address in it.
+void WriteSiteCounts(format::Writer& writer, TraceThread* tt, uint64_t now,
+                     const uint64_t* range = nullptr);
+// The entry address of a function id (0 when unknown).
+uint64_t FunctionAddress(uint32_t id);
 
 // ---- Timed mode: the event stream (trace_events.cc). ----
 

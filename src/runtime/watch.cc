@@ -238,8 +238,8 @@ bool ArmLocked(ThreadWatches& t, int w) {
     t.ring = new (mem) HitRing();
   }
   const Watch& watch = g_watches[w];
-  int fd = CreateOwned([&] { return OpenWatchpoint(t.tid, watch, HW_BREAKPOINT_W); },
-                       OnWatchpointLost);
+  int fd =
+      CreateOwned([&] { return OpenWatchpoint(t.tid, watch, HW_BREAKPOINT_W); }, OnWatchpointLost);
   if (fd < 0) return false;
   f_owner_ex owner{F_OWNER_TID, t.tid};
   uint64_t id = 0;
@@ -253,7 +253,8 @@ bool ArmLocked(ThreadWatches& t, int w) {
   }
   int access_fd = -1;
   if (watch.flags & format::kWatchReads) {
-    access_fd = CreateOwned([&] { return OpenWatchpoint(t.tid, watch, HW_BREAKPOINT_RW); }, nullptr);
+    access_fd =
+        CreateOwned([&] { return OpenWatchpoint(t.tid, watch, HW_BREAKPOINT_RW); }, nullptr);
     if (access_fd < 0 || ioctl(access_fd, PERF_EVENT_IOC_ENABLE, 0) != 0) {
       int err = errno;
       if (access_fd >= 0) CloseOwnDescriptor(access_fd);

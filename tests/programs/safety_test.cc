@@ -432,7 +432,7 @@ TEST(Safety, RuntimeExportsOnlyItsInterfaceAndShims) {
       "__cyg_profile_func_exit",
       // threads, signals, the life cycle
       "pthread_create", "pthread_setname_np", "pthread_sigmask", "sigprocmask", "sigaction",
-      "signal", "sigaltstack", "exit", "_exit", "_Exit", "daemon", "posix_spawn", "posix_spawnp",
+      "signal", "sigaltstack", "exit", "_exit", "_Exit", "daemon", "dlclose", "posix_spawn", "posix_spawnp",
       "execve", "execv", "execvp", "execvpe", "execl", "execlp", "execle", "thrd_create",
       // glibc's signal 33 lent for these (setxid.h)
       "setuid", "setgid", "seteuid", "setegid", "setreuid", "setregid", "setresuid", "setresgid",

@@ -311,6 +311,30 @@ TEST(TraceSort, CountsAndTimedAgreeOnEveryEdgeOfInlinedTemplates) {
   EXPECT_GT(comparator_calls, 0u);
 }
 
+// A library dlopened at the address of one closed before it: each call is named after the
+// library mapped there when it was made. Counts mode, with a writer thread and without one.
+TEST(TraceReusedAddress, ALibraryMappedWhereAClosedOneWasKeepsItsOwnNames) {
+  for (const char* mode : {"--trace=counts", "--heap"}) {
+    SCOPED_TRACE(mode);
+    std::string dir = ScratchDir("reused");
+    std::string profile = dir + "/r.hotline";
+    RunResult r = Hotline({"record", "-q", mode, "-o", profile, "--", PROGRAM_reused_address,
+                           LIBRARY_reused_first, LIBRARY_reused_second},
+                          dir);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    auto calls = Calls(profile, dir);
+    EXPECT_EQ(calls["fa"], 1u);
+    EXPECT_EQ(calls["fb2"], 1u);
+    EXPECT_EQ(calls["fb1"], 2u);
+    EXPECT_EQ(calls["call"], 2u);
+    EXPECT_EQ(calls.count("_fini"), 0u);
+    std::map<std::string, uint64_t> edges = ExactEdges(profile);
+    EXPECT_EQ(edges["call > fa"], 1u);
+    EXPECT_EQ(edges["call > fb2"], 1u);
+    EXPECT_EQ(edges["fb2 > fb1"], 2u);
+  }
+}
+
 // `report -P -m`: function name → the file it is placed in.
 std::map<std::string, std::string> Files(const std::string& profile) {
   RunResult r = Hotline({"report", "-P", "-m", "-p0", profile}, ScratchDir("files"));

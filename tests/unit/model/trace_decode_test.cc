@@ -66,13 +66,15 @@ format::RawProfile Raw(const std::string& packed, uint64_t events, bool short_co
 
 // Functions 0 (main), 1 (f), 2 (g) at 0x1000, 0x2000, 0x3000, 0x1000 bytes each; g's code is
 // also inlined into f at 0x2800..0x28ff.
-model::FunctionId At(uint64_t address) { return model::FunctionId(uint32_t(address / 0x1000 - 1)); }
+model::FunctionId At(uint64_t address, uint64_t) {
+  return model::FunctionId(uint32_t(address / 0x1000 - 1));
+}
 
-std::vector<model::FunctionId> FramesBefore(uint64_t return_address) {
+std::vector<model::FunctionId> FramesBefore(uint64_t return_address, uint64_t) {
   uint64_t call = return_address - 1;
   if (call < 0x1000 || call >= 0x4000) return {};
   if (call >= 0x2800 && call < 0x2900) return {model::FunctionId(1u), model::FunctionId(2u)};
-  return {At(call)};
+  return {At(call, 0)};
 }
 
 model::Profile Replay(const format::RawProfile& raw) {
@@ -153,8 +155,9 @@ TEST(TraceCallSites, CallersComeFromTheCallSiteOrTheInlinedCopy) {
   raw.process.emplace();
   raw.process->trace = format::TraceMode::kCounts;
   raw.trace_functions = {{1, 0x1000}, {2, 0x2000}, {3, 0x3000}};
-  // (call site, entry hook return, callee, calls); an earlier record of the thread is replaced
-  // by its last one, and a second thread adds to it.
+  // (call site, entry hook return, callee, calls); a thread's records add up (each holds the
+  // calls since its previous one: the runtime writes one before a module's unload), and a
+  // second thread adds to them.
   raw.call_site_counts.push_back({10, 7, {{0x1010, 0x2004, 2, 1}}});
   raw.call_site_counts.push_back({20,
                                   7,
@@ -166,10 +169,10 @@ TEST(TraceCallSites, CallersComeFromTheCallSiteOrTheInlinedCopy) {
   model::Profile p = Replay(raw);
   EXPECT_TRUE(p.summary.traced);
   EXPECT_EQ(p.summary.max_call_depth, 0u);  // counts mode keeps no stack
-  EXPECT_EQ(p.functions[1].calls, 3u);
+  EXPECT_EQ(p.functions[1].calls, 4u);
   EXPECT_TRUE(p.functions[1].calls_exact);
   EXPECT_EQ(p.functions[2].calls, 15u);
-  EXPECT_EQ(EdgeCalls(p, 0, 1), 3u);
+  EXPECT_EQ(EdgeCalls(p, 0, 1), 4u);
   EXPECT_EQ(EdgeCalls(p, 1, 2), 14u);
   EXPECT_EQ(EdgeCalls(p, 0, 2), 0u);
 }
