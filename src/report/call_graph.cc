@@ -27,9 +27,9 @@ void PrintCallGraph(const model::Profile& p, const ReportOptions& options, std::
   for (uint32_t i = 0; i < p.functions.size(); ++i) {
     const model::Function& f = p.functions[i];
     if (!options.machine && StartupChain(f)) continue;
-    // A traced function no sample saw still has its exact calls and edges: with -p 0 it has a
-    // section too.
-    bool seen = f.inclusive_ns > 0 || (f.calls_exact && f.calls > 0);
+    // A function with calls that no sample saw (traced, in one of the runs read together at
+    // least) still has its calls and edges: with -p 0 it has a section too.
+    bool seen = f.inclusive_ns > 0 || f.calls > 0;
     if (seen && p.percentOfTotal(f.inclusive_ns) >= options.mainCutoff()) order.push_back(i);
   }
   // Who calls each function, as gprof shows above its line: every edge, seen from its child.
@@ -82,8 +82,8 @@ void PrintCallGraph(const model::Profile& p, const ReportOptions& options, std::
       std::string child_name = FunctionLabel(p, e.child, options);
       if (m) {
         w.row({"child", FormatTime(e.time_ns, true), FormatTime(e.loop_ns, true),
-               ofSection(e.time_ns), fmt::format("{}", e.calls), fmt::format("{}", child.calls),
-               child_name});
+               ofSection(e.time_ns), FormatCount(e.calls, child.calls_exact && f.calls_exact, m),
+               FormatCount(child.calls, child.calls_exact, m), child_name});
       } else {
         w.row({FormatTime(e.time_ns, false), e.loop_ns ? FormatTime(e.loop_ns, false) : "",
                ofSection(e.time_ns),

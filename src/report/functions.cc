@@ -15,7 +15,7 @@ void PrintFunctions(const model::Profile& p, const ReportOptions& options, std::
   for (uint32_t i = 0; i < p.functions.size(); ++i) {
     const model::Function& f = p.functions[i];
     // A traced function is listed for its exact calls even when no sample landed in it.
-    if (f.inclusive_ns == 0 && f.self_ns == 0 && !f.calls_exact) continue;
+    if (f.inclusive_ns == 0 && f.self_ns == 0 && !f.calls_exact && f.calls == 0) continue;
     if (!f.calls_exact && p.percentOfTotal(f.inclusive_ns) < options.otherCutoff()) continue;
     order.push_back(i);
   }

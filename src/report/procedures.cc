@@ -56,7 +56,7 @@ void PrintProcedures(const model::Profile& p, const ReportOptions& options, std:
     // Exact times and sampled ones do not mix: with timed tracing only traced functions show.
     if (timed && !f.timed) continue;
     r.timed = f.timed && timed;
-    if (r.total == 0 && r.self == 0 && !f.calls_exact) continue;
+    if (r.total == 0 && r.self == 0 && !f.calls_exact && f.calls == 0) continue;
     r.self_percent = whole ? 100.0 * double(r.self) / double(whole) : 0;
     if (!f.calls_exact && r.self_percent < options.otherCutoff()) continue;
     rows.push_back(r);

@@ -54,12 +54,14 @@ std::string FunctionLabel(const model::Profile& profile, model::FunctionId id,
   return fmt::format("{} [{}:{}]", name, profile.file(f.file).path, f.line);
 }
 
-std::string FormatCount(uint64_t count, bool exact, bool machine) {
-  return fmt::format("{}{}", exact || machine || count == 0 ? "" : "~", count);
+// An estimate keeps its mark in -m too: a sum of exact and estimated counts is an estimate,
+// and a script must be able to tell it from an exact one.
+std::string FormatCount(uint64_t count, bool exact, bool) {
+  return fmt::format("{}{}", exact || count == 0 ? "" : "~", count);
 }
 
 std::string FormatAverage(uint64_t ns, bool exact, bool machine) {
-  return (exact || machine || ns == 0 ? "" : "~") + FormatTime(ns, machine);
+  return (exact || ns == 0 ? "" : "~") + FormatTime(ns, machine);
 }
 
 const char* HeatColor(double percent) {

@@ -335,6 +335,29 @@ TEST(TraceReusedAddress, ALibraryMappedWhereAClosedOneWasKeepsItsOwnNames) {
   }
 }
 
+// Runs read together: a count is exact only where every run's is. An untraced run's calls are
+// estimates, so its sum with a traced run's is one, and `-m` says so too.
+TEST(TraceMerged, ExactOnlyWhereEveryPartIsExact) {
+  std::string traced = Record("merged-a", {PROGRAM_trace_fib, "20"});
+  std::string traced_again = Record("merged-b", {PROGRAM_trace_fib, "20"});
+  std::string dir = ScratchDir("merged-c");
+  std::string sampled = dir + "/sampled.hotline";
+  ASSERT_EQ(
+      Hotline({"record", "-q", "--no-trace", "-o", sampled, "--", PROGRAM_trace_fib, "20"}, dir)
+          .exit_code,
+      0);
+  auto main_calls = [&](const std::string& a, const std::string& b) {
+    RunResult r = Hotline({"report", "-P", "-m", "-p0", a, b}, dir);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    std::istringstream in(r.out);
+    for (std::string line; std::getline(in, line);)
+      if (line.ends_with("\tmain")) return line.substr(0, line.find('\t'));
+    return std::string("none");
+  };
+  EXPECT_EQ(main_calls(traced, traced_again), "2");
+  EXPECT_EQ(main_calls(traced, sampled).substr(0, 1), "~");
+}
+
 // `report -P -m`: function name → the file it is placed in.
 std::map<std::string, std::string> Files(const std::string& profile) {
   RunResult r = Hotline({"report", "-P", "-m", "-p0", profile}, ScratchDir("files"));

@@ -46,9 +46,10 @@ std::map<std::string, FlatRow> Flat(const std::string& profile, uint64_t* total)
   for (std::string line; std::getline(in, line);) {
     std::istringstream fields(line);
     FlatRow row;
-    uint64_t per_call;
+    std::string calls, per_call;  // "~3": sampled counts are estimates, and say so
     std::string name;
-    fields >> row.percent >> row.self_ns >> row.inclusive_ns >> row.calls >> per_call;
+    fields >> row.percent >> row.self_ns >> row.inclusive_ns >> calls >> per_call;
+    row.calls = std::strtoull(calls.c_str() + (calls[0] == '~'), nullptr, 10);
     std::getline(fields >> std::ws, name);
     // Every function with time is listed (-C has no default cutoff). The shares are of the
     // sampled time: [unsampled], the CPU time no sample reached, grows on a busy machine.
