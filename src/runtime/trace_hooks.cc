@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "runtime/signals.h"
+#include "runtime/threads.h"
 #include "runtime/trace_internal.h"
 
 #define HOTLINE_HOOK extern "C" __attribute__((visibility("default"), no_instrument_function))
@@ -36,8 +37,33 @@ uint64_t CallerStackPointer(uint64_t sp, uint64_t call_site) {
   return 0;
 }
 
+// Whether the new entry runs on a stack that lies inside the frame of a traced function still
+// alive (makecontext on a buffer in that frame, a coroutine): every frame's hook then ran below
+// the new entry's, as after a longjmp out of them all. What tells them apart is where the new
+// function's caller is: strictly inside a frame's region (between its hook's stack pointer and
+// its own caller's), where after a longjmp it is where one of the abandoned frames was called
+// from, or above them all. A frame's region is found by looking up its stack for its return
+// address, within the thread's known stack only.
+bool OnStackInsideFrame(const TraceThread* tt, uint32_t d, uint64_t sp, uint64_t call_site) {
+  const ThreadSlot* slot = CurrentSlot();
+  if (!slot || slot->bounds.high == 0) return false;
+  uint64_t caller_sp = CallerStackPointer(sp, call_site);
+  if (caller_sp == 0 || caller_sp < slot->bounds.low || caller_sp >= slot->bounds.high)
+    return false;
+  const auto* end = reinterpret_cast<const uint64_t*>(slot->bounds.high);
+  for (uint32_t i = 0; i < d; ++i) {
+    const ShadowFrame& f = tt->frames[i];
+    if (f.sp >= caller_sp) continue;
+    const auto* word = reinterpret_cast<const uint64_t*>(caller_sp);
+    while (word < end && *word != f.call_site) ++word;
+    if (word < end) return true;  // its return address is above the new caller: it holds it
+  }
+  return false;
+}
+
 __attribute__((noinline)) uint32_t PopDeadFrames(TraceThread* tt, uint32_t d, uint64_t sp,
                                                  uint64_t call_site, uint64_t hook_return) {
+  if (tt->frames[0].sp < sp && OnStackInsideFrame(tt, d, sp, call_site)) return d;
   while (d > 0 && DeadFrame(tt->frames[d - 1], sp, call_site, hook_return)) {
     --d;
     if (tt->pos) AppendExit(tt);
