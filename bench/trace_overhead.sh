@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Tracing overhead on call-heavy programs built with -finstrument-functions — recursive fib in C,
-# and Lua 5.4 (Debian's source) running a recursive fib script — hotline in counts and in timed
-# mode against the same binary with empty hooks (the floor), against uftrace on that binary and
+# std::sort with a lambda comparator in C++ (inlined template code at -O2), and Lua 5.4 (Debian's
+# source) running a recursive fib script — hotline in counts and in timed mode against the same
+# binary with empty hooks (the floor), against uftrace on that binary and
 # gprof on a -pg build, in one run. CPU time (user+sys of the process tree, median of
 # REPS interleaved runs), ratios to the plain build and to the floor, ns per event above the
 # floor and profile bytes per event.
@@ -73,6 +74,12 @@ bench() {
 }
 
 bench "fib($n) in C" "$work/fib" "$work/fib_instr" "$work/fib_pg" "$n"
+
+g++ -O2 -g -o "$work/sort" "$here/programs/sort.cc"
+g++ -O2 -g -finstrument-functions -o "$work/sort_instr" "$here/programs/sort.cc"
+g++ -O2 -g -pg -o "$work/sort_pg" "$here/programs/sort.cc"
+bench "std::sort of 200000 ints with a lambda comparator, 4 rounds" "$work/sort" \
+  "$work/sort_instr" "$work/sort_pg" 200000 4
 
 bash "$here/lua-source.sh" "$work/lua-plain"
 bash "$here/lua-source.sh" "$work/lua-instr" -finstrument-functions
