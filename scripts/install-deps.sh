@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages hotline needs, by set: `build` (building and running hotline: the
-# default, what `make demo` and `make install` use), `test` (the toolchains and consumers the
-# test suite runs: `make test`), `bench` (the peer tools the benchmarks compare with: `make
+# default, what `make demo` and `make install` use), `test` (the toolchains, consumers and peers
+# the test suite runs: `make test`), `bench` (the peer tools the benchmarks compare with: `make
 # bench`). Each set includes the ones before it. Idempotent: apt-get runs only when something
 # is missing.
 #   scripts/install-deps.sh [build|test|bench]
@@ -20,8 +20,9 @@ test=(
   valgrind golang-go python3-jsonschema nodejs npm chromium postgresql git
   libdevel-nytprof-perl
   texlive-latex-base texlive-binaries poppler-utils
+  uftrace
 )
-bench=(linux-perf uftrace)
+bench=(linux-perf)
 
 set_name=${1:-build}
 case $set_name in
