@@ -59,6 +59,21 @@ const std::pair<std::string, int>& Symbolizer::Impl::unitFacts(Module& m, Dwarf_
   return it->second;
 }
 
+namespace {
+
+// Where a function's code begins: its entry pc, or for one that GCC split into a hot part and a
+// `.cold` part (DW_AT_ranges and no DW_AT_low_pc, so no entry pc), its first range's start,
+// which is the hot part's entry.
+bool EntryOf(Dwarf_Die* die, Dwarf_Addr* entry) {
+  if (dwarf_entrypc(die, entry) == 0) return true;
+  Dwarf_Addr base = 0, start = 0, end = 0;
+  if (dwarf_ranges(die, 0, &base, &start, &end) <= 0) return false;
+  *entry = start;
+  return true;
+}
+
+}  // namespace
+
 void Symbolizer::Impl::describe(Module& m, CompileUnit& unit, Scope& scope) {
   scope.described = true;
   Dwarf_Die* die = &scope.die;
@@ -96,7 +111,7 @@ void Symbolizer::Impl::describe(Module& m, CompileUnit& unit, Scope& scope) {
     // Some producers (Free Pascal) give no decl_file/decl_line: the line of the function's
     // entry is its definition site then.
     Dwarf_Addr entry = 0;
-    if (dwarf_entrypc(die, &entry) == 0) {
+    if (EntryOf(die, &entry)) {
       auto [file, entry_line] = lineAt(m, unit, entry);
       if (scope.decl_file.empty()) scope.decl_file = file;
       if (scope.decl_line == 0) scope.decl_line = entry_line;
@@ -107,7 +122,7 @@ void Symbolizer::Impl::describe(Module& m, CompileUnit& unit, Scope& scope) {
   if (scope.name.empty()) {
     // Nameless DWARF (rare): the symbol table may still know the function.
     Dwarf_Addr entry = 0;
-    if (dwarf_entrypc(die, &entry) == 0) {
+    if (EntryOf(die, &entry)) {
       scope.name = symbolName(m, entry + m.dwarf_bias, nullptr);
     }
   }
@@ -196,7 +211,7 @@ void Symbolizer::Impl::nameWithoutLinkage(Module& m, CompileUnit& unit, Scope& s
     scope.name = (enclosing.empty() ? "" : enclosing + "::") + "{lambda at " + place + "}";
   } else if (!scope.inlined) {
     Dwarf_Addr entry = 0;
-    if (dwarf_entrypc(&scope.die, &entry) == 0) {
+    if (EntryOf(&scope.die, &entry)) {
       std::string symbol = symbolName(m, entry + m.dwarf_bias, nullptr);
       // GCC's clones keep their function's name: `f(int) [clone .constprop.0]` is f.
       size_t clone = symbol.find(" [clone ");

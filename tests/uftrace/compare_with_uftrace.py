@@ -79,11 +79,6 @@ AFTER_THREAD_END = ("hotline's counts right (gdb agrees): glibc runs the thread'
                     "and in __libc_thread_freeres the program's free twice, after the start "
                     "routine returned; uftrace (like hotline's timed mode, docs/tracing.md) stops "
                     'recording a thread there')
-STATIC_INIT = ('hotline defect, a name: at -O2 GCC splits this function, which has no '
-               'DW_AT_linkage_name, into hot and .cold parts (DW_AT_ranges, no DW_AT_low_pc); '
-               'dwarf_entrypc() fails on it, so nameWithoutLinkage (src/symbolize/'
-               "function_names.cc) keeps the bare DWARF name instead of the symbol's (which -O0, "
-               'built without -g, shows)')
 TIMED_UNTRACED_CALLER = ('hotline defect (timed mode): a function entered from untraced code is '
                          'charged to the nearest traced frame of the shadow stack; its caller is '
                          'untraced (qsort, raise, the start of a context makecontext made), as '
@@ -118,36 +113,6 @@ KNOWN_DIFFERENCES = [
     ('malloc-tsd', '*', 'counts', 'func', 'free', 4, 1, AFTER_THREAD_END),
     ('malloc-tsd', '*', 'counts', 'edge', ('tsd_dtor', 'free'), 2, 1, AFTER_THREAD_END),
     # Names: one function, two names.
-    (('demangle', 'dwarf2', 'dwarf3', 'exception', 'std-string'), 'O2', '*', 'name',
-     ('__static_initialization_and_destruction_0',
-      '__static_initialization_and_destruction_0(int, int)'), None, None, STATIC_INIT),
-    ('dwarf2', 'O2', '*', 'name',
-     ('sort<int*, main()::<lambda(int, int)> >',
-      'void std::sort<int*, main::{lambda(int, int)#1}>(int*, int*, main::{lambda(int, int)#1})'),
-     None, None, STATIC_INIT),
-    ('dwarf2', 'O2', '*', 'name',
-     ('__sort<int*, __gnu_cxx::__ops::_Iter_comp_iter<main()::<lambda(int, int)> > >',
-      'void std::__sort<int*, __gnu_cxx::__ops::_Iter_comp_iter<main::{lambda(int, int)#1}> >'
-      '(int*, int*, __gnu_cxx::__ops::_Iter_comp_iter<main::{lambda(int, int)#1}>)'),
-     None, None, STATIC_INIT),
-    ('dwarf2', 'O2', '*', 'name',
-     ('__introsort_loop<int*, long int, __gnu_cxx::__ops::_Iter_comp_iter<main()::<lambda(int, '
-      'int)> > >',
-      'void std::__introsort_loop<int*, long, __gnu_cxx::__ops::_Iter_comp_iter<main::{lambda(int, '
-      'int)#1}> >(int*, int*, long, __gnu_cxx::__ops::_Iter_comp_iter<main::{lambda(int, '
-      'int)#1}>)'),
-     None, None, STATIC_INIT),
-    ('dwarf2', 'O2', '*', 'name',
-     ('__final_insertion_sort<int*, __gnu_cxx::__ops::_Iter_comp_iter<main()::<lambda(int, '
-      'int)> > >',
-      'void std::__final_insertion_sort<int*, __gnu_cxx::__ops::_Iter_comp_iter<main::{lambda(int, '
-      'int)#1}> >(int*, int*, __gnu_cxx::__ops::_Iter_comp_iter<main::{lambda(int, int)#1}>)'),
-     None, None, STATIC_INIT),
-    ('dwarf2', 'O2', '*', 'name',
-     ('__insertion_sort<int*, __gnu_cxx::__ops::_Iter_comp_iter<main()::<lambda(int, int)> > >',
-      'void std::__insertion_sort<int*, __gnu_cxx::__ops::_Iter_comp_iter<main::{lambda(int, '
-      'int)#1}> >(int*, int*, __gnu_cxx::__ops::_Iter_comp_iter<main::{lambda(int, int)#1}>)'),
-     None, None, STATIC_INIT),
     ('dwarf2', 'O2', '*', 'name',
      ('main::{lambda at s-dwarf2.cpp:41:23}',
       'main::{lambda(int, int)#1}::operator()(int, int) const'), None, None,
