@@ -88,6 +88,10 @@ TIMED_DLCLOSE = ('hotline defect (timed mode, issue 29 item 1): the events of a 
                  'before the run ended are not resolved with the mapping of their time: its '
                  'functions and their calls are lost (one [library] entry instead); counts mode '
                  'gets them right')
+# Entries that may also not differ in a run without being stale: in timed mode whether a
+# dlclosed library's events are lost depends on where the writer's rounds fall (seen once in
+# about ten runs under load), until the defect is fixed.
+MAY_NOT_DIFFER = {TIMED_DLCLOSE}
 O2_EDGES = ('hotline defect (counts mode, issue 29 item 4): at -O2 a call from code inlined into '
             'its caller is charged to a frame one or more levels up (for code inlined into '
             "GCC's __tcf_0 or _GLOBAL__sub_I_*, which have no DWARF, to their untraced caller); "
@@ -601,7 +605,8 @@ def report(results, verbose, started):
     stale = []
     for i, e in enumerate(KNOWN_DIFFERENCES):
         for program, build, mode in sorted(compared):
-            if applies(e, program, build, mode) and (i, program, build, mode) not in used:
+            if (applies(e, program, build, mode) and (i, program, build, mode) not in used and
+                    e[7] not in MAY_NOT_DIFFER):
                 stale.append((e, program, build, mode))
     for e, program, build, mode in stale:
         log('STALE table entry, no longer differs in %s %s %s: %s %s (hotline %s, uftrace %s)' %
