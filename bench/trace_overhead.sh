@@ -63,11 +63,11 @@ bench() {
   done
   for mode in counts timed; do
     bytes=$(stat -c %s "$work/$mode.hotline")
-    awk -v m="$mode" -v b="$bytes" -v e="$events" 'BEGIN {printf "hotline %s profile: %d bytes, %.3f bytes per event\n", m, b, b / e}'
+    awk -v m="$mode" -v b="$bytes" -v e="$events" 'BEGIN {printf "hotline %s profile: %.0f bytes, %.3f bytes per event\n", m, b, b / e}'
   done
   if [ -d "$work/uftrace.data" ]; then
     bytes=$(du -sb "$work/uftrace.data" | cut -f1)
-    awk -v b="$bytes" -v e="$events" 'BEGIN {printf "uftrace data: %d bytes, %.3f bytes per event\n", b, b / e}'
+    awk -v b="$bytes" -v e="$events" 'BEGIN {printf "uftrace data: %.0f bytes, %.3f bytes per event\n", b, b / e}'
     rm -rf "$work/uftrace.data"
   fi
   echo
