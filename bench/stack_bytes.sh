@@ -6,9 +6,11 @@
 # record -g (frame pointers) and --call-graph dwarf (perf's 8 KiB default) at the same rates.
 # Programs: a 30-deep C stack without frame pointers, 124 frames of C++ of a few hundred bytes
 # each (tests/programs/deep_cpp.cc), Lua (Debian's source) and python3 recursing 300 deep.
-#   bench/stack_bytes.sh [BUILD_DIR]
+# CPU ratios are medians of REPS runs (the plain run's of REPS + 2).
+#   bench/stack_bytes.sh [BUILD_DIR] [REPS]
 set -euo pipefail
 build=$(cd "${1:-build}" && pwd)
+reps=${2:-1}
 here=$(cd "$(dirname "$0")" && pwd)
 work=${BENCH_OUT:-$here/out}/stack
 mkdir -p "$work"
@@ -55,12 +57,14 @@ per_sample() { awk -v b="$1" -v n="$2" 'BEGIN { printf "%.0f", n ? b / n : 0 }';
 printf "%-18s %-28s %8s %8s %10s\n" program tool "root %" "cpu x" "B/sample"
 for name in "${names[@]}"; do
   read -r -a cmd <<<"${programs[$name]}"
-  plain=$(for _ in 1 2 3; do cpu "$work" "${cmd[@]}"; done | median)
+  plain=$(for _ in $(seq $((reps + 2))); do cpu "$work" "${cmd[@]}"; done | median)
   for freq in 1000 10000; do
     for variant in default 8k; do
       extra=()
       [ "$variant" = 8k ] && extra=(--stack-bytes 8192)
-      t=$(cpu "$work" "$hotline" record -q -F "$freq" "${extra[@]}" -o "$work/p.hotline" -- "${cmd[@]}")
+      t=$(for _ in $(seq "$reps"); do
+        cpu "$work" "$hotline" record -q -F "$freq" "${extra[@]}" -o "$work/p.hotline" -- "${cmd[@]}"
+      done | median)
       bytes=$(stat -c %s "$work/p.hotline")
       n=$("$hotline" dump "$work/p.hotline" | grep -c '^SAMPLE ' || true)
       printf "%-18s %-28s %8s %8s %10s\n" "$name" "hotline ${freq}Hz $variant" \
@@ -68,7 +72,9 @@ for name in "${names[@]}"; do
         "$(per_sample "$bytes" "$n")"
     done
     for mode in fp dwarf; do
-      t=$(cpu "$work" perf record -q -F "$freq" --call-graph "$mode" -o "$work/perf.data" -- "${cmd[@]}")
+      t=$(for _ in $(seq "$reps"); do
+        cpu "$work" perf record -q -F "$freq" --call-graph "$mode" -o "$work/perf.data" -- "${cmd[@]}"
+      done | median)
       bytes=$(stat -c %s "$work/perf.data")
       n=$(perf script -i "$work/perf.data" -F ip 2>/dev/null | awk '/^$/ {n++} END {print n}')
       printf "%-18s %-28s %8s %8s %10s\n" "$name" "perf ${freq}Hz -g $mode" \
