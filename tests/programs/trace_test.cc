@@ -21,6 +21,14 @@ using testing::ProfilesIn;
 using testing::RunResult;
 using testing::ScratchDir;
 
+// The TAB-separated fields of a line of `-m` output.
+std::vector<std::string> TabFields(const std::string& line) {
+  std::vector<std::string> fields;
+  std::istringstream in(line);
+  for (std::string field; std::getline(in, field, '\t');) fields.push_back(field);
+  return fields;
+}
+
 // `hotline report -M -m`: function name → calls.
 std::map<std::string, uint64_t> Calls(const std::string& profile, const std::string& dir) {
   RunResult r = Hotline({"report", "-M", "-m", "-p0", profile}, dir);
@@ -28,50 +36,20 @@ std::map<std::string, uint64_t> Calls(const std::string& profile, const std::str
   std::map<std::string, uint64_t> calls;
   std::istringstream in(r.out);
   for (std::string line; std::getline(in, line);) {
-    std::istringstream fields(line);
-    std::string file, lineno, count, self, cumulative, name;
-    std::getline(fields, file, '\t');
-    std::getline(fields, lineno, '\t');
-    std::getline(fields, count, '\t');
-    std::getline(fields, self, '\t');
-    std::getline(fields, cumulative, '\t');
-    std::getline(fields, name);
-    calls[name] = std::strtoull(count.c_str(), nullptr, 10);
+    std::vector<std::string> f = TabFields(line);  // file, line, calls, self, cumulative, name
+    if (f.size() == 6) calls[f[5]] = std::strtoull(f[2].c_str(), nullptr, 10);
   }
   return calls;
 }
 
-// The exact calls of each call-graph edge into `callee`, by caller name, from `hotline export
-// --format json` (its call_graph: report -G shows only functions that were sampled). Only
-// traced callers: an edge from untraced code has sampled calls, not exact ones.
-std::map<std::string, uint64_t> Callers(const std::string& profile, const std::string& callee) {
-  std::string dir = ScratchDir("callers");
-  std::string json = dir + "/graph.json";
-  RunResult e = Hotline({"export", "--format", "json", profile, "-o", json}, dir);
-  EXPECT_EQ(e.exit_code, 0) << e.err;
-  const char* edges =
-      "import json, sys\n"
-      "d = json.load(open(sys.argv[1]))\n"
-      "names = [f['name'] for f in d['functions']]\n"
-      "for e in d['call_graph']:\n"
-      "    if d['functions'][e['caller']]['calls_exact']:\n"
-      "        print(names[e['caller']], names[e['callee']], e['calls'], sep='\\t')\n";
-  RunResult r = Execute({"/usr/bin/python3", "-c", edges, json}, dir);
-  EXPECT_EQ(r.exit_code, 0) << r.err;
-  std::map<std::string, uint64_t> callers;
-  std::istringstream in(r.out);
-  for (std::string line; std::getline(in, line);) {
-    std::vector<std::string> f;
-    std::istringstream fields(line);
-    for (std::string x; std::getline(fields, x, '\t');) f.push_back(x);
-    uint64_t calls = f.size() == 3 ? std::strtoull(f[2].c_str(), nullptr, 10) : 0;
-    if (f.size() == 3 && f[1] == callee && calls > 0) callers[f[0]] += calls;
-  }
-  return callers;
-}
-
-// Every exact edge between traced functions: "caller > callee" → calls.
-std::map<std::string, uint64_t> ExactEdges(const std::string& profile) {
+// The call graph's edges, from `hotline export --format json` (report -G shows only functions
+// that were sampled), with whether each end's calls are exact.
+struct Edge {
+  std::string caller, callee;
+  uint64_t calls = 0;
+  bool caller_exact = false, callee_exact = false;
+};
+std::vector<Edge> Edges(const std::string& profile) {
   std::string dir = ScratchDir("edges");
   std::string json = dir + "/graph.json";
   RunResult e = Hotline({"export", "--format", "json", profile, "-o", json}, dir);
@@ -82,17 +60,36 @@ std::map<std::string, uint64_t> ExactEdges(const std::string& profile) {
       "f = d['functions']\n"
       "for e in d['call_graph']:\n"
       "    a, b = f[e['caller']], f[e['callee']]\n"
-      "    if a['calls_exact'] and b['calls_exact'] and e['calls'] > 0:\n"
-      "        print(a['name'] + ' > ' + b['name'], e['calls'], sep='\\t')\n";
+      "    print(a['name'], b['name'], e['calls'], int(a['calls_exact']), int(b['calls_exact']),\n"
+      "          sep='\\t')\n";
   RunResult r = Execute({"/usr/bin/python3", "-c", edges, json}, dir);
   EXPECT_EQ(r.exit_code, 0) << r.err;
-  std::map<std::string, uint64_t> found;
+  std::vector<Edge> found;
   std::istringstream in(r.out);
   for (std::string line; std::getline(in, line);) {
-    size_t tab = line.rfind('\t');
-    if (tab != std::string::npos)
-      found[line.substr(0, tab)] = std::strtoull(line.c_str() + tab + 1, nullptr, 10);
+    std::vector<std::string> f = TabFields(line);
+    if (f.size() != 5) continue;
+    found.push_back(
+        Edge{f[0], f[1], std::strtoull(f[2].c_str(), nullptr, 10), f[3] == "1", f[4] == "1"});
   }
+  return found;
+}
+
+// The exact calls of each edge into `callee`, by caller name. Only traced callers: an edge from
+// untraced code has sampled calls, not exact ones.
+std::map<std::string, uint64_t> Callers(const std::string& profile, const std::string& callee) {
+  std::map<std::string, uint64_t> callers;
+  for (const Edge& e : Edges(profile))
+    if (e.caller_exact && e.callee == callee && e.calls > 0) callers[e.caller] += e.calls;
+  return callers;
+}
+
+// Every exact edge between traced functions: "caller > callee" → calls.
+std::map<std::string, uint64_t> ExactEdges(const std::string& profile) {
+  std::map<std::string, uint64_t> found;
+  for (const Edge& e : Edges(profile))
+    if (e.caller_exact && e.callee_exact && e.calls > 0)
+      found[e.caller + " > " + e.callee] = e.calls;
   return found;
 }
 
@@ -146,9 +143,7 @@ TEST_P(TraceModes, TheCallGraphListsEdgesNoSampleSaw) {
   std::string section;
   std::istringstream in(r.out);
   for (std::string line; std::getline(in, line);) {
-    std::vector<std::string> f;
-    std::istringstream fields(line);
-    for (std::string x; std::getline(fields, x, '\t');) f.push_back(x);
+    std::vector<std::string> f = TabFields(line);
     if (f.size() < 7) continue;
     if (f[0] == "function") section = f[6];
     if (f[0] == "child") edges[section + ">" + f[6]] = std::strtoull(f[4].c_str(), nullptr, 10);
@@ -263,9 +258,7 @@ TEST_P(TraceModes, ADaemonsParentKeepsItsProfile) {
   std::istringstream rows(both.out);
   uint64_t f_calls = 0;
   for (std::string row; std::getline(rows, row);) {
-    std::vector<std::string> f;
-    std::istringstream fields(row);
-    for (std::string x; std::getline(fields, x, '\t');) f.push_back(x);
+    std::vector<std::string> f = TabFields(row);
     if (f.size() >= 6 && f[5] == "f") f_calls = std::strtoull(f[2].c_str(), nullptr, 10);
   }
   EXPECT_EQ(f_calls, 2u) << both.out;
@@ -381,9 +374,7 @@ std::map<std::string, std::string> Files(const std::string& profile) {
   std::map<std::string, std::string> files;
   std::istringstream in(r.out);
   for (std::string line; std::getline(in, line);) {
-    std::vector<std::string> f;
-    std::istringstream fields(line);
-    for (std::string x; std::getline(fields, x, '\t');) f.push_back(x);
+    std::vector<std::string> f = TabFields(line);
     if (f.size() == 9) files[f[8]] = f[7];
   }
   return files;
@@ -451,9 +442,7 @@ TEST(TraceTimed, PerCallTimesAreConsistent) {
   bool seen = false;
   std::istringstream in(r.out);
   for (std::string line; std::getline(in, line);) {
-    std::vector<std::string> f;
-    std::istringstream fields(line);
-    for (std::string x; std::getline(fields, x, '\t');) f.push_back(x);
+    std::vector<std::string> f = TabFields(line);
     ASSERT_EQ(f.size(), 9u) << line;
     if (f[8] != "fib") continue;  // calls, total, self, average, min, max, self %, module, name
     seen = true;
