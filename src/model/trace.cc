@@ -163,13 +163,25 @@ bool NextShortEvent(ByteCursor& in, const ThreadReplay& replay, uint64_t* delta,
 // function the callee's code was inlined into, when the entry hook ran in an inlined copy, or
 // else the innermost frame at the call site.
 std::optional<FunctionId> CallerOf(const format::RawCallSite& site, FunctionId callee,
-                                   uint64_t time, const FramesBefore& frames_before) {
+                                   uint64_t time, const FramesBefore& frames_before,
+                                   const Profile& p) {
   std::vector<FunctionId> inside = frames_before(site.hook_return, time);
-  for (size_t k = inside.size(); k-- > 0;) {
-    if (inside[k] != callee) continue;
+  // One function by name: the hook's address of a template instance may be another object's
+  // copy of it (the program's and libstdc++'s), found through the GOT.
+  const std::string& name = p.functions[callee.index()].name;
+  auto same = [&](FunctionId a) {
+    return a == callee || (!name.empty() && p.functions[a.index()].name == name);
+  };
+  bool in_callee = false;
+  for (size_t k = inside.size(); k-- > 0 && !in_callee;) {
+    if (!same(inside[k])) continue;
     if (k > 0) return inside[k - 1];
-    break;
+    in_callee = true;
   }
+  // The hook ran in code that is not the callee's: an inlined copy whose hook GCC placed outside
+  // the copy's inline range (at -O2). The code the hook is in is what called it; the call site
+  // passed to the hook is the enclosing out-of-line function's, one level or more too high.
+  if (!in_callee && !inside.empty()) return inside.back();
   if (site.call_site == 0) return std::nullopt;
   std::vector<FunctionId> at = frames_before(site.call_site, time);
   if (at.empty()) return std::nullopt;
@@ -299,7 +311,7 @@ void ApplyTrace(const format::RawProfile& raw, const FunctionAt& function_at,
       if (!id.valid()) continue;
       std::optional<FunctionId> callee = id;
       calls[callee->index()] += site.calls;
-      std::optional<FunctionId> caller = CallerOf(site, *callee, c.time, frames_before);
+      std::optional<FunctionId> caller = CallerOf(site, *callee, c.time, frames_before, p);
       if (caller && caller->valid()) edge_calls[{caller->index(), callee->index()}] += site.calls;
     }
   }
