@@ -90,7 +90,8 @@ TIMED_DLCLOSE = ('hotline defect (timed mode, issue 29 item 1): the events of a 
                  'gets them right')
 # Entries that may also not differ in a run without being stale: in timed mode whether a
 # dlclosed library's events are lost depends on where the writer's rounds fall (seen once in
-# about ten runs under load), until the defect is fixed.
+# about ten runs under load), until the defect is fixed. Their hotline counts are any (None):
+# under load a sample may land in a lost function, which then has an estimated call.
 MAY_NOT_DIFFER = {TIMED_DLCLOSE}
 O2_EDGES = ('hotline defect (counts mode, issue 29 item 4): at -O2 some calls from libstdc++ '
             'code inlined into its caller are charged to another caller: an inlined copy of a '
@@ -141,12 +142,12 @@ KNOWN_DIFFERENCES = [
     ('nested', '*', 'timed', 'edge', ('bar', 'compar.1'), 3, 0, TIMED_UNTRACED_CALLER),
     ('signal', '*', 'timed', 'edge', ('main', 'sighandler'), 1, 0, TIMED_UNTRACED_CALLER),
     ('ucontext', '*', 'timed', 'edge', ('foo', 'bar'), 1, 0, TIMED_UNTRACED_CALLER),
-] + [('dlopen', '*', 'timed', 'func', f, 0, 1, TIMED_DLCLOSE)
+] + [('dlopen', '*', 'timed', 'func', f, None, 1, TIMED_DLCLOSE)
      for f in ('foo', 'AAA::bar(int)', 'lib_a', 'lib_b', 'lib_c')] + [
     ('dlopen', '*', 'timed', 'edges', (r'main|foo|lib_a|lib_b', r'foo|AAA::bar\(int\)|lib_[abc]'),
      0, 1, TIMED_DLCLOSE),
     ('dlopen', '*', 'timed', 'edge', ('main', '[libabc_test_lib.so]'), 2, 0, TIMED_DLCLOSE),
-] + [('dlopen2', '*', 'timed', 'func', f, 0, 1, TIMED_DLCLOSE)
+] + [('dlopen2', '*', 'timed', 'func', f, None, 1, TIMED_DLCLOSE)
      for f in ('Child::Child', 'Parent::Parent', 'Child::func(int)')] + [
     ('dlopen2', '*', 'timed', 'edges', (r'main|creat64|Child::Child',
                                         r'Child::(Child|func\(int\))|Parent::Parent'),
