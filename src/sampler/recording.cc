@@ -98,7 +98,7 @@ int ExitStatusOf(uint32_t pid) {
   // Fields 3 (the state) to 52 (the exit code) follow the name.
   int field = 2;
   long value = -1;
-  for (char* save = nullptr, *word = strtok_r(const_cast<char*>(p + 1), " \n", &save); word;
+  for (char *save = nullptr, *word = strtok_r(const_cast<char*>(p + 1), " \n", &save); word;
        word = strtok_r(nullptr, " \n", &save)) {
     if (++field == 52) {
       value = strtol(word, nullptr, 10);
@@ -339,6 +339,18 @@ void Recording::noteSwitch(bool on, format::StateSource source) {
 
 Status Recording::finish() {
   perf_.drain(*this);
+  // A child whose exit record never came (the kernel drops some under load) but that is gone
+  // has ended all the same: how, its zombie's status says while there is one, else nobody knows.
+  for (auto& [pid, streams] : by_pid_) {
+    if (pid == root_pid_ || streams.empty() || streams.back()->image->ended) continue;
+    char state = ReadTaskStat(pid, pid).state;
+    if (state != '?' && state != 'Z' && state != 'X') continue;  // still running
+    int status = state == '?' ? -1 : ExitStatusOf(pid);
+    for (Stream* stream : streams) {
+      stream->image->ended = true;
+      stream->image->exit_status = status;
+    }
+  }
   for (auto& [tid, thread] : threads_)
     if (!thread.ended) endThread(tid, thread);
   perf_.close();
@@ -562,8 +574,8 @@ void Recording::onComm(const PerfComm& c) {
     // A thread named itself (pthread_setname_np, prctl): its name from now on.
     if (Stream* stream = imageAt(c.pid, c.time)) {
       threadSeen(*stream, c.tid, c.time);
-      stream->writer.add(format::ThreadNameRecord{c.time, c.tid,
-                                                  stream->writer.internString(c.name.c_str())});
+      stream->writer.add(
+          format::ThreadNameRecord{c.time, c.tid, stream->writer.internString(c.name.c_str())});
     }
     return;
   }
