@@ -22,6 +22,8 @@ constexpr uint64_t kLowestReturnAddress = 0x4000;
 // How far past the entry point the entry routine's call to the rest of the start lies, at most
 // (8 bytes in glibc's loader, 0x20 in crt1's _start).
 constexpr uint64_t kEntryCode = 64;
+// How far above the current frame the walk fetches the stack copy's lines ahead of reading them.
+constexpr uint64_t kFetchAhead = 2048, kCacheLine = 64;
 
 }  // namespace
 
@@ -139,9 +141,13 @@ bool FastUnwinder::readCode(uint32_t pid, uint64_t address, void* out, uint64_t 
 }
 
 const unwind::StepRule& FastUnwinder::ruleFor(const File& file, uint64_t pc_here) {
+  unwind::StepRule& slot =
+      recent_rules_[(pc_here * 0x9E3779B97F4A7C15ull) >> (64 - kRecentRuleBits)];
+  if (slot.pc == pc_here && slot.kind != unwind::StepRule::kEmpty) return slot;
   auto [it, fresh] = rules_.try_emplace(pc_here);
   if (fresh) it->second = unwind::RuleFromEhFrame(file.image, pc_here);
-  return it->second;
+  slot = it->second;
+  return slot;
 }
 
 FastUnwinder::Result FastUnwinder::unwind(const PerfSample& s, uint32_t max_depth,
@@ -158,7 +164,8 @@ FastUnwinder::Result FastUnwinder::unwind(const PerfSample& s, uint32_t max_dept
   // A stack word of the copy, or false (and *past_copy when the word lies above the copy, in
   // reach of a stack: the copy was too short for it).
   auto read = [&](uint64_t address, uint64_t* value, bool* past_copy) {
-    if (address < copy_low || address - copy_low > copy_size || copy_size - (address - copy_low) < 8) {
+    if (address < copy_low || address - copy_low > copy_size ||
+        copy_size - (address - copy_low) < 8) {
       *past_copy = address >= copy_low && address - copy_low < (uint64_t{8} << 20);
       return false;
     }
@@ -166,8 +173,17 @@ FastUnwinder::Result FastUnwinder::unwind(const PerfSample& s, uint32_t max_dept
     return true;
   };
   uint64_t ip = s.regs.ip, sp = s.regs.sp, bp = s.regs.bp;
+  // The copy lies in the ring the kernel wrote from the program's CPU, so nearly every frame's
+  // word is a cache miss, and the walk waits for each in turn (measured: 97% of its time). The
+  // lines a little above the walk are fetched ahead, so that their misses overlap.
+  uint64_t fetched = 0;  // the copy's bytes below this are fetched
+  auto fetch_ahead = [&] {
+    uint64_t until = std::min(sp - copy_low + kFetchAhead, copy_size);
+    for (; fetched < until; fetched += kCacheLine) __builtin_prefetch(s.stack.data() + fetched);
+  };
   out->frames.clear();
   for (bool innermost = true;; innermost = false) {
+    fetch_ahead();
     if (out->frames.size() == max_depth) {
       out->truncated = true;
       break;

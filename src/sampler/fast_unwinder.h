@@ -61,6 +61,11 @@ class FastUnwinder {
   std::map<std::string, std::unique_ptr<File>> files_;
   std::map<uint32_t, Process> processes_;
   std::unordered_map<uint64_t, unwind::StepRule> rules_;  // by lookup address here
+  // The rules last used, by a hash of their address: one cache line to read where the map's
+  // lookup is a division and a chain of nodes (a deep stack asks for a rule per frame).
+  static constexpr int kRecentRuleBits = 13;
+  std::vector<unwind::StepRule> recent_rules_ =
+      std::vector<unwind::StepRule>(size_t{1} << kRecentRuleBits);
   uint64_t quick_ = 0, gave_up_ = 0;
 };
 

@@ -483,8 +483,24 @@ void Recording::onSample(const PerfSample& s) {
     stream->image->stacks_past_copy += stack.past_copy;
     stream->image->stacks_broken += stack.incomplete;
   }
-  uint64_t node = 0;
-  for (size_t i = frames_.size(); i-- > 0;) node = stream->writer.internStackNode(node, frames_[i]);
+  // The frames shared with the thread's previous stack, from the root, keep their nodes.
+  if (thread.path_stream != stream) {
+    thread.path_frames.clear();
+    thread.path_nodes.clear();
+    thread.path_stream = stream;
+  }
+  size_t shared = 0, depth = frames_.size();
+  while (shared < depth && shared < thread.path_frames.size() &&
+         thread.path_frames[shared] == frames_[depth - 1 - shared])
+    ++shared;
+  thread.path_frames.resize(shared);
+  thread.path_nodes.resize(shared);
+  uint64_t node = shared ? thread.path_nodes[shared - 1] : 0;
+  for (size_t i = depth - shared; i-- > 0;) {
+    node = stream->writer.internStackNode(node, frames_[i]);
+    thread.path_frames.push_back(frames_[i]);
+    thread.path_nodes.push_back(node);
+  }
   thread.last_node = node;
   if (s.switch_out) return;  // where the next wait began: weighed when it ends
   ++stream->image->samples;

@@ -35,7 +35,7 @@ struct SampledImage {
   uint32_t execs = 0;   // 0: the process as started (or forked); k: after its k-th exec
   bool forked = false;  // a process the program forked, not the program itself
   const SampledImage* parent = nullptr;  // forked: the image it was forked from
-  bool ended = false;   // its process ended while sampled
+  bool ended = false;                    // its process ended while sampled
   uint64_t start_time = 0;
   std::string exe;
   std::vector<std::string> argv;
@@ -112,6 +112,10 @@ class Recording : public PerfHandler {
     uint64_t wait_node_for = 0;  // the off_since of the wait wait_node belongs to
     Stream* last_stream = nullptr;
     Stream* started_in = nullptr;  // the stream its THREAD_START went into last
+    // Its latest stack, root first, and the node of each of its frames in path_stream: the
+    // next sample shares most of it, and its nodes need no lookup.
+    std::vector<uint64_t> path_frames, path_nodes;
+    const Stream* path_stream = nullptr;
   };
   // `profile_fd`: the profile the stream goes into from the start; else a scratch file.
   Stream* addImage(uint32_t pid, uint32_t ppid, uint64_t time, bool forked, int profile_fd = -1);
