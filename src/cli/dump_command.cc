@@ -87,7 +87,8 @@ class DumpPrinter : public format::RecordVisitor {
     fmt::print("END t={} how={} code={}\n", r.time, unsigned(r.how), r.code);
   }
   void onTraceFunction(const format::TraceFunctionRecord& r) override {
-    fmt::print("TRACE_FUNCTION id={} address={:#x}\n", r.id, r.address);
+    fmt::print("TRACE_FUNCTION id={} address={:#x}{}\n", r.id, r.address,
+               r.seen ? fmt::format(" seen={}", r.seen) : std::string());
   }
   void onCallCounts(const format::CallCountsRecord& r) override {
     fmt::print("CALL_COUNTS t={} tid={} max_depth={} edges={}\n", r.time, r.tid, r.max_depth,

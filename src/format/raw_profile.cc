@@ -145,6 +145,7 @@ void RawProfile::onEnd(const EndRecord& r) { end = r; }
 
 void RawProfile::onTraceFunction(const TraceFunctionRecord& r) {
   trace_functions[r.id] = r.address;
+  if (r.seen) trace_function_seen[r.id] = r.seen;
 }
 
 void RawProfile::onCallCounts(const CallCountsRecord& r) {

@@ -138,7 +138,8 @@ class RawProfile : public RecordVisitor {
   std::vector<std::pair<std::string, uint64_t>> stats;  // key, value, in order
   std::vector<std::string> disabled_reasons;
   std::optional<EndRecord> end;
-  std::unordered_map<uint64_t, uint64_t> trace_functions;  // id → entry address
+  std::unordered_map<uint64_t, uint64_t> trace_functions;      // id → entry address
+  std::unordered_map<uint64_t, uint64_t> trace_function_seen;  // id → when given, if said
   std::vector<RawCallCounts> call_counts;
   std::vector<RawCallSiteCounts> call_site_counts;
   std::vector<RawTraceEvents> trace_events;

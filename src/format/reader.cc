@@ -369,6 +369,8 @@ class PayloadDecoder {
       case RecordKind::kTraceFunction: {
         TraceFunctionRecord r;
         if (!in.varint(&r.id) || !in.varint(&r.address)) return -1;
+        if (!in.atEnd() && (!in.varint(&r.seen) || !within(r.seen, kMaxTime, "seen")))
+          return -1;  // optional
         visitor_.onTraceFunction(r);
         return 1;
       }
@@ -535,7 +537,8 @@ class PayloadDecoder {
         totals_.resize(r.total_count);
         for (WatchTotal& total : totals_)
           if (!in.varint(&total.watch) || !in.varint(&total.writes) || !in.varint(&total.reads) ||
-              !within(total.writes, kMaxCount, "writes") || !within(total.reads, kMaxCount, "reads"))
+              !within(total.writes, kMaxCount, "writes") ||
+              !within(total.reads, kMaxCount, "reads"))
             return -1;
         r.hits = hits_.data();
         r.totals = totals_.data();

@@ -247,6 +247,9 @@ struct DisabledRecord {
 // A traced function, by the address the compiler passed to __cyg_profile_func_enter.
 struct TraceFunctionRecord {
   uint64_t id = 0, address = 0;
+  // When the id was given (monotonic clock; optional, 0 = not said): the address names the
+  // function of the image mapped there then. A front-end's named frames leave it out.
+  uint64_t seen = 0;
 };
 
 // Exact calls per call-graph edge of one thread (caller 0 = called from untraced code), and

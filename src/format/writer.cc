@@ -359,6 +359,7 @@ void Writer::add(const TraceFunctionRecord& r) {
   beginRecord(RecordKind::kTraceFunction);
   record_.varint(r.id);
   record_.varint(r.address);
+  if (r.seen) record_.varint(r.seen);
   endRecord();
 }
 

@@ -276,7 +276,13 @@ void ApplyTrace(const format::RawProfile& raw, const FunctionAt& function_at,
     if (cached != by_trace_id.end()) return cached->second;
     auto address = raw.trace_functions.find(trace_id);
     if (address == raw.trace_functions.end()) return std::nullopt;
-    FunctionId id = function_at(address->second, raw.process ? raw.process->time : 0);
+    // Named after the image mapped at its address when the id was given (a library dlclosed
+    // and another loaded there: each id is one function, docs/format.md).
+    auto seen = raw.trace_function_seen.find(trace_id);
+    uint64_t time = seen != raw.trace_function_seen.end() ? seen->second
+                    : raw.process                         ? raw.process->time
+                                                          : 0;
+    FunctionId id = function_at(address->second, time);
     if (!id.valid()) return std::nullopt;
     by_trace_id.emplace(trace_id, id);
     return id;

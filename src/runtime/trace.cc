@@ -34,6 +34,10 @@ struct FunctionSlot {
 };
 FunctionSlot* g_function_slots = nullptr;
 std::atomic<uint64_t>* g_function_address = nullptr;  // by id
+uint64_t* g_function_seen = nullptr;  // by id: when the id was given (monotonic clock)
+// A global slot whose function's module was unloaded: its address with this bit, so that a
+// function loaded there later is given an id of its own.
+constexpr uint64_t kRetired = uint64_t{1} << 63;
 std::atomic<uint32_t> g_function_next{1};
 uint32_t g_function_emitted = 0;  // writer side: ids below this have a TRACE_FUNCTION record
 
@@ -63,6 +67,7 @@ uint32_t GlobalFunctionId(uint64_t address) {
       } else {
         uint32_t id = g_function_next.fetch_add(1);
         if (id >= kFunctionCapacity) return 0;
+        g_function_seen[id] = NowNs();  // published with the address
         g_function_address[id].store(address, std::memory_order_release);
         slot.id.store(id, std::memory_order_release);
         return id;
@@ -82,6 +87,39 @@ namespace {
 
 TraceThread* g_threads[kMaxThreads];
 std::atomic<int> g_thread_count{0};
+
+// Timed mode, the module at [start, end) unloaded: its functions' ids are not given again, to a
+// function loaded there later (dlclose, then dlopen of another library), and no thread's caches
+// give them. A cleared callee cache entry costs its caller one entry event in the long code,
+// which the reader takes as it comes. Only a thread running the unloaded code (a program's
+// error) could meet an entry being cleared.
+void RetireFunctionsIn(uint64_t start, uint64_t end) {
+  auto inside = [&](uint64_t address) { return address >= start && address < end; };
+  uint32_t functions = std::min<uint32_t>(g_function_next.load(), kFunctionCapacity);
+  const uint32_t mask = kFunctionCapacity - 1;
+  for (uint32_t id = 1; id < functions; ++id) {
+    uint64_t address = g_function_address[id].load(std::memory_order_acquire);
+    if (!address || !inside(address)) continue;
+    for (uint32_t i = uint32_t(Mix(address)) & mask, probes = 0; probes < kFunctionCapacity;
+         i = (i + 1) & mask, ++probes) {
+      uint64_t seen = g_function_slots[i].address.load(std::memory_order_acquire);
+      if (seen == 0) break;
+      if (seen == address && g_function_slots[i].id.load(std::memory_order_acquire) == id) {
+        g_function_slots[i].address.store(address | kRetired, std::memory_order_release);
+        break;
+      }
+    }
+  }
+  int count = g_thread_count.load();
+  for (int t = 0; t < count && t < kMaxThreads; ++t) {
+    TraceThread* tt = g_threads[t];
+    if (!tt || !tt->alive.load()) continue;
+    for (uint32_t caller = 0; caller < functions; ++caller)
+      if (inside(tt->callee_cache[caller].callee)) tt->callee_cache[caller].callee = 0;
+    for (int slot = 0; slot < kCacheSize; ++slot)
+      if (inside(tt->cache_address[slot])) tt->cache_address[slot] = 0;
+  }
+}
 
 }  // namespace
 
@@ -127,7 +165,8 @@ void InitTrace(format::TraceMode mode) {
       static_cast<FunctionSlot*>(MapZeroed(sizeof(FunctionSlot) * kFunctionCapacity));
   g_function_address =
       static_cast<std::atomic<uint64_t>*>(MapZeroed(sizeof(uint64_t) * kFunctionCapacity));
-  if (!g_function_slots || !g_function_address) return;
+  g_function_seen = static_cast<uint64_t*>(MapZeroed(sizeof(uint64_t) * kFunctionCapacity));
+  if (!g_function_slots || !g_function_address || !g_function_seen) return;
   if (mode == format::TraceMode::kTimed) {
     // rdtsc ticks against the monotonic clock over 5 ms: good to about 1e-4.
     uint64_t t0 = NowNs(), c0 = __builtin_ia32_rdtsc(), t1;
@@ -174,7 +213,8 @@ void DrainTraceLocked(format::Writer& writer, bool everything) {
     uint64_t address = g_function_address[g_function_emitted + 1].load(std::memory_order_acquire);
     if (!address) break;  // being inserted: next time
     ++g_function_emitted;
-    writer.add(format::TraceFunctionRecord{g_function_emitted, address});
+    writer.add(format::TraceFunctionRecord{g_function_emitted, address,
+                                           g_function_seen[g_function_emitted]});
   }
   if (Timed()) {
     WriteFullBuffers(writer);
@@ -198,7 +238,8 @@ uint64_t FunctionAddress(uint32_t id) {
 }
 
 void FlushTraceSitesInLocked(format::Writer& writer, uint64_t start, uint64_t size, uint64_t time) {
-  if (g_mode.load() == 0 || g_timed_hooks) return;
+  if (g_mode.load() == 0) return;
+  if (g_timed_hooks) return RetireFunctionsIn(start, start + size);
   const uint64_t range[2] = {start, start + size};
   int count = g_thread_count.load();
   for (int i = 0; i < count && i < kMaxThreads; ++i)

@@ -41,7 +41,8 @@ void FinishTraceLocked(format::Writer& writer, uint64_t now);
 // With the session lock held, before the unload of the module at [start, start + size) is
 // written: counts mode's sites that name an address in it, of every thread, as they were at
 // `time` (before the unload), so that the reader names them after that module and not after
-// one mapped there later (dlclose, then dlopen of another library).
+// one mapped there later (dlclose, then dlopen of another library). Timed mode gives its
+// functions' ids to no function loaded there later (TRACE_FUNCTION's time says which).
 void FlushTraceSitesInLocked(format::Writer& writer, uint64_t start, uint64_t size, uint64_t time);
 // hotline_size(): the calling thread's innermost traced call (its TRACE_FUNCTION id and the
 // tick of its entry event), in timed mode. Otherwise false, and the size is counted as one

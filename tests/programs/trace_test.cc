@@ -321,9 +321,10 @@ TEST(TraceSort, CountsAndTimedAgreeOnEveryEdgeOfInlinedTemplates) {
 }
 
 // A library dlopened at the address of one closed before it: each call is named after the
-// library mapped there when it was made. Counts mode, with a writer thread and without one.
+// library mapped there when it was made. Counts mode, with a writer thread and without one,
+// and timed mode (where the new library's functions get ids of their own).
 TEST(TraceReusedAddress, ALibraryMappedWhereAClosedOneWasKeepsItsOwnNames) {
-  for (const char* mode : {"--trace=counts", "--heap"}) {
+  for (const char* mode : {"--trace=counts", "--heap", "--trace=timed"}) {
     SCOPED_TRACE(mode);
     std::string dir = ScratchDir("reused");
     std::string profile = dir + "/r.hotline";

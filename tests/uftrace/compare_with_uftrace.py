@@ -84,15 +84,6 @@ TIMED_UNTRACED_CALLER = ('hotline defect (timed mode): a function entered from u
                          'untraced (qsort, raise, the start of a context makecontext made), as '
                          'counts mode and uftrace (which records qsort@libc, raise@libc, '
                          'swapcontext@libc between) say')
-TIMED_DLCLOSE = ('hotline defect (timed mode, issue 29 item 1): the events of a library dlclosed '
-                 'before the run ended are not resolved with the mapping of their time: its '
-                 'functions and their calls are lost (one [library] entry instead); counts mode '
-                 'gets them right')
-# Entries that may also not differ in a run without being stale: in timed mode whether a
-# dlclosed library's events are lost depends on where the writer's rounds fall (seen once in
-# about ten runs under load), until the defect is fixed. Their hotline counts are any (None):
-# under load a sample may land in a lost function, which then has an estimated call.
-MAY_NOT_DIFFER = {TIMED_DLCLOSE}
 O2_EDGES = ('hotline defect (counts mode, issue 29 item 4): at -O2 some calls from libstdc++ '
             'code inlined into its caller are charged to another caller: an inlined copy of a '
             'function that GCC names otherwise than its out-of-line copy (`std::allocator<char>::'
@@ -142,18 +133,6 @@ KNOWN_DIFFERENCES = [
     ('nested', '*', 'timed', 'edge', ('bar', 'compar.1'), 3, 0, TIMED_UNTRACED_CALLER),
     ('signal', '*', 'timed', 'edge', ('main', 'sighandler'), 1, 0, TIMED_UNTRACED_CALLER),
     ('ucontext', '*', 'timed', 'edge', ('foo', 'bar'), 1, 0, TIMED_UNTRACED_CALLER),
-] + [('dlopen', '*', 'timed', 'func', f, None, 1, TIMED_DLCLOSE)
-     for f in ('foo', 'AAA::bar(int)', 'lib_a', 'lib_b', 'lib_c')] + [
-    ('dlopen', '*', 'timed', 'edges', (r'main|foo|lib_a|lib_b', r'foo|AAA::bar\(int\)|lib_[abc]'),
-     0, 1, TIMED_DLCLOSE),
-    ('dlopen', '*', 'timed', 'edge', ('main', '[libabc_test_lib.so]'), 2, 0, TIMED_DLCLOSE),
-] + [('dlopen2', '*', 'timed', 'func', f, None, 1, TIMED_DLCLOSE)
-     for f in ('Child::Child', 'Parent::Parent', 'Child::func(int)')] + [
-    ('dlopen2', '*', 'timed', 'edges', (r'main|creat64|Child::Child',
-                                        r'Child::(Child|func\(int\))|Parent::Parent'),
-     0, 1, TIMED_DLCLOSE),
-    ('dlopen2', '*', 'timed', 'edges', (r'main|creat64', r'\[libbaz\.so\]'), 1, 0,
-     TIMED_DLCLOSE),
     # hotline's counts mode at -O2: callers of inlined code.
     (('dwarf6', 'std-string'), 'O2', 'counts', 'edges', ('.*', '.*'), None, None, O2_EDGES),
 ]
@@ -613,8 +592,7 @@ def report(results, verbose, started):
     stale = []
     for i, e in enumerate(KNOWN_DIFFERENCES):
         for program, build, mode in sorted(compared):
-            if (applies(e, program, build, mode) and (i, program, build, mode) not in used and
-                    e[7] not in MAY_NOT_DIFFER):
+            if applies(e, program, build, mode) and (i, program, build, mode) not in used:
                 stale.append((e, program, build, mode))
     for e, program, build, mode in stale:
         log('STALE table entry, no longer differs in %s %s %s: %s %s (hotline %s, uftrace %s)' %

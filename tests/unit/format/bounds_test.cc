@@ -304,6 +304,9 @@ std::vector<BoundCase> Cases() {
          w.add(format::TraceEventsRecord{1, 0, v, packed, 3, false});
        },
        count(&format::RawProfile::trace_events)},
+      {"TRACE_FUNCTION seen", format::kMaxTime, "seen",
+       [](Writer& w, uint64_t v) { w.add(format::TraceFunctionRecord{1, 0x1100, v}); },
+       count(&format::RawProfile::trace_functions)},
       {"ALLOC size", format::kMaxBlockBytes, "size", alloc(0), count(&format::RawProfile::allocs)},
       {"ALLOC sample_bytes", format::kMaxBlockBytes, "sample_bytes", alloc(1),
        count(&format::RawProfile::allocs)},
