@@ -79,9 +79,9 @@ void OnStatement(pTHX_ ThreadState* t, COP* cop) {
   if (now > t->flush_deadline) Flush(t);
 }
 
-// The sub an entersub op is about to call, as pp_entersub finds it; nullptr when it is not
-// plain (an overloaded object, a name looked up at run time).
-CV* CalledSub(pTHX) {
+// The sub the entersub op is about to call, as pp_entersub finds it; nullptr when it is not
+// plain (an overloaded object, a scalar with get-magic, an undefined name).
+CV* CalledSub(pTHX_ const OP* entersub) {
   SV* sv = *PL_stack_sp;
   switch (SvTYPE(sv)) {
     case SVt_PVGV:
@@ -89,7 +89,14 @@ CV* CalledSub(pTHX) {
     case SVt_PVCV:
       return reinterpret_cast<CV*>(sv);
     default:
-      if (SvROK(sv) && SvTYPE(SvRV(sv)) == SVt_PVCV) return reinterpret_cast<CV*>(SvRV(sv));
+      if (SvROK(sv))
+        return SvTYPE(SvRV(sv)) == SVt_PVCV ? reinterpret_cast<CV*>(SvRV(sv)) : nullptr;
+      // &$name: looked up by name (without adding it; under strict refs perl dies instead).
+      if (SvPOK(sv) && !SvGMAGICAL(sv) && !(entersub->op_private & HINT_STRICT_REFS)) {
+        STRLEN len;
+        const char* name = SvPV_nomg_const(sv, len);
+        return get_cvn_flags(name, len, SvUTF8(sv));
+      }
       return nullptr;
   }
 }
@@ -199,7 +206,7 @@ bool IsSlowOp(unsigned type) {
 }
 
 OP* RunEntersub(pTHX_ ThreadState* t, OP* op) {
-  CV* target = CalledSub(aTHX);
+  CV* target = CalledSub(aTHX_ op);
   if (target && CvISXSUB(target)) {
     // An XSUB has run when pp_entersub returns: its time is its own node's.
     uint32_t sub;

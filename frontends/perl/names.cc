@@ -69,46 +69,104 @@ std::string SubName(pTHX_ CV* cv) {
   return package + "::" + name;
 }
 
+// A CV a sub was seen as is freed (a BEGIN block once it ran, a string eval's sub once
+// dropped): when nothing else holds its op tree, that memory may hold the next sub perl
+// compiles, which must not take this one's name and calls. Another interpreter's copy of it
+// (ithreads copy this magic with the CV) or a closure's clone shares the tree (its reference
+// count, which this CV still holds here, is above one): the sub stays named.
+int ForgetSub(pTHX_ SV* sv, MAGIC* mg) {
+  if (!g) return 0;
+  CV* cv = reinterpret_cast<CV*>(sv);
+  OP* root = CvISXSUB(cv) ? nullptr : CvROOT(cv);
+  Shared shared;
+  uint32_t* found = g->sub_by_key.find(mg->mg_ptr);
+  if (!found) return 0;
+  // A root op keeps its tree's reference count in op_targ (OpREFCNT_set, op.h).
+  if (root ? root->op_targ <= 1 : g->subs[*found].owner == sv) {
+    g->sub_by_key.retire(mg->mg_ptr);
+  } else if (g->subs[*found].owner == sv) {
+    // What else holds the tree tells nobody when it goes (the prototype of a closure, or of
+    // any anonymous sub under the debugger): the next CV seen with this key is checked.
+    g->subs[*found].orphaned = true;
+  }
+  return 0;
+}
+
+MGVTBL forget_sub = {.svt_free = ForgetSub};
+
+void WatchFree(pTHX_ CV* cv, const void* key) {
+  // Magic with a free callback only: perl's use of the CV is as before. The key is kept as the
+  // magic's pointer, not copied (length 0).
+  sv_magicext(reinterpret_cast<SV*>(cv), nullptr, PERL_MAGIC_ext, &forget_sub,
+              static_cast<const char*>(key), 0);
+}
+
+// Where a Perl sub is defined: %DB::sub{NAME} = "FILE:FIRST-LAST" ($^P 0x10), else its first
+// statement.
+void Definition(pTHX_ CV* cv, const std::string& name, std::string* file, uint64_t* line) {
+  file->clear();
+  *line = 0;
+  if (HV* db_sub = get_hv("DB::sub", 0)) {
+    SV** range = hv_fetch(db_sub, name.c_str(), I32(name.size()), 0);
+    if (range && SvOK(*range)) {
+      STRLEN len;
+      const char* p = SvPV(*range, len);
+      std::string text(p, len);
+      size_t colon = text.rfind(':');
+      if (colon != std::string::npos) {
+        *file = text.substr(0, colon);
+        *line = std::strtoull(text.c_str() + colon + 1, nullptr, 10);
+        return;
+      }
+    }
+  }
+  OP* start = CvSTART(cv);
+  for (int steps = 0; start && steps < 64; start = start->op_next, ++steps) {
+    if (start->op_type == OP_NEXTSTATE || start->op_type == OP_DBSTATE) {
+      *file = CopFILE(cCOPx(start)) ? CopFILE(cCOPx(start)) : "";
+      break;
+    }
+  }
+  *line = FirstLine(cv);
+}
+
+// An orphaned sub's key seen again: another clone of it, or a new sub in its freed memory.
+bool SameSub(pTHX_ CV* cv, const Sub& sub) {
+  std::string name = SubName(aTHX_ cv), file;
+  uint64_t line;
+  Definition(aTHX_ cv, name, &file, &line);
+  return sub.name.starts_with(name) && file == sub.def_file && line == sub.def_line;
+}
+
 }  // namespace
 
 uint32_t SubIndex(pTHX_ CV* cv) {
   // Closures share their prototype's op tree: one sub, however many clones.
   const void* key = CvISXSUB(cv) ? static_cast<const void*>(cv) : CvSTART(cv);
   if (!key) key = cv;
-  if (uint32_t* found = g->sub_by_key.find(key)) return *found;
+  if (uint32_t* found = g->sub_by_key.find(key)) {
+    Sub& known = g->subs[*found];
+    if (!known.orphaned) return *found;
+    if (SameSub(aTHX_ cv, known)) {
+      known.orphaned = false;
+      known.owner = cv;
+      WatchFree(aTHX_ cv, key);
+      return *found;
+    }
+    g->sub_by_key.retire(key);
+  }
   Sub sub;
   sub.name = SubName(aTHX_ cv);
   if (!CvISXSUB(cv)) {
-    // %DB::sub{NAME} = "FILE:FIRST-LAST" ($^P 0x10).
-    if (HV* db_sub = get_hv("DB::sub", 0)) {
-      SV** range = hv_fetch(db_sub, sub.name.c_str(), I32(sub.name.size()), 0);
-      if (range && SvOK(*range)) {
-        STRLEN len;
-        const char* p = SvPV(*range, len);
-        std::string text(p, len);
-        size_t colon = text.rfind(':');
-        if (colon != std::string::npos) {
-          sub.def_file = text.substr(0, colon);
-          sub.def_line = std::strtoull(text.c_str() + colon + 1, nullptr, 10);
-        }
-      }
-    }
-    if (sub.def_file.empty()) {
-      OP* start = CvSTART(cv);
-      for (int steps = 0; start && steps < 64; start = start->op_next, ++steps) {
-        if (start->op_type == OP_NEXTSTATE || start->op_type == OP_DBSTATE) {
-          sub.def_file = CopFILE(cCOPx(start)) ? CopFILE(cCOPx(start)) : "";
-          break;
-        }
-      }
-      sub.def_line = FirstLine(cv);
-    }
+    Definition(aTHX_ cv, sub.name, &sub.def_file, &sub.def_line);
     size_t bare = sub.name.rfind("::");
     bare = bare == std::string::npos ? 0 : bare + 2;
     if (sub.name.compare(bare, std::string::npos, "__ANON__") == 0) {
       sub.name += "[" + sub.def_file + ":" + std::to_string(sub.def_line) + "]";
     } else if (sub.name.compare(bare, std::string::npos, "BEGIN") == 0) {
       sub.name += "@" + std::to_string(sub.def_line);
+      // Several on one line (`use strict; use warnings;`): BEGIN@1, BEGIN@1.1, ... as NYTProf.
+      if (uint32_t before = g->begin_blocks[sub.name]++) sub.name += "." + std::to_string(before);
     }
   }
   sub.underscore_exit = sub.name == "POSIX::_exit";
@@ -121,8 +179,10 @@ uint32_t SubIndex(pTHX_ CV* cv) {
   def.line = sub.def_line;
   g->frames.push_back(def);
   sub.def_frame = uint32_t(g->frames.size());
+  sub.owner = cv;
   g->subs.push_back(std::move(sub));
   g->sub_by_key.insert(key, index);
+  WatchFree(aTHX_ cv, key);
   return index;
 }
 

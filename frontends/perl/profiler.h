@@ -68,6 +68,8 @@ struct Sub {
   bool underscore_exit = false;  // POSIX::_exit: the profile must be finished before it runs
   bool profiler = false;         // Devel::Hotline's own (its END block, start, stop): not measured
   bool slow_op = false;          // an op timed as a sub: NYTProf's Pkg::CORE:name
+  const void* owner = nullptr;   // the CV whose free is watched (names.cc: ForgetSub)
+  bool orphaned = false;         // that CV is gone, but not the op tree it shared
 };
 
 struct Frame {
@@ -121,6 +123,17 @@ class PointerIndex {
       if (!slots_[i].key) return nullptr;
     }
   }
+  // The key names nothing any more (its memory may be another's next): its slot stays taken
+  // until the table grows, so that the keys probed past it are still found.
+  void retire(const void* key) {
+    size_t mask = slots_.size() - 1;
+    for (size_t i = Hash(key) & mask; slots_[i].key; i = (i + 1) & mask) {
+      if (slots_[i].key == key) {
+        slots_[i].key = kRetired;
+        return;
+      }
+    }
+  }
   void insert(const void* key, uint32_t value) {
     if ((used_ + 1) * 2 > slots_.size()) grow();
     size_t mask = slots_.size() - 1;
@@ -135,6 +148,8 @@ class PointerIndex {
     const void* key = nullptr;
     uint32_t value = 0;
   };
+  // Keys are addresses of perl's structures: never 1.
+  static inline const void* const kRetired = reinterpret_cast<const void*>(uintptr_t{1});
   static size_t Hash(const void* key) {
     return size_t((uintptr_t(key) >> 3) * 0x9E3779B97F4A7C15ull >> 17);
   }
@@ -144,7 +159,7 @@ class PointerIndex {
     slots_.assign(old.size() * 2, Slot{});
     used_ = 0;
     for (const Slot& s : old)
-      if (s.key) insert(s.key, s.value);
+      if (s.key && s.key != kRetired) insert(s.key, s.value);
   }
   std::vector<Slot> slots_;
   size_t used_ = 0;
@@ -207,6 +222,7 @@ struct Profiler {
   std::unordered_map<std::string, uint32_t> file_by_name;
   std::vector<Sub> subs;
   PointerIndex sub_by_key;
+  std::unordered_map<std::string, uint32_t> begin_blocks;  // Pkg::BEGIN@line → how many so far
   std::vector<Frame> frames;  // frame i+1
   std::unordered_map<std::string, uint32_t> frame_by_key;
   std::vector<Node> nodes;  // node i+1

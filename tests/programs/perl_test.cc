@@ -200,6 +200,25 @@ TEST(Perl, ClosureAndDieEdges) {
   EXPECT_EQ((died[{"main::middle", "main::inner"}]), 30u);
 }
 
+// A sub is not its memory: perl frees a BEGIN block once it ran and string evals' subs once
+// dropped, and compiles the next sub where they were; each keeps its own name and calls (as
+// NYTProf counts them, BEGIN@4.1 for a line's second BEGIN too). An XSUB called through a
+// string is counted as called by name.
+TEST(Perl, SubsCompiledWhereFreedOnesWereKeepTheirOwnNames) {
+  std::map<std::string, uint64_t> calls;
+  for (const auto& [edge, n] : CallEdges(ProfileScript("reused_subs.pl").profile))
+    calls[edge.second] += n;
+  auto anon = [&](int n, int line) {
+    return "main::__ANON__[(eval " + std::to_string(n) + ")[" + kScripts +
+           "reused_subs.pl:" + std::to_string(line) + "]:1]";
+  };
+  for (const std::string& sub : {std::string("main::BEGIN@4"), std::string("main::BEGIN@4.1"),
+                                 std::string("main::BEGIN@5"), std::string("main::foo"),
+                                 anon(1, 9), anon(2, 10), anon(3, 11)})
+    EXPECT_EQ(calls[sub], 1u) << sub;
+  EXPECT_EQ(calls["List::Util::sum"], 2u);
+}
+
 // `goto &target` leaves trampoline: target is entered from trampoline's caller, and its
 // statements are under the program's node, not trampoline's.
 TEST(Perl, GotoSubEntersFromTheCaller) {
