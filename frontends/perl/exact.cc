@@ -24,11 +24,35 @@ void OnSubExit(pTHX_ void* depth) {
   t->current = t->stack.back().node;
 }
 
+// What died since the last event: timed calls (XSUBs, slow ops) that an exception left are
+// taken off the stack, and a call of a sub that does not exist is counted.
+void SettleDeathsSlow(pTHX_ ThreadState* t) {
+  if (t->undefined_callee) {
+    if (t->on) {
+      ++t->calls[{t->undefined_caller, UndefinedSubIndex(aTHX_ t->undefined_callee)}];
+      t->calls_changed = true;
+    }
+    t->undefined_callee = nullptr;
+  }
+  size_t keep = t->stack.size();
+  while (keep > 1 && t->stack[keep - 1].timed_cx >= 0 && cxstack_ix < t->stack[keep - 1].timed_cx)
+    --keep;
+  if (keep == t->stack.size()) return;
+  t->current = t->stack[keep].parent;
+  t->stack.resize(keep);
+}
+
+inline void SettleDeaths(pTHX_ ThreadState* t) {
+  if (__builtin_expect(t->undefined_callee || t->stack.back().timed_cx >= 0, 0))
+    SettleDeathsSlow(aTHX_ t);
+}
+
 // A Perl sub has just been entered (its context is on top): from here to its exit, whichever
 // way it leaves, its statements are its own.
 void EnterSub(pTHX_ ThreadState* t, CV* cv) {
   Shared shared;
   Charge(t, Ticks());
+  SettleDeaths(aTHX_ t);
   uint32_t callee = SubIndex(aTHX_ cv);
   uint32_t caller = t->stack.back().sub;
   bool profiler = g->subs[callee].profiler;
@@ -46,6 +70,7 @@ void OnStatement(pTHX_ ThreadState* t, COP* cop) {
   Shared shared;
   uint64_t now = Ticks();
   Charge(t, now);
+  SettleDeaths(aTHX_ t);
   StartAtPhase(aTHX_ t, now);
   uint32_t* found = g->statement_by_cop.find(cop);
   Statement* st;
@@ -102,38 +127,56 @@ CV* CalledSub(pTHX_ const OP* entersub) {
 }
 
 // Runs `op` as a call of `sub` from the current sub: an XSUB (it has run when pp_entersub
-// returns) or a slow op timed as NYTProf's CORE: subs are. The time is the callee's own node's.
-OP* RunTimedAsSub(pTHX_ ThreadState* t, OP* op, uint32_t sub) {
-  uint32_t caller_node = t->current;
+// returns) or a slow op timed as NYTProf's CORE: subs are. The time is the callee's own node's,
+// and so are the statements and calls of the code it calls back (a sort block's calls are
+// CORE:sort's, as NYTProf has them). An exception that leaves it is noticed at the next event.
+OP* RunTimedAsSub(pTHX_ ThreadState* t, OP* op, uint32_t sub, Perl_ppaddr_t run = nullptr) {
+  uint32_t caller_node;
+  size_t depth;
   {
     Shared shared;
     Charge(t, Ticks());
+    SettleDeaths(aTHX_ t);
+    caller_node = t->current;
     if (t->on) {
       ++t->calls[{t->stack.back().sub, sub}];
       t->calls_changed = true;
     }
-    t->current = NodeIndex(caller_node, g->subs[sub].def_frame);
+    depth = t->stack.size();
+    uint32_t node = NodeIndex(caller_node, g->subs[sub].def_frame);
+    t->stack.push_back(Activation{sub, caller_node, node, false, false, int32_t(cxstack_ix)});
+    t->current = node;
   }
-  OP* next = op->op_ppaddr(aTHX);
+  OP* next = run ? run(aTHX) : op->op_ppaddr(aTHX);
   Shared shared;
   if (g->finished) return next;
   Charge(t, Ticks());
+  if (t->stack.size() > depth) t->stack.resize(depth);
   t->current = caller_node;
   return next;
 }
 
-// The ops NYTProf times as `CORE:` subs by default (slowops=2): regular expressions, sorting,
-// and those that wait for the system (I/O, files, processes, sockets).
+// The ops NYTProf times as `CORE:` subs by default (slowops=2), as Devel::NYTProf 6.12 reports
+// them on a script that runs every builtin: regular expressions (with s///e's substcont),
+// sort, pack and unpack, crypt, and those that wait for the system (I/O, formats, files and
+// their tests, directories, processes, sockets, the system databases). Not pipe, socketpair,
+// fork or kill, which it does not time either.
 bool IsSlowOp(unsigned type) {
   switch (type) {
     case OP_MATCH:
     case OP_SUBST:
+    case OP_SUBSTCONT:
     case OP_QR:
     case OP_REGCOMP:
     case OP_SORT:
+    case OP_PACK:
+    case OP_UNPACK:
+    case OP_CRYPT:
     case OP_PRINT:
     case OP_PRTF:
     case OP_SAY:
+    case OP_ENTERWRITE:
+    case OP_LEAVEWRITE:
     case OP_READLINE:
     case OP_RCATLINE:
     case OP_GETC:
@@ -150,15 +193,19 @@ bool IsSlowOp(unsigned type) {
     case OP_OPEN:
     case OP_SYSOPEN:
     case OP_CLOSE:
-    case OP_PIPE_OP:
     case OP_BINMODE:
     case OP_FCNTL:
     case OP_IOCTL:
     case OP_FLOCK:
     case OP_SELECT:
     case OP_SSELECT:
+    case OP_DBMOPEN:
+    case OP_DBMCLOSE:
     case OP_OPEN_DIR:
     case OP_READDIR:
+    case OP_TELLDIR:
+    case OP_SEEKDIR:
+    case OP_REWINDDIR:
     case OP_CLOSEDIR:
     case OP_MKDIR:
     case OP_RMDIR:
@@ -171,41 +218,115 @@ bool IsSlowOp(unsigned type) {
     case OP_CHMOD:
     case OP_CHOWN:
     case OP_UTIME:
+    case OP_UMASK:
+    case OP_GLOB:
     case OP_STAT:
     case OP_LSTAT:
-    case OP_FTIS:
-    case OP_FTSIZE:
-    case OP_FTMTIME:
-    case OP_FTFILE:
-    case OP_FTDIR:
-    case OP_FTEREAD:
-    case OP_FTEWRITE:
-    case OP_FTEEXEC:
     case OP_FTRREAD:
     case OP_FTRWRITE:
     case OP_FTREXEC:
+    case OP_FTEREAD:
+    case OP_FTEWRITE:
+    case OP_FTEEXEC:
+    case OP_FTIS:
+    case OP_FTSIZE:
+    case OP_FTMTIME:
+    case OP_FTATIME:
+    case OP_FTCTIME:
+    case OP_FTROWNED:
+    case OP_FTEOWNED:
+    case OP_FTZERO:
+    case OP_FTSOCK:
+    case OP_FTCHR:
+    case OP_FTBLK:
+    case OP_FTFILE:
+    case OP_FTDIR:
+    case OP_FTPIPE:
+    case OP_FTSUID:
+    case OP_FTSGID:
+    case OP_FTSVTX:
     case OP_FTLINK:
-    case OP_GLOB:
+    case OP_FTTTY:
+    case OP_FTTEXT:
+    case OP_FTBINARY:
     case OP_SYSTEM:
     case OP_BACKTICK:
     case OP_WAIT:
     case OP_WAITPID:
     case OP_SLEEP:
     case OP_SOCKET:
-    case OP_SOCKPAIR:
     case OP_BIND:
     case OP_CONNECT:
     case OP_LISTEN:
     case OP_ACCEPT:
     case OP_SHUTDOWN:
-    case OP_CRYPT:
+    case OP_GSOCKOPT:
+    case OP_SSOCKOPT:
+    case OP_GETSOCKNAME:
+    case OP_GETPEERNAME:
+    case OP_GHBYNAME:
+    case OP_GHBYADDR:
+    case OP_GHOSTENT:
+    case OP_GNBYNAME:
+    case OP_GNBYADDR:
+    case OP_GNETENT:
+    case OP_GPBYNAME:
+    case OP_GPBYNUMBER:
+    case OP_GPROTOENT:
+    case OP_GSBYNAME:
+    case OP_GSBYPORT:
+    case OP_GSERVENT:
+    case OP_SHOSTENT:
+    case OP_SNETENT:
+    case OP_SPROTOENT:
+    case OP_SSERVENT:
+    case OP_EHOSTENT:
+    case OP_ENETENT:
+    case OP_EPROTOENT:
+    case OP_ESERVENT:
+    case OP_GPWNAM:
+    case OP_GPWUID:
+    case OP_GPWENT:
+    case OP_SPWENT:
+    case OP_EPWENT:
+    case OP_GGRNAM:
+    case OP_GGRGID:
+    case OP_GGRENT:
+    case OP_SGRENT:
+    case OP_EGRENT:
+    case OP_GETLOGIN:
       return true;
     default:
       return false;
   }
 }
 
+Perl_ppaddr_t g_pp_entersub = nullptr;  // perl's own
+
+// PL_ppaddr[OP_ENTERSUB] while measuring, so the entersub ops compiled since, and the calls
+// perl makes itself (call_sv, an overloaded operator: version objects' `(cmp`, a tie or
+// DESTROY method, a callback from XS), all come here. A Perl sub that perl calls itself starts
+// the runops loop, which sees it; an XSUB runs here and nowhere else, and is measured here.
+OP* WatchEntersub(pTHX) {
+  ThreadState* t = g->active && !g->finished ? StateFor(aTHX) : nullptr;
+  if (!t || t->entersub_ours) {
+    if (t) t->entersub_ours = false;
+    return g_pp_entersub(aTHX);
+  }
+  CV* target = CalledSub(aTHX_ PL_op);
+  if (!target || !CvISXSUB(target)) return g_pp_entersub(aTHX);
+  uint32_t sub;
+  {
+    Shared shared;
+    sub = SubIndex(aTHX_ target);
+    if (g->subs[sub].profiler || g->subs[sub].underscore_exit) return g_pp_entersub(aTHX);
+  }
+  return RunTimedAsSub(aTHX_ t, PL_op, sub, g_pp_entersub);
+}
+
 OP* RunEntersub(pTHX_ ThreadState* t, OP* op) {
+  // Whichever way below, the op's function runs next, for this call.
+  t->entersub_ours = op->op_ppaddr == WatchEntersub;
   CV* target = CalledSub(aTHX_ op);
   if (target && CvISXSUB(target)) {
     // An XSUB has run when pp_entersub returns: its time is its own node's.
@@ -232,8 +353,20 @@ OP* RunEntersub(pTHX_ ThreadState* t, OP* op) {
     }
     return RunTimedAsSub(aTHX_ t, op, sub);
   }
+  {
+    // Before entersub pushes the callee's context where a context an exception left was.
+    Shared shared;
+    SettleDeaths(aTHX_ t);
+  }
+  SV* called = *PL_stack_sp;
+  if (!target && SvTYPE(called) == SVt_PVGV && !GvCVu(reinterpret_cast<GV*>(called))) {
+    // No such sub: perl dies in entersub unless an AUTOLOAD answers (then it returns).
+    t->undefined_callee = reinterpret_cast<GV*>(called);
+    t->undefined_caller = t->stack.back().sub;
+  }
   I32 before = cxstack_ix;
   OP* next = op->op_ppaddr(aTHX);
+  t->undefined_callee = nullptr;
   if (cxstack_ix > before && CxTYPE(&cxstack[cxstack_ix]) == CXt_SUB)
     EnterSub(aTHX_ t, cxstack[cxstack_ix].blk_sub.cv);
   return next;
@@ -243,6 +376,18 @@ OP* RunEntersub(pTHX_ ThreadState* t, OP* op) {
 // context, without entersub: the new sub is entered from the caller of the one that jumped.
 OP* RunGoto(pTHX_ ThreadState* t, OP* op) {
   bool to_sub = op->op_flags & OPf_STACKED;
+  SV* target = to_sub ? *PL_stack_sp : nullptr;
+  if (target && SvROK(target) && SvTYPE(SvRV(target)) == SVt_PVCV &&
+      CvISXSUB(reinterpret_cast<CV*>(SvRV(target))) && t->stack.size() >= 2) {
+    // goto &xsub: the XSUB runs as a call from the caller of the sub that jumped (counted, as
+    // NYTProf counts it; its time stays that sub's last statement's).
+    Shared shared;
+    uint32_t callee = SubIndex(aTHX_ reinterpret_cast<CV*>(SvRV(target)));
+    if (t->on && !g->subs[callee].profiler) {
+      ++t->calls[{t->stack[t->stack.size() - 2].sub, callee}];
+      t->calls_changed = true;
+    }
+  }
   OP* next = op->op_ppaddr(aTHX);
   if (to_sub && next && cxstack_ix >= 0) {
     PERL_CONTEXT* cx = &cxstack[cxstack_ix];
@@ -258,6 +403,12 @@ uint32_t SlowOpSubShared(pTHX_ unsigned op_type) {
 }
 
 }  // namespace
+
+void WatchEntersubs() {
+  if (g_pp_entersub) return;
+  g_pp_entersub = PL_ppaddr[OP_ENTERSUB];
+  PL_ppaddr[OP_ENTERSUB] = WatchEntersub;
+}
 
 int RunOpsExact(pTHX) {
   OP* op = PL_op;

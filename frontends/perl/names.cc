@@ -10,6 +10,16 @@ namespace hotline::perl {
 uint32_t FileIndex(const char* name) {
   auto it = g->file_by_name.find(name);
   if (it != g->file_by_name.end()) return it->second;
+  // AutoSplit's files say where their subs were written (`#line 13 "x.pm (autosplit into
+  // auto/x/foo.al)"`): their lines are the module's, as NYTProf counts them. A string eval's
+  // name keeps where it was compiled as perl says it.
+  const char* split =
+      std::strncmp(name, "(eval ", 6) == 0 ? nullptr : std::strstr(name, " (autosplit into ");
+  if (split && split != name) {
+    uint32_t index = FileIndex(std::string(name, size_t(split - name)).c_str());
+    g->file_by_name.emplace(name, index);
+    return index;
+  }
   uint32_t index = uint32_t(g->files.size());
   size_t len = std::strlen(name);
   bool own = len >= 17 && std::strcmp(name + len - 17, "/Devel/Hotline.pm") == 0;
@@ -183,6 +193,22 @@ uint32_t SubIndex(pTHX_ CV* cv) {
   g->subs.push_back(std::move(sub));
   g->sub_by_key.insert(key, index);
   WatchFree(aTHX_ cv, key);
+  return index;
+}
+
+uint32_t UndefinedSubIndex(pTHX_ GV* gv) {
+  HV* stash = GvSTASH(gv);
+  std::string name = std::string(stash && HvNAME(stash) ? HvNAME(stash) : "main") +
+                     "::" + std::string(GvNAME(gv), GvNAMELEN(gv));
+  auto it = g->undefined_subs.find(name);
+  if (it != g->undefined_subs.end()) return it->second;
+  Sub sub;
+  sub.name = name;
+  uint32_t index = uint32_t(g->subs.size());
+  g->frames.push_back(Frame{index, UINT32_MAX, 0, false});
+  sub.def_frame = uint32_t(g->frames.size());
+  g->subs.push_back(std::move(sub));
+  g->undefined_subs.emplace(name, index);
   return index;
 }
 

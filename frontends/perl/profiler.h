@@ -110,6 +110,10 @@ struct Activation {
   uint32_t node = 0;      // the node of the statement running in this activation
   bool profiler = false;  // a sub of Devel::Hotline's own, measured by nobody
   bool resume = false;    // for those: whether measuring was on when it was entered
+  // An XSUB or a slow op timed as a sub: the context stack's top when it was called (-1: a Perl
+  // sub, which its own destructor leaves). Code running above that level is its callbacks'
+  // (a sort block, List::Util::first's block, a sub it calls); below it, it died.
+  int32_t timed_cx = -1;
 };
 
 // Open addressing from a pointer (COP*, CV*, op tree) to a 32-bit index.
@@ -189,6 +193,13 @@ struct ThreadState {
   // (caller sub, callee sub) → calls; sub 0 = the main program. Running totals.
   std::unordered_map<std::pair<uint64_t, uint64_t>, uint64_t, PairHash> calls;
   bool calls_changed = false;  // since the last CALL_COUNTS
+  // A call of a sub that does not exist (perl dies in entersub): counted at the next event,
+  // unless entersub returned (an AUTOLOAD ran instead). The caller's sub and the callee's GV.
+  GV* undefined_callee = nullptr;
+  uint32_t undefined_caller = 0;
+  // The runops loop is about to run an entersub op whose function is WatchEntersub (exact.cc),
+  // which then has nothing to do.
+  bool entersub_ours = false;
 };
 
 struct Profiler {
@@ -222,8 +233,9 @@ struct Profiler {
   std::unordered_map<std::string, uint32_t> file_by_name;
   std::vector<Sub> subs;
   PointerIndex sub_by_key;
-  std::unordered_map<std::string, uint32_t> begin_blocks;  // Pkg::BEGIN@line → how many so far
-  std::vector<Frame> frames;  // frame i+1
+  std::unordered_map<std::string, uint32_t> begin_blocks;    // Pkg::BEGIN@line → how many so far
+  std::unordered_map<std::string, uint32_t> undefined_subs;  // by name
+  std::vector<Frame> frames;                                 // frame i+1
   std::unordered_map<std::string, uint32_t> frame_by_key;
   std::vector<Node> nodes;  // node i+1
   std::unordered_map<std::pair<uint64_t, uint64_t>, uint32_t, PairHash> node_by_key;
@@ -269,6 +281,8 @@ uint32_t FileIndex(const char* name);
 // Keeps the text of a source that is in no file (-e, string evals) for the profile.
 void CaptureSourceText(pTHX_ uint32_t file);
 uint32_t SubIndex(pTHX_ CV* cv);
+// A sub that a call named but that does not exist (`eval { nosuch() }`), by its GV's name.
+uint32_t UndefinedSubIndex(pTHX_ GV* gv);
 // The pseudo-sub `Pkg::CORE:name` of a slow op run from package Pkg (the current statement's).
 uint32_t SlowOpSub(pTHX_ unsigned op_type);
 uint32_t FrameIndex(uint32_t sub, uint32_t file, uint64_t line);
@@ -321,6 +335,8 @@ inline void StartAtPhase(pTHX_ ThreadState* t, uint64_t now) {
 // ---- Measuring every statement (exact.cc) ----------------------------------------------------
 
 int RunOpsExact(pTHX);
+// Becomes PL_ppaddr[OP_ENTERSUB]: an XSUB that perl calls itself is measured too.
+void WatchEntersubs();
 
 // ---- Sampling (sampling.cc) ----------------------------------------------------------------
 

@@ -219,6 +219,25 @@ TEST(Perl, SubsCompiledWhereFreedOnesWereKeepTheirOwnNames) {
   EXPECT_EQ(calls["List::Util::sum"], 2u);
 }
 
+// Callers where the call does not come from a sub's own code, as NYTProf counts them: the subs a
+// block run by an XSUB calls are the XSUB's callees, those a sort block calls are CORE:sort's,
+// a sub that does not exist is counted as called, a call right after an XSUB died is its
+// caller's again, and an overloaded operator that perl calls itself is counted.
+TEST(Perl, CallersThroughXsAreAsNytprofCountsThem) {
+  auto edges = CallEdges(ProfileScript("xs_callers.pl").profile);
+  EXPECT_EQ((edges[{"List::Util::first", "main::pred"}]), 3u);
+  EXPECT_EQ((edges[{"List::Util::reduce", "main::pred"}]), 3u);
+  EXPECT_EQ((edges[{"main::CORE:sort", "main::pred"}]), 6u);
+  EXPECT_EQ((edges[{"main", "main::nosuch"}]), 1u);
+  EXPECT_EQ((edges[{"main", "main::id"}]), 1u);
+  EXPECT_EQ((edges[{"Scalar::Util::weaken", "main::id"}]), 0u);
+  EXPECT_EQ((edges[{"main", "Scalar::Util::weaken"}]), 1u);
+  uint64_t overloaded = 0;
+  for (const auto& [edge, n] : edges)
+    if (edge.second.starts_with("Obj::__ANON__[")) overloaded += n;
+  EXPECT_EQ(overloaded, 1u);
+}
+
 // `goto &target` leaves trampoline: target is entered from trampoline's caller, and its
 // statements are under the program's node, not trampoline's.
 TEST(Perl, GotoSubEntersFromTheCaller) {
