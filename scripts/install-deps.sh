@@ -18,7 +18,7 @@ test=(
   gfortran fp-compiler gm2-12 libgm2-12-dev
   binutils libc6-dbg python3 heaptrack busybox-static xz-utils bzip2 bc
   valgrind golang-go python3-jsonschema nodejs npm chromium postgresql git
-  libdevel-nytprof-perl
+  libdevel-nytprof-perl perltidy
   texlive-latex-base texlive-binaries poppler-utils
   uftrace
 )

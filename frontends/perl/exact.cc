@@ -27,12 +27,12 @@ void OnSubExit(pTHX_ void* depth) {
 // What died since the last event: timed calls (XSUBs, slow ops) that an exception left are
 // taken off the stack, and a call of a sub that does not exist is counted.
 void SettleDeathsSlow(pTHX_ ThreadState* t) {
-  if (t->undefined_callee) {
+  if (t->undefined_pending) {
     if (t->on) {
-      ++t->calls[{t->undefined_caller, UndefinedSubIndex(aTHX_ t->undefined_callee)}];
+      ++t->calls[{t->undefined_caller, UndefinedSubIndex(t->undefined_callee)}];
       t->calls_changed = true;
     }
-    t->undefined_callee = nullptr;
+    t->undefined_pending = false;
   }
   size_t keep = t->stack.size();
   while (keep > 1 && t->stack[keep - 1].timed_cx >= 0 && cxstack_ix < t->stack[keep - 1].timed_cx)
@@ -43,7 +43,7 @@ void SettleDeathsSlow(pTHX_ ThreadState* t) {
 }
 
 inline void SettleDeaths(pTHX_ ThreadState* t) {
-  if (__builtin_expect(t->undefined_callee || t->stack.back().timed_cx >= 0, 0))
+  if (__builtin_expect(t->undefined_pending || t->stack.back().timed_cx >= 0, 0))
     SettleDeathsSlow(aTHX_ t);
 }
 
@@ -301,32 +301,91 @@ bool IsSlowOp(unsigned type) {
   }
 }
 
-Perl_ppaddr_t g_pp_entersub = nullptr;  // perl's own
+uint32_t SlowOpSubShared(pTHX_ unsigned op_type) {
+  Shared shared;
+  return SlowOpSub(aTHX_ op_type);
+}
+
+std::string GvFullName(GV* gv) {
+  HV* stash = GvSTASH(gv);
+  return std::string(stash && HvNAME(stash) ? HvNAME(stash) : "main") +
+         "::" + std::string(GvNAME(gv), GvNAMELEN(gv));
+}
+
+// An entersub of a sub that is not there: a stub (declared, no body: Fcntl's constants the
+// system lacks), a GV without a sub, or a name in a string under `no strict 'refs'` that finds
+// none. Perl dies on it in entersub, unless an AUTOLOAD answers (then entersub returns and
+// nothing is counted here).
+void NoteUndefinedCallee(pTHX_ ThreadState* t, const OP* entersub, CV* stub) {
+  SV* called = *PL_stack_sp;
+  std::string name;
+  if (stub) {
+    if (!CvGV(stub)) return;
+    name = GvFullName(CvGV(stub));
+  } else if (SvTYPE(called) == SVt_PVGV && !GvCVu(reinterpret_cast<GV*>(called))) {
+    name = GvFullName(reinterpret_cast<GV*>(called));
+  } else if (SvPOK(called) && !SvROK(called) && !SvGMAGICAL(called) &&
+             !(entersub->op_private & HINT_STRICT_REFS)) {
+    STRLEN len;
+    const char* text = SvPV_nomg_const(called, len);
+    name.assign(text, len);
+    if (name.find("::") == std::string::npos && name.find('\'') == std::string::npos) {
+      HV* stash = CopSTASH(PL_curcop);
+      name = std::string(stash && HvNAME(stash) ? HvNAME(stash) : "main") + "::" + name;
+    } else if (name.rfind("::", 0) == 0) {
+      name = "main" + name;
+    }
+  } else {
+    return;
+  }
+  t->undefined_pending = true;
+  t->undefined_caller = t->stack.back().sub;
+  t->undefined_callee = std::move(name);
+}
+
+Perl_ppaddr_t g_pp_perl[OP_max];  // perl's own functions of the ops watched
+
+// The state of a thread measuring an op that is not the runops loop's to run (else null).
+ThreadState* NotOurs(pTHX) {
+  ThreadState* t = g->active && !g->finished ? StateFor(aTHX) : nullptr;
+  if (t && t->op_ours) {
+    t->op_ours = false;
+    return nullptr;
+  }
+  return t;
+}
 
 // PL_ppaddr[OP_ENTERSUB] while measuring, so the entersub ops compiled since, and the calls
 // perl makes itself (call_sv, an overloaded operator: version objects' `(cmp`, a tie or
 // DESTROY method, a callback from XS), all come here. A Perl sub that perl calls itself starts
 // the runops loop, which sees it; an XSUB runs here and nowhere else, and is measured here.
 OP* WatchEntersub(pTHX) {
-  ThreadState* t = g->active && !g->finished ? StateFor(aTHX) : nullptr;
-  if (!t || t->entersub_ours) {
-    if (t) t->entersub_ours = false;
-    return g_pp_entersub(aTHX);
-  }
+  Perl_ppaddr_t perl = g_pp_perl[OP_ENTERSUB];
+  ThreadState* t = NotOurs(aTHX);
+  if (!t) return perl(aTHX);
   CV* target = CalledSub(aTHX_ PL_op);
-  if (!target || !CvISXSUB(target)) return g_pp_entersub(aTHX);
+  if (!target || !CvISXSUB(target)) return perl(aTHX);
   uint32_t sub;
   {
     Shared shared;
     sub = SubIndex(aTHX_ target);
-    if (g->subs[sub].profiler || g->subs[sub].underscore_exit) return g_pp_entersub(aTHX);
+    if (g->subs[sub].profiler || g->subs[sub].underscore_exit) return perl(aTHX);
   }
-  return RunTimedAsSub(aTHX_ t, PL_op, sub, g_pp_entersub);
+  return RunTimedAsSub(aTHX_ t, PL_op, sub, perl);
+}
+
+// PL_ppaddr of each slow op while measuring: one that XS code runs itself (IO::Handle's
+// getline runs readline) is timed as one the runops loop runs.
+OP* WatchSlowOp(pTHX) {
+  unsigned type = PL_op->op_type;
+  ThreadState* t = NotOurs(aTHX);
+  if (!t) return g_pp_perl[type](aTHX);
+  return RunTimedAsSub(aTHX_ t, PL_op, SlowOpSubShared(aTHX_ type), g_pp_perl[type]);
 }
 
 OP* RunEntersub(pTHX_ ThreadState* t, OP* op) {
   // Whichever way below, the op's function runs next, for this call.
-  t->entersub_ours = op->op_ppaddr == WatchEntersub;
+  t->op_ours = op->op_ppaddr == WatchEntersub;
   CV* target = CalledSub(aTHX_ op);
   if (target && CvISXSUB(target)) {
     // An XSUB has run when pp_entersub returns: its time is its own node's.
@@ -358,15 +417,10 @@ OP* RunEntersub(pTHX_ ThreadState* t, OP* op) {
     Shared shared;
     SettleDeaths(aTHX_ t);
   }
-  SV* called = *PL_stack_sp;
-  if (!target && SvTYPE(called) == SVt_PVGV && !GvCVu(reinterpret_cast<GV*>(called))) {
-    // No such sub: perl dies in entersub unless an AUTOLOAD answers (then it returns).
-    t->undefined_callee = reinterpret_cast<GV*>(called);
-    t->undefined_caller = t->stack.back().sub;
-  }
+  if (!target || (!CvROOT(target) && !CvISXSUB(target))) NoteUndefinedCallee(aTHX_ t, op, target);
   I32 before = cxstack_ix;
   OP* next = op->op_ppaddr(aTHX);
-  t->undefined_callee = nullptr;
+  t->undefined_pending = false;
   if (cxstack_ix > before && CxTYPE(&cxstack[cxstack_ix]) == CXt_SUB)
     EnterSub(aTHX_ t, cxstack[cxstack_ix].blk_sub.cv);
   return next;
@@ -397,17 +451,17 @@ OP* RunGoto(pTHX_ ThreadState* t, OP* op) {
   return next;
 }
 
-uint32_t SlowOpSubShared(pTHX_ unsigned op_type) {
-  Shared shared;
-  return SlowOpSub(aTHX_ op_type);
-}
-
 }  // namespace
 
-void WatchEntersubs() {
-  if (g_pp_entersub) return;
-  g_pp_entersub = PL_ppaddr[OP_ENTERSUB];
+void WatchOps() {
+  if (g_pp_perl[OP_ENTERSUB]) return;
+  g_pp_perl[OP_ENTERSUB] = PL_ppaddr[OP_ENTERSUB];
   PL_ppaddr[OP_ENTERSUB] = WatchEntersub;
+  for (unsigned type = 0; type < OP_max; ++type) {
+    if (!IsSlowOp(type)) continue;
+    g_pp_perl[type] = PL_ppaddr[type];
+    PL_ppaddr[type] = WatchSlowOp;
+  }
 }
 
 int RunOpsExact(pTHX) {
@@ -447,6 +501,7 @@ int RunOpsExact(pTHX) {
         }
         default:
           if (IsSlowOp(op->op_type)) {
+            t->op_ours = op->op_ppaddr == WatchSlowOp;
             PL_op = op = RunTimedAsSub(aTHX_ t, op, SlowOpSubShared(aTHX_ op->op_type));
             continue;
           }

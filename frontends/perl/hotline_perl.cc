@@ -75,7 +75,7 @@ void Start(pTHX) {
   pthread_atfork(nullptr, nullptr, AtForkChild);
   if (g->sampling) return;  // perl's own runops loop; sampling.cc wraps its statement ops
   PL_runops = RunOpsExact;
-  WatchEntersubs();
+  WatchOps();
 }
 
 XS(Finish_xs) {

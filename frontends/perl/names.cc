@@ -175,8 +175,10 @@ uint32_t SubIndex(pTHX_ CV* cv) {
       sub.name += "[" + sub.def_file + ":" + std::to_string(sub.def_line) + "]";
     } else if (sub.name.compare(bare, std::string::npos, "BEGIN") == 0) {
       sub.name += "@" + std::to_string(sub.def_line);
-      // Several on one line (`use strict; use warnings;`): BEGIN@1, BEGIN@1.1, ... as NYTProf.
-      if (uint32_t before = g->begin_blocks[sub.name]++) sub.name += "." + std::to_string(before);
+      // Several on one line (`use strict; use warnings;`): BEGIN@1, then BEGIN@1.N with N
+      // counting such repeats over the whole run, as NYTProf numbers them.
+      if (!g->begin_blocks.insert(sub.name).second)
+        sub.name += "." + std::to_string(++g->begin_repeats);
     }
   }
   sub.underscore_exit = sub.name == "POSIX::_exit";
@@ -196,10 +198,7 @@ uint32_t SubIndex(pTHX_ CV* cv) {
   return index;
 }
 
-uint32_t UndefinedSubIndex(pTHX_ GV* gv) {
-  HV* stash = GvSTASH(gv);
-  std::string name = std::string(stash && HvNAME(stash) ? HvNAME(stash) : "main") +
-                     "::" + std::string(GvNAME(gv), GvNAMELEN(gv));
+uint32_t UndefinedSubIndex(const std::string& name) {
   auto it = g->undefined_subs.find(name);
   if (it != g->undefined_subs.end()) return it->second;
   Sub sub;

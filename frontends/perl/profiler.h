@@ -13,6 +13,7 @@
 #include <mutex>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -194,12 +195,13 @@ struct ThreadState {
   std::unordered_map<std::pair<uint64_t, uint64_t>, uint64_t, PairHash> calls;
   bool calls_changed = false;  // since the last CALL_COUNTS
   // A call of a sub that does not exist (perl dies in entersub): counted at the next event,
-  // unless entersub returned (an AUTOLOAD ran instead). The caller's sub and the callee's GV.
-  GV* undefined_callee = nullptr;
+  // unless entersub returned (an AUTOLOAD ran instead). The caller's sub and the callee's name.
+  bool undefined_pending = false;
   uint32_t undefined_caller = 0;
-  // The runops loop is about to run an entersub op whose function is WatchEntersub (exact.cc),
-  // which then has nothing to do.
-  bool entersub_ours = false;
+  std::string undefined_callee;
+  // The runops loop is about to run an op (entersub, a slow op) whose function is a watch of
+  // exact.cc (WatchEntersub, WatchSlowOp), which then has nothing to do.
+  bool op_ours = false;
 };
 
 struct Profiler {
@@ -233,7 +235,8 @@ struct Profiler {
   std::unordered_map<std::string, uint32_t> file_by_name;
   std::vector<Sub> subs;
   PointerIndex sub_by_key;
-  std::unordered_map<std::string, uint32_t> begin_blocks;    // Pkg::BEGIN@line → how many so far
+  std::unordered_set<std::string> begin_blocks;  // the names Pkg::BEGIN@line given
+  uint32_t begin_repeats = 0;                    // BEGIN blocks named after an earlier one
   std::unordered_map<std::string, uint32_t> undefined_subs;  // by name
   std::vector<Frame> frames;                                 // frame i+1
   std::unordered_map<std::string, uint32_t> frame_by_key;
@@ -281,8 +284,8 @@ uint32_t FileIndex(const char* name);
 // Keeps the text of a source that is in no file (-e, string evals) for the profile.
 void CaptureSourceText(pTHX_ uint32_t file);
 uint32_t SubIndex(pTHX_ CV* cv);
-// A sub that a call named but that does not exist (`eval { nosuch() }`), by its GV's name.
-uint32_t UndefinedSubIndex(pTHX_ GV* gv);
+// A sub that a call named but that does not exist (`eval { nosuch() }`), by its full name.
+uint32_t UndefinedSubIndex(const std::string& name);
 // The pseudo-sub `Pkg::CORE:name` of a slow op run from package Pkg (the current statement's).
 uint32_t SlowOpSub(pTHX_ unsigned op_type);
 uint32_t FrameIndex(uint32_t sub, uint32_t file, uint64_t line);
@@ -335,8 +338,9 @@ inline void StartAtPhase(pTHX_ ThreadState* t, uint64_t now) {
 // ---- Measuring every statement (exact.cc) ----------------------------------------------------
 
 int RunOpsExact(pTHX);
-// Becomes PL_ppaddr[OP_ENTERSUB]: an XSUB that perl calls itself is measured too.
-void WatchEntersubs();
+// Become PL_ppaddr's entersub and slow ops: an XSUB or a slow op that perl or XS code runs
+// itself (an overloaded operator, IO::Handle::getline's readline) is measured too.
+void WatchOps();
 
 // ---- Sampling (sampling.cc) ----------------------------------------------------------------
 
