@@ -213,9 +213,7 @@ uint32_t UndefinedSubIndex(const std::string& name) {
 
 uint32_t SlowOpSub(pTHX_ unsigned op_type) {
   HV* stash = CopSTASH(PL_curcop);
-  auto key = std::make_pair(uint64_t(uintptr_t(stash)), uint64_t(op_type));
-  auto it = g->slow_op_subs.find(key);
-  if (it != g->slow_op_subs.end()) return it->second;
+  if (uint32_t* found = g->slow_op_subs.find(uint64_t(uintptr_t(stash)), op_type)) return *found;
   Sub sub;
   sub.name = std::string(stash && HvNAME(stash) ? HvNAME(stash) : "main") +
              "::CORE:" + PL_op_name[op_type];
@@ -224,39 +222,34 @@ uint32_t SlowOpSub(pTHX_ unsigned op_type) {
   g->frames.push_back(Frame{index, UINT32_MAX, 0, false});
   sub.def_frame = uint32_t(g->frames.size());
   g->subs.push_back(std::move(sub));
-  g->slow_op_subs.emplace(key, index);
+  g->slow_op_subs.insert(uint64_t(uintptr_t(stash)), op_type, index);
   return index;
 }
 
 uint32_t FrameIndex(uint32_t sub, uint32_t file, uint64_t line) {
-  char key[64];
-  std::snprintf(key, sizeof key, "%u:%u:%llu", sub, file, static_cast<unsigned long long>(line));
-  auto it = g->frame_by_key.find(key);
-  if (it != g->frame_by_key.end()) return it->second;
+  uint64_t sub_file = uint64_t(sub) << 32 | file;
+  if (uint32_t* found = g->frame_by_key.find(sub_file, line)) return *found;
   g->frames.push_back(Frame{sub, file, line, false});
   uint32_t index = uint32_t(g->frames.size());
-  g->frame_by_key.emplace(key, index);
+  g->frame_by_key.insert(sub_file, line, index);
   return index;
 }
 
 uint32_t NodeIndex(uint32_t parent, uint32_t frame) {
-  auto key = std::make_pair(uint64_t(parent), uint64_t(frame));
-  auto it = g->node_by_key.find(key);
-  if (it != g->node_by_key.end()) return it->second;
+  if (uint32_t* found = g->node_by_key.find(parent, frame)) return *found;
   g->nodes.push_back(Node{parent, frame, 0, 0});
   uint32_t index = uint32_t(g->nodes.size());
-  g->node_by_key.emplace(key, index);
+  g->node_by_key.insert(parent, frame, index);
   return index;
 }
 
 uint32_t NativeNodeIndex(uint32_t parent, uint64_t address) {
   // Frame indexes are small and user-space addresses lack bit 63: the keys cannot collide.
-  auto key = std::make_pair(uint64_t(parent), address | (uint64_t{1} << 63));
-  auto it = g->node_by_key.find(key);
-  if (it != g->node_by_key.end()) return it->second;
+  uint64_t key = address | (uint64_t{1} << 63);
+  if (uint32_t* found = g->node_by_key.find(parent, key)) return *found;
   g->nodes.push_back(Node{parent, 0, address, 0});
   uint32_t index = uint32_t(g->nodes.size());
-  g->node_by_key.emplace(key, index);
+  g->node_by_key.insert(parent, key, index);
   g->native_unwritten = true;
   return index;
 }

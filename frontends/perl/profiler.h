@@ -170,6 +170,50 @@ class PointerIndex {
   size_t used_ = 0;
 };
 
+// Open addressing from a pair of integers to a 32-bit index: the tables a statement or a call
+// looks up (frames, stack nodes, slow ops' subs), where a node-based map's lookup, and a key
+// formatted as text, cost more than the rest of the statement's bookkeeping.
+class PairIndex {
+ public:
+  PairIndex() { slots_.assign(1024, Slot{}); }
+  uint32_t* find(uint64_t a, uint64_t b) {
+    size_t mask = slots_.size() - 1;
+    for (size_t i = Hash(a, b) & mask;; i = (i + 1) & mask) {
+      if (!slots_[i].used) return nullptr;
+      if (slots_[i].a == a && slots_[i].b == b) return &slots_[i].value;
+    }
+  }
+  void insert(uint64_t a, uint64_t b, uint32_t value) {
+    if ((used_ + 1) * 2 > slots_.size()) grow();
+    size_t mask = slots_.size() - 1;
+    size_t i = Hash(a, b) & mask;
+    while (slots_[i].used) i = (i + 1) & mask;
+    slots_[i] = Slot{a, b, value, true};
+    ++used_;
+  }
+
+ private:
+  struct Slot {
+    uint64_t a = 0, b = 0;
+    uint32_t value = 0;
+    bool used = false;
+  };
+  static size_t Hash(uint64_t a, uint64_t b) {
+    uint64_t h = a * 0x9E3779B97F4A7C15ull ^ b * 0xC2B2AE3D27D4EB4Full;
+    return size_t(h ^ (h >> 29));
+  }
+  void grow() {
+    std::vector<Slot> old;
+    old.swap(slots_);
+    slots_.assign(old.size() * 2, Slot{});
+    used_ = 0;
+    for (const Slot& s : old)
+      if (s.used) insert(s.a, s.b, s.value);
+  }
+  std::vector<Slot> slots_;
+  size_t used_ = 0;
+};
+
 struct PairHash {
   size_t operator()(const std::pair<uint64_t, uint64_t>& p) const {
     return size_t(p.first * 0x9E3779B97F4A7C15ull ^ (p.second + 0x632BE59BD9B4E019ull));
@@ -239,13 +283,13 @@ struct Profiler {
   uint32_t begin_repeats = 0;                    // BEGIN blocks named after an earlier one
   std::unordered_map<std::string, uint32_t> undefined_subs;  // by name
   std::vector<Frame> frames;                                 // frame i+1
-  std::unordered_map<std::string, uint32_t> frame_by_key;
+  PairIndex frame_by_key;  // (sub << 32 | file, line)
   std::vector<Node> nodes;  // node i+1
-  std::unordered_map<std::pair<uint64_t, uint64_t>, uint32_t, PairHash> node_by_key;
+  PairIndex node_by_key;  // (parent, frame), or (parent, address | 1 << 63) for a native frame
   std::vector<Statement> statements;
   PointerIndex statement_by_cop;
   // (package stash, op type) → the slow op's pseudo-sub
-  std::unordered_map<std::pair<uint64_t, uint64_t>, uint32_t, PairHash> slow_op_subs;
+  PairIndex slow_op_subs;
 
   uint64_t period_ns = 0;  // sampling mode: CPU time per sample
   fmt::Sampler sampler_kind = fmt::Sampler::kNone;
