@@ -66,12 +66,52 @@ void EnterSub(pTHX_ ThreadState* t, CV* cv) {
   SAVEDESTRUCTOR_X(OnSubExit, reinterpret_cast<void*>(uintptr_t(t->stack.size() - 1)));
 }
 
+// The statement `st` runs now: counted, and its node charged from here on.
+void OnKnownStatement(pTHX_ ThreadState* t, Statement* st, uint64_t now) {
+  if (t->on) ++st->count;
+  Activation& a = t->stack.back();
+  if (st->sub != a.sub) {
+    st->frame = FrameIndex(a.sub, st->file, st->line);
+    st->sub = a.sub;
+    st->parent = UINT32_MAX;
+    std::fill(std::begin(st->other_parent), std::end(st->other_parent), UINT32_MAX);
+  }
+  if (st->parent != a.parent) {
+    // The current node moves to the front of the others; the oldest other is dropped.
+    uint32_t parent = st->parent, node = st->node;
+    int i = 0;
+    while (i < Statement::kOtherParents - 1 && st->other_parent[i] != a.parent) ++i;
+    bool known = st->other_parent[i] == a.parent;
+    st->node = known ? st->other_node[i] : NodeIndex(a.parent, st->frame);
+    st->parent = a.parent;
+    for (; i > 0; --i) {
+      st->other_parent[i] = st->other_parent[i - 1];
+      st->other_node[i] = st->other_node[i - 1];
+    }
+    st->other_parent[0] = parent;
+    st->other_node[0] = node;
+  }
+  t->statement = uint32_t(st - g->statements.data());
+  a.node = st->node;
+  t->current = st->node;
+  if (now > t->flush_deadline) Flush(t);
+}
+
 void OnStatement(pTHX_ ThreadState* t, COP* cop) {
   Shared shared;
   uint64_t now = Ticks();
   Charge(t, now);
   SettleDeaths(aTHX_ t);
   StartAtPhase(aTHX_ t, now);
+  // The statements last run, by a hash of their COP: a loop's find theirs in a cache line
+  // that stays near, where the whole table (a slot per COP the program ever ran) does not.
+  Profiler::RecentStatement& recent =
+      g->recent_statements[(uintptr_t(cop) >> 3) * 0x9E3779B97F4A7C15ull >>
+                           (64 - Profiler::kRecentStatementBits)];
+  if (recent.cop == cop && g->statements[recent.index].seq == cop->cop_seq) {
+    OnKnownStatement(aTHX_ t, &g->statements[recent.index], now);
+    return;
+  }
   uint32_t* found = g->statement_by_cop.find(cop);
   Statement* st;
   if (found && g->statements[*found].seq == cop->cop_seq) {
@@ -92,17 +132,10 @@ void OnStatement(pTHX_ ThreadState* t, COP* cop) {
     }
     st = &g->statements.back();
   }
-  if (t->on) ++st->count;
-  Activation& a = t->stack.back();
-  if (st->sub != a.sub || st->parent != a.parent) {
-    st->sub = a.sub;
-    st->parent = a.parent;
-    st->node = NodeIndex(a.parent, FrameIndex(a.sub, st->file, st->line));
-  }
-  a.node = st->node;
-  t->current = st->node;
-  if (now > t->flush_deadline) Flush(t);
+  recent = Profiler::RecentStatement{cop, uint32_t(st - g->statements.data())};
+  OnKnownStatement(aTHX_ t, st, now);
 }
+
 
 // The sub the entersub op is about to call, as pp_entersub finds it; nullptr when it is not
 // plain (an overloaded object, a scalar with get-magic, an undefined name).
@@ -143,7 +176,14 @@ OP* RunTimedAsSub(pTHX_ ThreadState* t, OP* op, uint32_t sub, Perl_ppaddr_t run 
       t->calls_changed = true;
     }
     depth = t->stack.size();
-    uint32_t node = NodeIndex(caller_node, g->subs[sub].def_frame);
+    uint32_t node;
+    Statement* st = t->statement < g->statements.size() ? &g->statements[t->statement] : nullptr;
+    if (st && st->timed_caller == caller_node && st->timed_sub == sub) {
+      node = st->timed_node;
+    } else {
+      node = NodeIndex(caller_node, g->subs[sub].def_frame);
+      if (st) st->timed_caller = caller_node, st->timed_sub = sub, st->timed_node = node;
+    }
     t->stack.push_back(Activation{sub, caller_node, node, false, false, int32_t(cxstack_ix)});
     t->current = node;
   }

@@ -236,10 +236,18 @@ uint32_t FrameIndex(uint32_t sub, uint32_t file, uint64_t line) {
 }
 
 uint32_t NodeIndex(uint32_t parent, uint32_t frame) {
-  if (uint32_t* found = g->node_by_key.find(parent, frame)) return *found;
-  g->nodes.push_back(Node{parent, frame, 0, 0});
-  uint32_t index = uint32_t(g->nodes.size());
-  g->node_by_key.insert(parent, frame, index);
+  uint64_t h = (uint64_t(parent) << 32 | frame) * 0x9E3779B97F4A7C15ull;
+  Profiler::RecentNode& recent = g->recent_nodes[h >> (64 - Profiler::kRecentNodeBits)];
+  if (recent.parent == parent && recent.frame == frame) return recent.node;
+  uint32_t index;
+  if (uint32_t* found = g->node_by_key.find(parent, frame)) {
+    index = *found;
+  } else {
+    g->nodes.push_back(Node{parent, frame, 0, 0});
+    index = uint32_t(g->nodes.size());
+    g->node_by_key.insert(parent, frame, index);
+  }
+  recent = Profiler::RecentNode{parent, frame, index};
   return index;
 }
 

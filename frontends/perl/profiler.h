@@ -102,7 +102,15 @@ struct Statement {
   uint64_t written = 0;  // executions as the last LINE_COUNTS said
   uint32_t sub = UINT32_MAX;
   uint32_t parent = UINT32_MAX;
+  uint32_t frame = 0;  // (sub, file, line)'s
   uint32_t node = 0;
+  // The nodes it had under the parents before (a sub called from several places in turn), and
+  // the node of the slow op or XSUB it ran last (under caller node timed_caller): both are
+  // looked up here first, where the statement's own cache line already is.
+  static constexpr int kOtherParents = 3;
+  uint32_t other_parent[kOtherParents] = {UINT32_MAX, UINT32_MAX, UINT32_MAX};
+  uint32_t other_node[kOtherParents] = {};
+  uint32_t timed_caller = UINT32_MAX, timed_sub = UINT32_MAX, timed_node = 0;
 };
 
 struct Activation {
@@ -231,7 +239,8 @@ struct ThreadState {
   bool ended = false;
   uint64_t last = 0;  // ticks at the last charge
   uint64_t flush_deadline = 0;
-  uint32_t current = 0;  // the node being charged
+  uint32_t current = 0;                // the node being charged
+  uint32_t statement = UINT32_MAX;     // the statement running (index in Profiler::statements)
   uint64_t max_depth = 0;
   std::vector<Activation> stack;
   std::vector<uint64_t> ticks;  // per node (index node - 1): exclusive time since the last flush
@@ -286,8 +295,22 @@ struct Profiler {
   PairIndex frame_by_key;  // (sub << 32 | file, line)
   std::vector<Node> nodes;  // node i+1
   PairIndex node_by_key;  // (parent, frame), or (parent, address | 1 << 63) for a native frame
+  // The nodes last looked up, by a hash of (parent, frame): a statement reached from callers in
+  // turn, a slow op run from the same statement, find theirs in a line the cache keeps.
+  struct RecentNode {
+    uint32_t parent = UINT32_MAX, frame = 0, node = 0;
+  };
+  static constexpr int kRecentNodeBits = 12;
+  std::vector<RecentNode> recent_nodes = std::vector<RecentNode>(size_t{1} << kRecentNodeBits);
   std::vector<Statement> statements;
   PointerIndex statement_by_cop;
+  struct RecentStatement {  // exact.cc: OnStatement
+    const COP* cop = nullptr;
+    uint32_t index = 0;
+  };
+  static constexpr int kRecentStatementBits = 12;
+  std::vector<RecentStatement> recent_statements =
+      std::vector<RecentStatement>(size_t{1} << kRecentStatementBits);
   // (package stash, op type) → the slow op's pseudo-sub
   PairIndex slow_op_subs;
 
