@@ -125,62 +125,10 @@ struct Activation {
   int32_t timed_cx = -1;
 };
 
-// Open addressing from a pointer (COP*, CV*, op tree) to a 32-bit index.
-class PointerIndex {
- public:
-  PointerIndex() { slots_.assign(1024, Slot{}); }
-  uint32_t* find(const void* key) {
-    size_t mask = slots_.size() - 1;
-    for (size_t i = Hash(key) & mask;; i = (i + 1) & mask) {
-      if (slots_[i].key == key) return &slots_[i].value;
-      if (!slots_[i].key) return nullptr;
-    }
-  }
-  // The key names nothing any more (its memory may be another's next): its slot stays taken
-  // until the table grows, so that the keys probed past it are still found.
-  void retire(const void* key) {
-    size_t mask = slots_.size() - 1;
-    for (size_t i = Hash(key) & mask; slots_[i].key; i = (i + 1) & mask) {
-      if (slots_[i].key == key) {
-        slots_[i].key = kRetired;
-        return;
-      }
-    }
-  }
-  void insert(const void* key, uint32_t value) {
-    if ((used_ + 1) * 2 > slots_.size()) grow();
-    size_t mask = slots_.size() - 1;
-    size_t i = Hash(key) & mask;
-    while (slots_[i].key) i = (i + 1) & mask;
-    slots_[i] = Slot{key, value};
-    ++used_;
-  }
-
- private:
-  struct Slot {
-    const void* key = nullptr;
-    uint32_t value = 0;
-  };
-  // Keys are addresses of perl's structures: never 1.
-  static inline const void* const kRetired = reinterpret_cast<const void*>(uintptr_t{1});
-  static size_t Hash(const void* key) {
-    return size_t((uintptr_t(key) >> 3) * 0x9E3779B97F4A7C15ull >> 17);
-  }
-  void grow() {
-    std::vector<Slot> old;
-    old.swap(slots_);
-    slots_.assign(old.size() * 2, Slot{});
-    used_ = 0;
-    for (const Slot& s : old)
-      if (s.key && s.key != kRetired) insert(s.key, s.value);
-  }
-  std::vector<Slot> slots_;
-  size_t used_ = 0;
-};
-
-// Open addressing from a pair of integers to a 32-bit index: the tables a statement or a call
-// looks up (frames, stack nodes, slow ops' subs), where a node-based map's lookup, and a key
-// formatted as text, cost more than the rest of the statement's bookkeeping.
+// Open addressing from a pair of integers (or a pointer: a COP, a CV, an op tree) to a 32-bit
+// index: the tables a statement or a call looks up (statements, subs, frames, stack nodes, slow
+// ops' subs), where a node-based map's lookup, and a key formatted as text, cost more than the
+// rest of the statement's bookkeeping.
 class PairIndex {
  public:
   PairIndex() { slots_.assign(1024, Slot{}); }
@@ -188,7 +136,20 @@ class PairIndex {
     size_t mask = slots_.size() - 1;
     for (size_t i = Hash(a, b) & mask;; i = (i + 1) & mask) {
       if (!slots_[i].used) return nullptr;
-      if (slots_[i].a == a && slots_[i].b == b) return &slots_[i].value;
+      if (slots_[i].a == a && slots_[i].b == b && !slots_[i].retired) return &slots_[i].value;
+    }
+  }
+  uint32_t* find(const void* key) { return find(uintptr_t(key), 0); }
+  void insert(const void* key, uint32_t value) { insert(uintptr_t(key), 0, value); }
+  // The key names nothing any more (its memory may be another's next): its slot stays taken
+  // until the table grows, so that the keys probed past it are still found.
+  void retire(const void* key) {
+    size_t mask = slots_.size() - 1;
+    for (size_t i = Hash(uintptr_t(key), 0) & mask; slots_[i].used; i = (i + 1) & mask) {
+      if (slots_[i].a == uintptr_t(key) && slots_[i].b == 0 && !slots_[i].retired) {
+        slots_[i].retired = true;
+        return;
+      }
     }
   }
   void insert(uint64_t a, uint64_t b, uint32_t value) {
@@ -196,7 +157,7 @@ class PairIndex {
     size_t mask = slots_.size() - 1;
     size_t i = Hash(a, b) & mask;
     while (slots_[i].used) i = (i + 1) & mask;
-    slots_[i] = Slot{a, b, value, true};
+    slots_[i] = Slot{a, b, value, true, false};
     ++used_;
   }
 
@@ -204,7 +165,7 @@ class PairIndex {
   struct Slot {
     uint64_t a = 0, b = 0;
     uint32_t value = 0;
-    bool used = false;
+    bool used = false, retired = false;
   };
   static size_t Hash(uint64_t a, uint64_t b) {
     uint64_t h = a * 0x9E3779B97F4A7C15ull ^ b * 0xC2B2AE3D27D4EB4Full;
@@ -216,7 +177,7 @@ class PairIndex {
     slots_.assign(old.size() * 2, Slot{});
     used_ = 0;
     for (const Slot& s : old)
-      if (s.used) insert(s.a, s.b, s.value);
+      if (s.used && !s.retired) insert(s.a, s.b, s.value);
   }
   std::vector<Slot> slots_;
   size_t used_ = 0;
@@ -287,7 +248,7 @@ struct Profiler {
   std::vector<SourceFile> files;
   std::unordered_map<std::string, uint32_t> file_by_name;
   std::vector<Sub> subs;
-  PointerIndex sub_by_key;
+  PairIndex sub_by_key;  // by op tree (an XSUB: by CV)
   std::unordered_set<std::string> begin_blocks;  // the names Pkg::BEGIN@line given
   uint32_t begin_repeats = 0;                    // BEGIN blocks named after an earlier one
   std::unordered_map<std::string, uint32_t> undefined_subs;  // by name
@@ -303,7 +264,7 @@ struct Profiler {
   static constexpr int kRecentNodeBits = 12;
   std::vector<RecentNode> recent_nodes = std::vector<RecentNode>(size_t{1} << kRecentNodeBits);
   std::vector<Statement> statements;
-  PointerIndex statement_by_cop;
+  PairIndex statement_by_cop;
   struct RecentStatement {  // exact.cc: OnStatement
     const COP* cop = nullptr;
     uint32_t index = 0;

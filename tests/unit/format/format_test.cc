@@ -466,23 +466,15 @@ TEST(FormatWriter, FrameRunsReadAsSingleFrames) {
 // TRACE_FUNCTION's optional time: absent for a front-end's frames, read back where the runtime
 // wrote it.
 TEST(FormatWriter, ATraceFunctionsSeenTimeRoundTrips) {
-  std::string path = TempPath("seen.hotline");
-  int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  format::Writer w;
-  ASSERT_TRUE(w.begin(fd, 4));
-  w.add(format::TraceFunctionRecord{1, 0x1100});
-  w.add(format::TraceFunctionRecord{2, 0x1100, 987654321});
-  ASSERT_TRUE(w.flush());
-  close(fd);
-  format::ReadStats stats;
-  Expected<format::RawProfile> p = format::LoadRawProfile(path, &stats);
-  unlink(path.c_str());
-  ASSERT_TRUE(p.ok());
-  EXPECT_EQ(stats.malformed_records, 0u);
-  EXPECT_EQ(p->trace_functions.at(1), 0x1100u);
-  EXPECT_EQ(p->trace_functions.at(2), 0x1100u);
-  EXPECT_FALSE(p->trace_function_seen.contains(1));
-  EXPECT_EQ(p->trace_function_seen.at(2), 987654321u);
+  Read r = WriteAndRead("seen.hotline", [](format::Writer& w) {
+    w.add(format::TraceFunctionRecord{1, 0x1100});
+    w.add(format::TraceFunctionRecord{2, 0x1100, 987654321});
+  });
+  EXPECT_EQ(r.stats.malformed_records, 0u);
+  EXPECT_EQ(r.profile.trace_functions.at(1), 0x1100u);
+  EXPECT_EQ(r.profile.trace_functions.at(2), 0x1100u);
+  EXPECT_FALSE(r.profile.trace_function_seen.contains(1));
+  EXPECT_EQ(r.profile.trace_function_seen.at(2), 987654321u);
 }
 
 // ALLOC's optional sample_bytes: absent (0) for the exact mode, read back where the sampled mode
