@@ -200,8 +200,8 @@ struct ThreadState {
   bool ended = false;
   uint64_t last = 0;  // ticks at the last charge
   uint64_t flush_deadline = 0;
-  uint32_t current = 0;                // the node being charged
-  uint32_t statement = UINT32_MAX;     // the statement running (index in Profiler::statements)
+  uint32_t current = 0;             // the node being charged
+  uint32_t statement = UINT32_MAX;  // the statement running (index in Profiler::statements)
   uint64_t max_depth = 0;
   std::vector<Activation> stack;
   std::vector<uint64_t> ticks;  // per node (index node - 1): exclusive time since the last flush
@@ -248,13 +248,13 @@ struct Profiler {
   std::vector<SourceFile> files;
   std::unordered_map<std::string, uint32_t> file_by_name;
   std::vector<Sub> subs;
-  PairIndex sub_by_key;  // by op tree (an XSUB: by CV)
+  PairIndex sub_by_key;                          // by op tree (an XSUB: by CV)
   std::unordered_set<std::string> begin_blocks;  // the names Pkg::BEGIN@line given
   uint32_t begin_repeats = 0;                    // BEGIN blocks named after an earlier one
   std::unordered_map<std::string, uint32_t> undefined_subs;  // by name
   std::vector<Frame> frames;                                 // frame i+1
-  PairIndex frame_by_key;  // (sub << 32 | file, line)
-  std::vector<Node> nodes;  // node i+1
+  PairIndex frame_by_key;                                    // (sub << 32 | file, line)
+  std::vector<Node> nodes;                                   // node i+1
   PairIndex node_by_key;  // (parent, frame), or (parent, address | 1 << 63) for a native frame
   // The nodes last looked up, by a hash of (parent, frame): a statement reached from callers in
   // turn, a slow op run from the same statement, find theirs in a line the cache keeps.
