@@ -8,7 +8,7 @@
 namespace hotline::perl {
 
 uint32_t FileIndex(const char* name) {
-  auto it = g->file_by_name.find(name);
+  auto it = g->file_by_name.find(std::string_view(name));
   if (it != g->file_by_name.end()) return it->second;
   // AutoSplit's files say where their subs were written (`#line 13 "x.pm (autosplit into
   // auto/x/foo.al)"`): their lines are the module's, as NYTProf counts them. A string eval's

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
@@ -246,7 +247,13 @@ struct Profiler {
   pthread_key_t thread_key;  // its destructor ends an ithread's part of the profile
 
   std::vector<SourceFile> files;
-  std::unordered_map<std::string, uint32_t> file_by_name;
+  // Looked up by the COP's own string, without a std::string made for it (a sample looks up
+  // every level's file).
+  struct NameHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view name) const { return std::hash<std::string_view>()(name); }
+  };
+  std::unordered_map<std::string, uint32_t, NameHash, std::equal_to<>> file_by_name;
   std::vector<Sub> subs;
   PairIndex sub_by_key;                          // by op tree (an XSUB: by CV)
   std::unordered_set<std::string> begin_blocks;  // the names Pkg::BEGIN@line given
