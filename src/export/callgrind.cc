@@ -21,7 +21,8 @@ class NameTable {
  public:
   std::string operator()(const std::string& name) {
     auto [it, fresh] = ids_.try_emplace(name, ids_.size() + 1);
-    return fresh ? fmt::format("({}) {}", it->second, name) : fmt::format("({})", it->second);
+    return fresh ? fmt::format("({}) {}", it->second, OneLine(name))
+                 : fmt::format("({})", it->second);
   }
 
  private:

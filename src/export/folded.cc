@@ -10,10 +10,11 @@
 namespace hotline::exporter {
 namespace {
 
-// `;` separates frames and the last space starts the number: neither may appear in a frame.
+// `;` separates frames and the last space starts the number: neither may appear in a frame, nor
+// may a line break.
 std::string FrameText(std::string text) {
   std::replace(text.begin(), text.end(), ';', ',');
-  return text;
+  return OneLine(std::move(text));
 }
 
 std::string BaseName(const std::string& path) {
@@ -27,7 +28,7 @@ std::string FoldedStack(const model::Profile& p, const model::StackTime& st,
   if (options.per_thread) {
     const model::Thread& t = p.threads[st.thread];
     text = t.name.empty() ? fmt::format("thread {}", t.tid)
-                          : fmt::format("thread {} {}", t.tid, t.name);
+                          : FrameText(fmt::format("thread {} {}", t.tid, t.name));
   }
   std::vector<model::StackFrame> frames;
   p.framesOf(st.stack, frames);

@@ -176,6 +176,25 @@ TEST(Tex, TailRecursionKeepsTheChainShallow) {
   }
 }
 
+// A control sequence whose name holds a control character (plain's \^^M, control-return) is
+// named as TeX shows it, and no line-based export carries the raw character.
+TEST(Tex, ControlCharactersInNamesAreShownAsTexShowsThem) {
+  std::string dir = DocDir("tex_ctrl", {"control_return.tex"});
+  RunResult r = Tex({"--", "pdftex", "-interaction=nonstopmode", "control_return.tex"}, dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  format::RawProfile p = Load(dir + "/control_return.hotline");
+  EXPECT_EQ(CallsOf(p, "\\^^M"), 2u);
+  for (const char* format : {"folded", "callgrind"}) {
+    std::string out = dir + "/out." + format;
+    RunResult e = Hotline({"export", "-f", format, "-o", out, "control_return.hotline"}, dir);
+    ASSERT_EQ(e.exit_code, 0) << e.err;
+    std::ifstream in(out, std::ios::binary);
+    std::string text((std::istreambuf_iterator<char>(in)), {});
+    EXPECT_EQ(text.find('\r'), std::string::npos) << format;
+    EXPECT_NE(text.find("\\^^M"), std::string::npos) << format;
+  }
+}
+
 TEST(Tex, HeavyMacroDominatesDeterministically) {
   std::string dir = DocDir("tex_heavy", {"loop.tex", "twice.tex"});
   RunResult r =
