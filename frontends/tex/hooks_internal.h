@@ -226,6 +226,10 @@ struct Profiler {
   PairIndex call_index{15};
   std::vector<uint64_t> call_triples;
   bool calls_changed = false;
+  // Lists popped as tail calls that no macro call has taken yet: \expandafter's put-back
+  // macro may go unexpanded (\noexpand, a \protected macro in an \edef); the next other event
+  // ends them (macro_stack.cc: DropUnclaimedTails).
+  bool tails_unclaimed = false;
   uint64_t max_depth = 0;
   uint64_t command_slots[kCommandCount + 1] = {};
   uint64_t command_cost[kCommandCount + 1] = {};  // ticks, converted when written

@@ -71,6 +71,16 @@ begin restart: cur_cs:=0;
 begin hlcounttoken; restart: cur_cs:=0;
 @z
 
+@x [25.368] \expandafter putting back a macro after a list's last tokens (\a\fi): a tail call too.
+cur_tok:=t; back_input;
+end
+@y
+cur_tok:=t;
+if t>=cs_token_flag then if eq_type(t-cs_token_flag)>=call then hltailbegin;
+back_input; hltailend;
+end
+@z
+
 @x [25.415] macro_call: lists popped here end before the callee begins: TeX's tail call.
 while (state=token_list)and(loc=null)and(token_type<>v_template) do
   end_token_list; {conserve stack space}

@@ -193,6 +193,15 @@ void CountCall(uint32_t func) {
   g->calls_changed = true;
 }
 
+// Tail-popped lists that no macro call took: they simply ended.
+void DropUnclaimedTails() {
+  if (!g->tails_unclaimed) return;
+  g->tails_unclaimed = false;
+  size_t n = g->stack.size();
+  while (n > 0 && g->stack[n - 1].tail) --n;
+  g->stack.resize(n);
+}
+
 // Drops the innermost list entry and the tail chain waiting for it.
 void LeaveList() {
   size_t n = g->stack.size();
@@ -258,11 +267,13 @@ void hltex_macro(int32_t cs, int32_t ref, int32_t index, int64_t line) {
     g->calls_changed = true;
   }
   EnterList(slot.func, ref, index, line);
+  g->tails_unclaimed = false;  // this call took them
 }
 
 void hltex_hook_list(int32_t type, int32_t ref, const char* name, int32_t index, int64_t line) {
   (void)type;
   if (!hltex_active) return;
+  DropUnclaimedTails();
   const Def* def = g->defs.known(ref);
   uint32_t file = def ? def->file : g->unknown_file;
   uint64_t def_line = def ? def->line : 0;
@@ -278,15 +289,18 @@ void hltex_end_list(int tail) {
     for (size_t i = g->stack.size(); i > 0; --i)
       if (g->stack[i - 1].kind == Kind::kList && !g->stack[i - 1].tail) {
         g->stack[i - 1].tail = true;
+        g->tails_unclaimed = true;
         return;
       }
     return;
   }
+  DropUnclaimedTails();
   LeaveList();
 }
 
 void hltex_file_begin(int32_t index, const char* name, int64_t caller_line) {
   if (!hltex_active || index < 0) return;
+  DropUnclaimedTails();
   uint32_t file = FileId(name);
   if (g->file_at_index.size() <= size_t(index)) g->file_at_index.resize(size_t(index) + 1);
   g->file_at_index[size_t(index)] = file;
@@ -301,6 +315,7 @@ void hltex_file_begin(int32_t index, const char* name, int64_t caller_line) {
 
 void hltex_file_end(int32_t index) {
   if (!hltex_active) return;
+  DropUnclaimedTails();
   for (size_t i = g->stack.size(); i > 0; --i)
     if (g->stack[i - 1].kind == Kind::kFile && g->stack[i - 1].index == index) {
       g->stack.resize(i - 1);

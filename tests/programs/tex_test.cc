@@ -195,6 +195,49 @@ TEST(Tex, ControlCharactersInNamesAreShownAsTexShowsThem) {
   }
 }
 
+// `\expandafter\a\fi` as a macro's last tokens is a tail call, as `\let\next\c ... \next` is:
+// the recursion's calls are its own edges, and all its time is under the macro that started it
+// (mutual recursion too).
+TEST(Tex, TailCallsThroughExpandafterKeepTheirCaller) {
+  std::string dir = DocDir("tex_tail_expandafter", {"tail_expandafter.tex"});
+  RunResult r = Tex({"--", "pdftex", "-interaction=nonstopmode", "tail_expandafter.tex"}, dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  format::RawProfile p = Load(dir + "/tail_expandafter.hotline");
+  std::map<std::pair<std::string, std::string>, uint64_t> edges;
+  auto name = [&](uint64_t id) -> std::string {
+    auto fn = p.trace_functions.find(id);
+    const format::RawFrame* f = fn == p.trace_functions.end() ? nullptr : FrameOf(p, fn->second);
+    return f ? f->name : "";
+  };
+  ASSERT_FALSE(p.call_counts.empty());
+  for (const format::RawCallEdge& e : p.call_counts.back().edges)
+    edges[{name(e.caller), name(e.callee)}] += e.calls;
+  EXPECT_EQ((edges[{"\\runa", "\\a"}]), 1u);
+  EXPECT_EQ((edges[{"\\a", "\\a"}]), 2000u);
+  EXPECT_EQ((edges[{"\\c", "\\next"}]), 1u);
+  EXPECT_EQ((edges[{"\\runeven", "\\even"}]), 1u);
+  EXPECT_EQ((edges[{"\\even", "\\odd"}]), 1000u);
+  EXPECT_EQ((edges[{"\\odd", "\\even"}]), 1000u);
+  for (const auto& [macro, starter] : {std::pair<std::string, std::string>{"\\a", "\\runa"},
+                                       {"\\next", "\\runc"},
+                                       {"\\odd", "\\runeven"}}) {
+    auto [under_macro, total] = WeightUnder(p, macro);
+    EXPECT_GT(under_macro, 0u) << macro;
+    // Every sample in the recursion has the macro that started it below.
+    uint64_t both = 0;
+    for (const format::SampleRecord& s : p.samples) {
+      bool m = false, st = false;
+      for (uint64_t a : p.stack(s.node))
+        if (const format::RawFrame* f = FrameOf(p, a)) {
+          m = m || f->name == macro;
+          st = st || f->name == starter;
+        }
+      if (m && st) both += s.weight;
+    }
+    EXPECT_EQ(both, under_macro) << macro;
+  }
+}
+
 TEST(Tex, HeavyMacroDominatesDeterministically) {
   std::string dir = DocDir("tex_heavy", {"loop.tex", "twice.tex"});
   RunResult r =
