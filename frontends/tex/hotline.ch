@@ -81,6 +81,22 @@ back_input; hltailend;
 end
 @z
 
+@x [25.389] macro_call: the lists that scanning its arguments pops end before it begins: a tail call.
+if info(r)<>end_match_token then
+  @<Scan the parameters and make |link(r)| point to the macro body; but
+    |return| if an illegal \.{\\par} is detected@>;
+@<Feed the macro body and its parameters to the scanner@>;
+exit:scanner_status:=save_scanner_status; warning_index:=save_warning_index;
+@y
+if info(r)<>end_match_token then
+  begin hltailbegin;
+  @<Scan the parameters and make |link(r)| point to the macro body; but
+    |return| if an illegal \.{\\par} is detected@>;
+  end;
+@<Feed the macro body and its parameters to the scanner@>;
+exit:hltailend; scanner_status:=save_scanner_status; warning_index:=save_warning_index;
+@z
+
 @x [25.415] macro_call: lists popped here end before the callee begins: TeX's tail call.
 while (state=token_list)and(loc=null)and(token_type<>v_template) do
   end_token_list; {conserve stack space}
@@ -196,6 +212,16 @@ reswitch: hllabel(cur_cmd); @<Give diagnostic information, if requested@>;
 @y
   e:=(cur_chr>=2); hldefbegin; get_r_token; p:=cur_cs;
   q:=scan_toks(true,e); hldefend(def_ref);
+@z
+
+@x [49.1221] \futurelet looking past a list's last tokens at the macro it puts back: a tail call.
+  else  begin get_token; q:=cur_tok; get_token; back_input;
+    cur_tok:=q; back_input; {look ahead, then back up}
+@y
+  else  begin get_token; q:=cur_tok;
+    if q>=cs_token_flag then if eq_type(q-cs_token_flag)>=call then hltailbegin;
+    get_token; back_input;
+    cur_tok:=q; back_input; hltailend; {look ahead, then back up}
 @z
 
 @x [49.1226] token-list assignments (\everypar={...}, \toks): their definition site.
