@@ -136,7 +136,6 @@ void OnStatement(pTHX_ ThreadState* t, COP* cop) {
   OnKnownStatement(aTHX_ t, st, now);
 }
 
-
 // The sub the entersub op is about to call, as pp_entersub finds it; nullptr when it is not
 // plain (an overloaded object, a scalar with get-magic, an undefined name).
 CV* CalledSub(pTHX_ const OP* entersub) {

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <string>
 
+#include "base/caret_notation.h"
 #include "hooks_internal.h"
 #include "hotline_tex.h"
 
@@ -137,23 +138,6 @@ uint32_t BaseAt(size_t i) {
 
 namespace {
 
-// A control sequence's name as TeX shows it on the terminal (\show, error messages): a
-// control character in ^^ notation (plain's `\^^M`), never raw, so that a name is one line in
-// every view and export. TeX prints the name into its string pool, where characters go raw.
-std::string PrintableName(const char* text) {
-  std::string out;
-  for (const char* p = text; *p; ++p) {
-    auto c = static_cast<unsigned char>(*p);
-    if (c < 0x20 || c == 0x7f) {
-      out += "^^";
-      out += char(c ^ 0x40);
-    } else {
-      out += char(c);
-    }
-  }
-  return out;
-}
-
 inline void Push(Kind kind, uint32_t func, uint64_t caller_line, int32_t index) {
   Entry& e = g->stack.push();
   e.kind = kind;
@@ -225,7 +209,9 @@ __attribute__((noinline)) void Rebind(Profiler::MacroSlot& slot, int32_t cs, int
   if (!name) {
     char text[512];
     hltex_glue_cs_name(cs, text, sizeof text);
-    name = NameId(PrintableName(text));
+    // As TeX shows it on the terminal (\show, error messages): plain's control-return is
+    // `\^^M`, never a raw CR. TeX printed it into its string pool, where characters go raw.
+    name = NameId(base::CaretNotation(text));
   }
   if (slot.ref != ref || !slot.def) {
     slot.ref = ref;

@@ -11,6 +11,7 @@
 #include <optional>
 #include <unordered_map>
 
+#include "base/caret_notation.h"
 #include "export/export.h"
 
 namespace hotline::exporter {
@@ -21,7 +22,7 @@ class NameTable {
  public:
   std::string operator()(const std::string& name) {
     auto [it, fresh] = ids_.try_emplace(name, ids_.size() + 1);
-    return fresh ? fmt::format("({}) {}", it->second, OneLine(name))
+    return fresh ? fmt::format("({}) {}", it->second, base::CaretNotation(name))
                  : fmt::format("({})", it->second);
   }
 

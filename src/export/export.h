@@ -24,9 +24,6 @@ const std::vector<std::pair<std::string_view, Format>>& KnownFormats();
 std::string KnownFormatNames();
 std::optional<Format> FormatNamed(std::string_view name);
 
-// `text` for a line-based format: each control character in TeX's ^^ notation (a CR is ^^M),
-// as the TeX front-end names its control sequences, so that a name never breaks a line.
-std::string OneLine(std::string text);
 
 struct ExportOptions {
   bool lines = false;       // folded: the leaf frame carries its line (`name:line`)

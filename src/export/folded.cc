@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <map>
 
+#include "base/caret_notation.h"
 #include "export/export.h"
 
 namespace hotline::exporter {
@@ -14,7 +15,7 @@ namespace {
 // may a line break.
 std::string FrameText(std::string text) {
   std::replace(text.begin(), text.end(), ';', ',');
-  return OneLine(std::move(text));
+  return base::CaretNotation(std::move(text));
 }
 
 std::string BaseName(const std::string& path) {

@@ -5,20 +5,6 @@
 
 namespace hotline::exporter {
 
-std::string OneLine(std::string text) {
-  std::string out;
-  for (char ch : text) {
-    auto c = static_cast<unsigned char>(ch);
-    if (c < 0x20 || c == 0x7f) {
-      out += "^^";
-      out += char(c ^ 0x40);
-    } else {
-      out += ch;
-    }
-  }
-  return out;
-}
-
 const std::vector<std::pair<std::string_view, Format>>& KnownFormats() {
   static const std::vector<std::pair<std::string_view, Format>> formats = {
       {"pprof", Format::kPprof},   {"callgrind", Format::kCallgrind},   {"folded", Format::kFolded},
