@@ -24,7 +24,6 @@ const std::vector<std::pair<std::string_view, Format>>& KnownFormats();
 std::string KnownFormatNames();
 std::optional<Format> FormatNamed(std::string_view name);
 
-
 struct ExportOptions {
   bool lines = false;       // folded: the leaf frame carries its line (`name:line`)
   bool per_thread = false;  // folded: each stack starts with its thread (`thread 123`)
