@@ -274,6 +274,8 @@ uint32_t FileId(const std::string& name);
 uint32_t NameId(const std::string& text);
 uint32_t FuncId(uint32_t name, uint32_t def_file, uint64_t def_line);
 uint32_t FuncId(const std::string& name, uint32_t def_file, uint64_t def_line);
+// Counts a call of `func` (a hook, a phase of TeX's own) from the top of the macro stack.
+void CountCall(uint32_t func);
 uint32_t FrameId(uint32_t func, uint32_t file, uint64_t line);
 uint32_t NodeId(uint32_t parent, uint32_t frame);
 uint32_t NodeAt(size_t i, uint64_t line);

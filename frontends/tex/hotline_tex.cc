@@ -111,7 +111,11 @@ void hltex_start(int argc, char** argv) {
   g->root_func = FuncId("(tex)", g->terminal_file, 0);
   g->root_node = NodeId(0, DefFrame(g->root_func));
   // Until the first command: TeX's start (the format, kpathsea's file database), TeX's own.
-  g->current = NodeId(g->root_node, DefFrame(FuncId("initialize", g->system_file, 0)));
+  // The run is one call of the root, which calls initialize once: exact counts, as a macro's.
+  CountCall(g->root_func);
+  uint32_t initialize = FuncId("initialize", g->system_file, 0);
+  CountCall(initialize);
+  g->current = NodeId(g->root_node, DefFrame(initialize));
   g->current_cmd = kCommandPhase;
   g->last = Now();
   hltex_active = 1;

@@ -49,6 +49,7 @@ uint32_t FuncId(const std::string& name, uint32_t def_file, uint64_t def_line) {
   return FuncId(NameId(name), def_file, def_line);
 }
 
+
 uint32_t FrameId(uint32_t func, uint32_t file, uint64_t line) {
   bool added = false;
   uint32_t id = g->frame_by_key.findOrAdd((uint64_t(func) << 32) | file, uint32_t(line),
@@ -107,6 +108,19 @@ uint64_t CallerLine(int32_t index, int64_t line) {
 
 }  // namespace
 
+// Counts a call of `func` (a hook, a phase of TeX's own) from the top of the stack.
+void CountCall(uint32_t func) {
+  if (!g->on) return;
+  uint32_t caller = TopFunc();
+  Func& f = g->funcs[func - 1];
+  if (f.last_caller != caller) {
+    f.last_caller = caller;
+    f.last_edge = EdgeId(caller == g->root_func ? 0 : caller, func);
+  }
+  ++CallCount(f.last_edge);
+  g->calls_changed = true;
+}
+
 // The node of stack entry `i` as a caller: a list's at its definition, a file's at `line`.
 uint32_t NodeAt(size_t i, uint64_t line) {
   Entry& e = g->stack[i];
@@ -164,18 +178,6 @@ __attribute__((always_inline)) inline void EnterList(uint32_t func, int32_t ref,
   g->stack.back().ref = ref;
 }
 
-// Counts a call of `func` (a hook) from the top of the stack.
-void CountCall(uint32_t func) {
-  if (!g->on) return;
-  uint32_t caller = TopFunc();
-  Func& f = g->funcs[func - 1];
-  if (f.last_caller != caller) {
-    f.last_caller = caller;
-    f.last_edge = EdgeId(caller == g->root_func ? 0 : caller, func);
-  }
-  ++CallCount(f.last_edge);
-  g->calls_changed = true;
-}
 
 // Tail-popped lists that no macro call took: they simply ended.
 void DropUnclaimedTails() {

@@ -115,6 +115,7 @@ void hltex_phase_begin(int phase) {
   Charge(Now());
   g->phase_saved.emplace_back(g->current, g->current_cmd);
   uint32_t func = FuncId(kPhaseNames[phase], g->system_file, uint64_t(phase));
+  CountCall(func);  // exact, as a macro's calls are
   g->current = NodeId(g->current, DefFrame(func));
   g->current_cmd = kCommandPhase;
   if (g->on) {

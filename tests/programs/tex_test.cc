@@ -323,6 +323,11 @@ TEST(Tex, LatexArticleMatchesTheStockEngine) {
     return std::string("no page count: ") + i.err;
   };
   EXPECT_EQ(info(dir), info(stock));
+  // TeX's own phases are counted exactly: one initialize, a ship_out per page.
+  EXPECT_EQ(CallsOf(p, "initialize"), 1u);
+  std::string pages = info(dir);
+  pages.erase(0, pages.find_first_not_of("Pages: "));
+  EXPECT_EQ(std::to_string(CallsOf(p, "ship_out")), pages);
   RunResult t1 = Execute({"/usr/bin/pdftotext", "article.pdf", "-"}, dir);
   RunResult t2 = Execute({"/usr/bin/pdftotext", "article.pdf", "-"}, stock);
   EXPECT_EQ(t1.exit_code, 0);
