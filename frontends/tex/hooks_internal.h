@@ -138,6 +138,11 @@ struct Profiler {
 
   uint64_t start_ticks = 0, start_ns = 0;
   uint64_t last = 0;  // clock (or token count) at the last charge
+  // Time off the CPU (another program had it) is nobody's: the ticks since the thread's CPU
+  // clock was last read, that clock then, the clock's rate, and how many ticks a slot must
+  // last to be checked against it (slots.cc: OnCpuPart).
+  uint64_t ticks_since_cpu_check = 0, cpu_at_check = 0, ticks_per_s = 0;
+  uint64_t cpu_check_ticks = UINT64_MAX;
   uint64_t flush_deadline = 0, flush_interval = 0;
   bool fresh = false;  // a clock read since the last label: the next label needs none
 
@@ -260,9 +265,15 @@ inline uint32_t& DefEpoch(int32_t ref) {
   return g->def_epochs[(uint32_t(ref) * 0x9E3779B1u) >> (32 - Profiler::kDefBucketBits)];
 }
 
+uint64_t OnCpuPart(uint64_t spent);
+
 inline void Charge(uint64_t now) {
   uint64_t spent = now - g->last;
   g->last = now;
+  if (!g->tokens_cost) {
+    g->ticks_since_cpu_check += spent;
+    if (__builtin_expect(spent > g->cpu_check_ticks, 0)) spent = OnCpuPart(spent);
+  }
   if (!g->on || !g->current) return;
   g->node_totals[g->current - 1].cost += spent;
   g->command_cost[g->current_cmd] += spent;

@@ -118,6 +118,10 @@ void hltex_start(int argc, char** argv) {
   g->current = NodeId(g->root_node, DefFrame(initialize));
   g->current_cmd = kCommandPhase;
   g->last = Now();
+  // Slots of more than 200 µs are checked against the CPU clock (OnCpuPart).
+  g->ticks_per_s = g->flush_interval;
+  g->cpu_check_ticks = g->tokens_cost ? UINT64_MAX : g->ticks_per_s / 5000;
+  g->cpu_at_check = ClockNs(CLOCK_THREAD_CPUTIME_ID);
   hltex_active = 1;
   std::atexit(FinishAtExit);
 }

@@ -38,6 +38,26 @@ inline void ChargeDefinitionLine(Entry& top) {
   ChargeSlotTo(top.node ? top.node : NodeAt(g->stack.size() - 1, 0));
 }
 
+}  // namespace
+
+// A slot long enough to hold a preemption: the thread's CPU clock says how much of the time
+// since its last read the engine ran. What it did not (descheduled while another program had
+// the CPU) lies in this slot, the slots between being too short to hold a scheduler's slice, and
+// is taken off it: the profile's time is the engine's CPU time, as texprof's is.
+uint64_t OnCpuPart(uint64_t spent) {
+  uint64_t cpu = ClockNs(CLOCK_THREAD_CPUTIME_ID);
+  auto cpu_ticks =
+      uint64_t((unsigned __int128)(cpu - g->cpu_at_check) * g->ticks_per_s / 1000000000u);
+  uint64_t elapsed = g->ticks_since_cpu_check;
+  g->cpu_at_check = cpu;
+  g->ticks_since_cpu_check = 0;
+  if (elapsed <= cpu_ticks) return spent;
+  uint64_t off = elapsed - cpu_ticks;
+  return spent > off ? spent - off : 0;
+}
+
+namespace {
+
 void Label(int cmd, uint32_t file, uint64_t line) {
   if (!BeginSlot(cmd)) return;
   LabelCache& cache = g->stack.empty() ? g->root_label : g->stack.back().label;

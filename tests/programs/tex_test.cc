@@ -4,6 +4,10 @@
 // builds the profiling pdfTeX (frontends/tex/build-pdftex.sh) and its formats, once per build
 // folder.
 #include <gtest/gtest.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -245,6 +249,45 @@ TEST(Tex, TailCallsThroughExpandafterKeepTheirCaller) {
     EXPECT_GT(under_macro, 0u) << macro;
     EXPECT_EQ(WeightUnderBoth(p, macro, starter), under_macro) << macro;
   }
+}
+
+// The profile's time is the engine's CPU time: beside a program spinning on the same CPU, the
+// engine runs about half the time it exists, and only that half is charged.
+TEST(Tex, TimeIsTheEnginesCpuTimeBesideABusyCpu) {
+  std::string dir = DocDir("tex_cpu", {"spin.tex"});
+  cpu_set_t allowed;
+  ASSERT_EQ(sched_getaffinity(0, sizeof allowed, &allowed), 0);
+  int cpu = 0;
+  while (cpu < CPU_SETSIZE && !CPU_ISSET(cpu, &allowed)) ++cpu;
+  ASSERT_LT(cpu, CPU_SETSIZE);
+  pid_t spinner = fork();
+  ASSERT_GE(spinner, 0);
+  if (spinner == 0) {
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(cpu, &one);
+    sched_setaffinity(0, sizeof one, &one);
+    for (;;) asm volatile("" ::: "memory");
+  }
+  RunResult r = Execute({"/usr/bin/taskset", "-c", std::to_string(cpu), HOTLINE_BIN, "tex", "--",
+                         "pdftex", "-interaction=nonstopmode", "spin.tex"},
+                        dir);
+  kill(spinner, SIGKILL);
+  waitpid(spinner, nullptr, 0);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  format::RawProfile p = Load(dir + "/spin.hotline");
+  ASSERT_TRUE(p.process.has_value());
+  ASSERT_TRUE(p.end.has_value());
+  ASSERT_EQ(p.threads.size(), 1u);
+  ASSERT_TRUE(p.threads[0].cpu_ns.has_value());
+  uint64_t cpu_ns = *p.threads[0].cpu_ns, wall_ns = p.end->time - p.process->time;
+  uint64_t charged = 0;
+  for (const format::SampleRecord& s : p.samples) charged += s.weight;
+  if (wall_ns < cpu_ns * 13 / 10)
+    GTEST_SKIP() << "the engine had its CPU to itself (" << wall_ns << " ns for " << cpu_ns
+                 << " ns of CPU): nothing to tell apart";
+  EXPECT_LE(charged, cpu_ns + cpu_ns / 10 + 20'000'000) << "wall " << wall_ns;
+  EXPECT_GT(charged, cpu_ns / 2);
 }
 
 TEST(Tex, HeavyMacroDominatesDeterministically) {
