@@ -67,13 +67,17 @@ if [ ! -f "$obj/libs/xpdf/.built" ]; then
   touch "$obj/libs/xpdf/.built"
 fi
 
-# 3. web2c configured alone.
+# 3. web2c configured alone, with Debian's banner (debian/rules: "TeX Live 2022/Debian" in the
+# log's first line, as the stock engine writes it). Configured and built anew when these flags
+# change: make would not see that the banner's object is out of date.
 web2c=$obj/texk/web2c
-if [ ! -f "$web2c/.configured" ]; then
+web2c_flags=("${flags[@]}" --with-banner-add=/Debian)
+if [ "$(cat "$web2c/.configured" 2>/dev/null)" != "${web2c_flags[*]}" ]; then
+  rm -rf "$web2c"
   mkdir -p "$web2c"
-  (cd "$web2c" && CFLAGS="-O2 -g" CXXFLAGS="-O2 -g" "$src/texk/web2c/configure" "${flags[@]}") \
+  (cd "$web2c" && CFLAGS="-O2 -g" CXXFLAGS="-O2 -g" "$src/texk/web2c/configure" "${web2c_flags[@]}") \
     >>"$log" 2>&1 || die "configuring web2c failed (see $log; libkpathsea-dev, libpng-dev and zlib1g-dev are needed)"
-  touch "$web2c/.configured"
+  echo "${web2c_flags[*]}" >"$web2c/.configured"
 fi
 
 # 4. pdfTeX, with hotline.ch merged by tie after Debian's change files.
@@ -93,7 +97,8 @@ else
   libs="-lm $web2c/hotline_glue.o $HOOK_LIBS"
   cppflags=$HOOK_CFLAGS
 fi
-stamp_key=$(cat "$0" "${inputs[@]}" 2>/dev/null | sha256sum | cut -c1-16)
+# The build's inputs, and web2c's configuration: a new one is a new build.
+stamp_key=$(cat "$0" "${inputs[@]}" "$web2c/.configured" 2>/dev/null | sha256sum | cut -c1-16)
 if [ -x "$out" ] && [ "$(cat "$out.key" 2>/dev/null)" = "$stamp_key" ]; then
   exit 0
 fi

@@ -376,6 +376,16 @@ TEST(Tex, LatexArticleMatchesTheStockEngine) {
   EXPECT_EQ(t1.exit_code, 0);
   EXPECT_FALSE(t1.out.empty());
   EXPECT_EQ(t1.out, t2.out);
+  // The log begins as the stock engine's: its banner and format name (up to the format's date).
+  auto banner = [](const std::string& d) {
+    std::ifstream log(d + "/article.log");
+    std::string line;
+    std::getline(log, line);
+    size_t format = line.find("format=");
+    return format == std::string::npos ? line : line.substr(0, line.find(' ', format));
+  };
+  EXPECT_EQ(banner(dir), banner(stock));
+  EXPECT_NE(banner(dir).find("(TeX Live 2022/Debian)"), std::string::npos) << banner(dir);
 
   // Every view reads it: the command table, annotate of a package, html.
   RunResult c = Hotline({"report", "-C", "-N", "article.hotline"}, dir);
