@@ -149,7 +149,10 @@ struct Profiler {
   std::vector<std::string> files;  // file id - 1
   std::unordered_map<std::string, uint32_t> file_by_name;
   std::vector<uint32_t> file_at_index;  // TeX's in_open level → file id
-  uint32_t terminal_file = 0, pseudo_file = 0, system_file = 0, unknown_file = 0;
+  uint32_t terminal_file = 0, pseudo_file = 0, unknown_file = 0;
+  // TeX's own phases each in a pseudo file of its own, `system ship_out`, ..., so that a line
+  // table names them as texprofile does (`system shipout`); 0 until first used.
+  uint32_t phase_files[6] = {};
 
   std::vector<std::string> names;  // name id - 1
   std::unordered_map<std::string, uint32_t> name_by_text;

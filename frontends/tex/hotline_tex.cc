@@ -106,14 +106,13 @@ void hltex_start(int argc, char** argv) {
   g->call_triples.reserve(size_t(3) << 18);
   g->terminal_file = FileId("(terminal)");
   g->pseudo_file = FileId("(scantokens)");
-  g->system_file = FileId("system");
   g->unknown_file = FileId("(unknown)");
   g->root_func = FuncId("(tex)", g->terminal_file, 0);
   g->root_node = NodeId(0, DefFrame(g->root_func));
   // Until the first command: TeX's start (the format, kpathsea's file database), TeX's own.
   // The run is one call of the root, which calls initialize once: exact counts, as a macro's.
   CountCall(g->root_func);
-  uint32_t initialize = FuncId("initialize", g->system_file, 0);
+  uint32_t initialize = FuncId("initialize", FileId("system initialize"), 0);
   CountCall(initialize);
   g->current = NodeId(g->root_node, DefFrame(initialize));
   g->current_cmd = kCommandPhase;

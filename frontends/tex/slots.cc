@@ -134,7 +134,9 @@ void hltex_phase_begin(int phase) {
   if (!hltex_active || phase < 1 || phase > 5) return;
   Charge(Now());
   g->phase_saved.emplace_back(g->current, g->current_cmd);
-  uint32_t func = FuncId(kPhaseNames[phase], g->system_file, uint64_t(phase));
+  uint32_t& file = g->phase_files[phase];
+  if (!file) file = FileId(std::string("system ") + kPhaseNames[phase]);
+  uint32_t func = FuncId(kPhaseNames[phase], file, 0);
   CountCall(func);  // exact, as a macro's calls are
   g->current = NodeId(g->current, DefFrame(func));
   g->current_cmd = kCommandPhase;

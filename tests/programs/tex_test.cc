@@ -336,7 +336,7 @@ TEST(Tex, LatexArticleMatchesTheStockEngine) {
   std::string hottest;
   uint64_t most = 0;
   for (const auto& [file, w] : per)
-    if (file != "system" && w > most) most = w, hottest = file;
+    if (file.rfind("system ", 0) != 0 && w > most) most = w, hottest = file;
   std::set<std::string> expected = {"latex.ltx", "expl3-code.tex", "amsmath.sty"};
   EXPECT_TRUE(expected.count(fs::path(hottest).filename())) << hottest;
   bool amsmath = false;
