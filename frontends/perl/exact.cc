@@ -346,9 +346,7 @@ uint32_t SlowOpSubShared(pTHX_ unsigned op_type) {
 }
 
 std::string GvFullName(GV* gv) {
-  HV* stash = GvSTASH(gv);
-  return std::string(stash && HvNAME(stash) ? HvNAME(stash) : "main") +
-         "::" + std::string(GvNAME(gv), GvNAMELEN(gv));
+  return PackageName(GvSTASH(gv)) + "::" + std::string(GvNAME(gv), GvNAMELEN(gv));
 }
 
 // An entersub of a sub that is not there: a stub (declared, no body: Fcntl's constants the
@@ -370,7 +368,7 @@ void NoteUndefinedCallee(pTHX_ ThreadState* t, const OP* entersub, CV* stub) {
     name.assign(text, len);
     if (name.find("::") == std::string::npos && name.find('\'') == std::string::npos) {
       HV* stash = CopSTASH(PL_curcop);
-      name = std::string(stash && HvNAME(stash) ? HvNAME(stash) : "main") + "::" + name;
+      name = PackageName(stash) + "::" + name;
     } else if (name.rfind("::", 0) == 0) {
       name = "main" + name;
     }

@@ -63,20 +63,18 @@ uint64_t FirstLine(CV* cv) {
 }
 
 std::string SubName(pTHX_ CV* cv) {
-  std::string package, name;
+  std::string name;
+  HV* stash = nullptr;
   if (CvNAMED(cv)) {
     HEK* hek = CvNAME_HEK(cv);
     name.assign(HEK_KEY(hek), HEK_LEN(hek));
-    HV* stash = CvSTASH(cv);
-    if (stash && HvNAME(stash)) package = HvNAME(stash);
+    stash = CvSTASH(cv);
   } else if (GV* gv = CvGV(cv)) {
     name.assign(GvNAME(gv), GvNAMELEN(gv));
-    HV* stash = GvSTASH(gv);
-    if (stash && HvNAME(stash)) package = HvNAME(stash);
+    stash = GvSTASH(gv);
   }
   if (name.empty()) name = "__ANON__";
-  if (package.empty()) package = "main";
-  return package + "::" + name;
+  return PackageName(stash) + "::" + name;
 }
 
 // A CV a sub was seen as is freed (a BEGIN block once it ran, a string eval's sub once
@@ -215,8 +213,7 @@ uint32_t SlowOpSub(pTHX_ unsigned op_type) {
   HV* stash = CopSTASH(PL_curcop);
   if (uint32_t* found = g->slow_op_subs.find(uint64_t(uintptr_t(stash)), op_type)) return *found;
   Sub sub;
-  sub.name = std::string(stash && HvNAME(stash) ? HvNAME(stash) : "main") +
-             "::CORE:" + PL_op_name[op_type];
+  sub.name = PackageName(stash) + "::CORE:" + PL_op_name[op_type];
   sub.slow_op = true;
   uint32_t index = uint32_t(g->subs.size());
   g->frames.push_back(Frame{index, UINT32_MAX, 0, false});

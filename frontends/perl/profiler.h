@@ -319,6 +319,10 @@ uint32_t FileIndex(const char* name);
 // Keeps the text of a source that is in no file (-e, string evals) for the profile.
 void CaptureSourceText(pTHX_ uint32_t file);
 uint32_t SubIndex(pTHX_ CV* cv);
+// A package's name, `main` for none.
+inline std::string PackageName(HV* stash) {
+  return stash && HvNAME(stash) ? HvNAME(stash) : "main";
+}
 // A sub that a call named but that does not exist (`eval { nosuch() }`), by its full name.
 uint32_t UndefinedSubIndex(const std::string& name);
 // The pseudo-sub `Pkg::CORE:name` of a slow op run from package Pkg (the current statement's).
