@@ -281,8 +281,9 @@ struct TraceEventsRecord {
   bool short_code = false;
 };
 // First bytes of TRACE_EVENTS_SHORT events: below kShortRepeatEntry an exit, below kShortLong a
-// repeated entry, both with their ticks in the low six bits; kShortLong + 0, 1, 2: an exit, a
-// repeated entry, an entry with its function id, varints following.
+// repeated entry, both with their ticks in the low six bits; kShortLong + 0, 1, 2, 3: an exit, a
+// repeated entry, an entry with its function id, an entry with its function id and the call site
+// of a call from untraced code, varints following.
 inline constexpr uint8_t kShortRepeatEntry = 0x40;
 inline constexpr uint8_t kShortLong = 0x80;
 inline constexpr uint64_t kShortMaxTicks = 0x3F;

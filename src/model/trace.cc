@@ -46,13 +46,16 @@ class ThreadReplay {
   }
   size_t maxDepth() const { return max_depth_; }
 
-  void enter(FunctionId fn, uint64_t ns, uint64_t trace_id, uint64_t tick) {
+  // `from`: the function a call from untraced code came from (the innermost frame at its call
+  // site; invalid when none is known), where otherwise the innermost open call made it.
+  void enter(FunctionId fn, uint64_t ns, uint64_t trace_id, uint64_t tick,
+             std::optional<FunctionId> from) {
     if (count_calls_ && uncounted_ > 0) {
       --uncounted_;
     } else if (count_calls_ && fn.valid()) {
       ++(*count_calls_)[fn.index()];
-      if (!stack_.empty() && stack_.back().fn.valid())
-        ++(*count_edges_)[{stack_.back().fn.index(), fn.index()}];
+      FunctionId caller = from ? *from : stack_.empty() ? FunctionId() : stack_.back().fn;
+      if (caller.valid()) ++(*count_edges_)[{caller.index(), fn.index()}];
     }
     max_depth_ = std::max(max_depth_, stack_.size() + 1);
     std::optional<uint64_t> size;
@@ -136,21 +139,24 @@ class ThreadReplay {
 // One TRACE_EVENTS_SHORT event (docs/format.md, "Short trace events"): false when the bytes are
 // damaged or end.
 bool NextShortEvent(ByteCursor& in, const ThreadReplay& replay, uint64_t* delta, bool* is_exit,
-                    uint64_t* trace_id) {
+                    uint64_t* trace_id, uint64_t* call_site) {
   uint64_t first;
   const uint8_t* byte;
   if (!in.bytes(1, &byte)) return false;
   first = *byte;
-  uint64_t kind;  // 0 exit, 1 the caller's last callee entered, 2 an entry with its id
+  // 0 exit, 1 the caller's last callee entered, 2 an entry with its id, 3 with its call site too
+  uint64_t kind;
   if (first < format::kShortLong) {
     kind = first / format::kShortRepeatEntry;
     *delta = first & format::kShortMaxTicks;
   } else {
     kind = first - format::kShortLong;
-    if (kind > 2 || !in.varint(delta)) return false;
+    if (kind > 3 || !in.varint(delta)) return false;
   }
   *is_exit = kind == 0;
+  *call_site = 0;
   if (kind == 2) return in.varint(trace_id);
+  if (kind == 3) return in.varint(trace_id) && in.varint(call_site) && *call_site != 0;
   if (kind == 1) {
     std::optional<uint64_t> last = replay.repeatedCallee();
     if (!last) return false;
@@ -189,8 +195,9 @@ std::optional<FunctionId> CallerOf(const format::RawCallSite& site, FunctionId c
 }
 
 // The timed streams: exact times, and the calls of threads without CALL_COUNTS (`counted`).
-template <typename TraceFunction>
+template <typename TraceFunction, typename UntracedCaller>
 void ReplayEvents(const format::RawProfile& raw, const TraceFunction& fn,
+                  const UntracedCaller& untraced_caller,
                   const std::map<uint64_t, const format::RawCallCounts*>& counted, Profile& p,
                   std::optional<uint64_t> only_thread, bool keep_calls,
                   std::unordered_map<uint32_t, uint64_t>& calls,
@@ -221,10 +228,10 @@ void ReplayEvents(const format::RawProfile& raw, const TraceFunction& fn,
     ByteCursor in(reinterpret_cast<const uint8_t*>(run.packed.data()), run.packed.size());
     uint64_t tick = run.base_tick;
     for (uint64_t i = 0; i < run.events; ++i) {
-      uint64_t delta, trace_id = 0;
+      uint64_t delta, trace_id = 0, call_site = 0;
       bool is_exit;
       if (run.short_code) {
-        if (!NextShortEvent(in, replay, &delta, &is_exit, &trace_id)) break;
+        if (!NextShortEvent(in, replay, &delta, &is_exit, &trace_id, &call_site)) break;
       } else {
         uint64_t code;
         if (!in.varint(&code) || !in.varint(&delta)) break;
@@ -235,7 +242,9 @@ void ReplayEvents(const format::RawProfile& raw, const TraceFunction& fn,
       if (is_exit) {
         replay.exit(to_ns(tick));
       } else {
-        replay.enter(fn(trace_id).value_or(FunctionId()), to_ns(tick), trace_id, tick);
+        std::optional<FunctionId> from;
+        if (call_site != 0) from = untraced_caller(call_site, trace_id);
+        replay.enter(fn(trace_id).value_or(FunctionId()), to_ns(tick), trace_id, tick, from);
       }
     }
   }
@@ -270,19 +279,21 @@ void ApplyTrace(const format::RawProfile& raw, const FunctionAt& function_at,
                 bool keep_calls) {
   if (raw.call_counts.empty() && raw.call_site_counts.empty() && raw.trace_events.empty()) return;
   std::unordered_map<uint64_t, FunctionId> by_trace_id;
+  // When the id was given: names come from the images mapped then (a library dlclosed and
+  // another loaded there: each id is one function, docs/format.md).
+  auto seen_time = [&](uint64_t trace_id) -> uint64_t {
+    auto seen = raw.trace_function_seen.find(trace_id);
+    return seen != raw.trace_function_seen.end() ? seen->second
+           : raw.process                         ? raw.process->time
+                                                 : 0;
+  };
   auto fn = [&](uint64_t trace_id) -> std::optional<FunctionId> {
     if (trace_id == 0) return std::nullopt;
     auto cached = by_trace_id.find(trace_id);
     if (cached != by_trace_id.end()) return cached->second;
     auto address = raw.trace_functions.find(trace_id);
     if (address == raw.trace_functions.end()) return std::nullopt;
-    // Named after the image mapped at its address when the id was given (a library dlclosed
-    // and another loaded there: each id is one function, docs/format.md).
-    auto seen = raw.trace_function_seen.find(trace_id);
-    uint64_t time = seen != raw.trace_function_seen.end() ? seen->second
-                    : raw.process                         ? raw.process->time
-                                                          : 0;
-    FunctionId id = function_at(address->second, time);
+    FunctionId id = function_at(address->second, seen_time(trace_id));
     if (!id.valid()) return std::nullopt;
     by_trace_id.emplace(trace_id, id);
     return id;
@@ -324,8 +335,22 @@ void ApplyTrace(const format::RawProfile& raw, const FunctionAt& function_at,
 
   // Timed mode: exact times per call from the event streams, thread by thread in file order;
   // and the calls of a thread that has no CALL_COUNTS (the runtime's timed mode counts none).
-  if (!raw.trace_events.empty() && raw.process && raw.process->trace_tick_ns_q32 != 0)
-    ReplayEvents(raw, fn, last_of_thread, p, only_thread, keep_calls, calls, edge_calls);
+  if (!raw.trace_events.empty() && raw.process && raw.process->trace_tick_ns_q32 != 0) {
+    // A call from untraced code: the innermost frame at its call site called it (as in counts
+    // mode), unless that is the innermost open call after all (code of its own outside its
+    // unwind entry, a .cold part).
+    std::map<uint64_t, FunctionId> at_site;
+    auto untraced_caller = [&](uint64_t call_site, uint64_t trace_id) {
+      auto [it, made] = at_site.try_emplace(call_site);
+      if (made) {
+        std::vector<FunctionId> at = frames_before(call_site, seen_time(trace_id));
+        if (!at.empty()) it->second = at.back();
+      }
+      return it->second;
+    };
+    ReplayEvents(raw, fn, untraced_caller, last_of_thread, p, only_thread, keep_calls, calls,
+                 edge_calls);
+  }
   for (const auto& [key, value] : raw.stats)
     if (key == "trace_events_dropped" && value > 0 && !raw.trace_events.empty())
       p.warnings.push_back("timed tracing ran out of event buffers (" + std::to_string(value) +

@@ -15,6 +15,7 @@
 #include "runtime/session.h"
 #include "runtime/threads.h"
 #include "runtime/trace_internal.h"
+#include "runtime/unwind.h"
 
 namespace hotline::rt {
 
@@ -23,6 +24,7 @@ bool g_timed_hooks = false;
 std::atomic<uint64_t> g_events_dropped{0};
 std::atomic<uint64_t> g_unmatched_exits{0};
 __thread TraceThread* t_trace __attribute__((tls_model("initial-exec"))) = nullptr;
+std::atomic<uint32_t>* g_function_extent = nullptr;
 
 namespace {
 
@@ -81,6 +83,17 @@ uint32_t GlobalFunctionId(uint64_t address) {
     return id;
   }
   return 0;
+}
+
+uint32_t FunctionExtent(uint32_t id) {
+  if (id == 0 || !g_function_extent) return UINT32_MAX;
+  uint32_t extent = g_function_extent[id].load(std::memory_order_relaxed);
+  if (extent != 0) return extent;
+  uint64_t address = g_function_address[id].load(std::memory_order_acquire);
+  uint64_t end = address ? UnwindEntryEnd(address) : 0;
+  extent = end > address && end - address < UINT32_MAX ? uint32_t(end - address) : UINT32_MAX;
+  g_function_extent[id].store(extent, std::memory_order_relaxed);
+  return extent;
 }
 
 namespace {
@@ -168,6 +181,9 @@ void InitTrace(format::TraceMode mode) {
   g_function_seen = static_cast<uint64_t*>(MapZeroed(sizeof(uint64_t) * kFunctionCapacity));
   if (!g_function_slots || !g_function_address || !g_function_seen) return;
   if (mode == format::TraceMode::kTimed) {
+    g_function_extent =
+        static_cast<std::atomic<uint32_t>*>(MapZeroed(sizeof(uint32_t) * kFunctionCapacity));
+    if (!g_function_extent) return;
     // rdtsc ticks against the monotonic clock over 5 ms: good to about 1e-4.
     uint64_t t0 = NowNs(), c0 = __builtin_ia32_rdtsc(), t1;
     while ((t1 = NowNs()) - t0 < 5'000'000) {

@@ -69,11 +69,12 @@ void AppendExit(TraceThread* tt) {
   WriteShort(tt, p, kExit, tick);
 }
 
-void AppendEntry(TraceThread* tt, uint32_t id, uint64_t tick) {
+void AppendEntry(TraceThread* tt, uint32_t id, uint64_t tick, uint64_t call_site) {
   uint8_t* p = tt->pos;
   if (p > tt->limit && !(p = NextBuffer(tt))) return;
-  *p = uint8_t(format::kShortLong + 2);
+  *p = uint8_t(format::kShortLong + (call_site ? 3 : 2));
   uint8_t* end = PutVarint(PutVarint(p + 1, tick - tt->last_tick), id);
+  if (call_site) end = PutVarint(end, call_site);
   tt->last_tick = tick;
   __atomic_store_n(&tt->pos, end, __ATOMIC_RELEASE);
   AddTail(tt, p, end);

@@ -82,6 +82,14 @@ __attribute__((noinline)) uint32_t PopDeadFrames(TraceThread* tt, uint32_t d, ui
   return d;
 }
 
+// The code range of frame i, from its function's and those it is inlined into (the same call
+// site as its caller's), not from what the fast path stored (see CalleeCache).
+void HostRange(const TraceThread* tt, uint32_t i, uint64_t* code, uint32_t* extent) {
+  while (i > 0 && tt->frames[i].call_site == tt->frames[i - 1].call_site) --i;
+  *code = tt->frames[i].function;
+  *extent = FunctionExtent(tt->frames[i].id);
+}
+
 }  // namespace
 }  // namespace hotline::rt
 
@@ -104,27 +112,79 @@ __attribute__((noinline)) void EnterSlow(void* function, void* call_site, uint64
   uint32_t d = tt->depth.load(std::memory_order_relaxed);
   if (d > 0) d = PopDeadFrames(tt, d, sp, uint64_t(call_site), hook_return);
   uint32_t caller = d ? tt->frames[d - 1].id : 0;
-  uint32_t id;
-  if (tt->callee_cache[caller].callee == uint64_t(function)) {
-    id = tt->callee_cache[caller].callee_id;
-  } else {
-    id = FunctionIdOf(tt, uint64_t(function));
+  CalleeCache& cache = tt->callee_cache[caller];
+  uint32_t id =
+      cache.callee == uint64_t(function) ? cache.callee_id : FunctionIdOf(tt, uint64_t(function));
+  if (__builtin_expect(d < kShadowCapacity, 1)) {
+    // The new frame's code range, and whether its caller called it from code outside the
+    // caller's own (or its host's, for code inlined into another function).
+    uint64_t code = uint64_t(function);
+    uint32_t extent = FunctionExtent(id);
+    uint64_t untraced_site = 0;
+    if (d > 0) {
+      uint64_t caller_code;
+      uint32_t caller_extent;
+      HostRange(tt, d - 1, &caller_code, &caller_extent);
+      if (uint64_t(call_site) == tt->frames[d - 1].call_site) {
+        code = caller_code;  // inlined into its caller
+        extent = caller_extent;
+      } else if (uint64_t(call_site) - caller_code >= caller_extent) {
+        untraced_site = uint64_t(call_site);
+      }
+    }
     // The cache names the callee this caller last entered in the event stream (what the fast
     // path's one-byte entry says): a call past the end of the shadow stack is not in the stream.
-    if (d < kShadowCapacity) tt->callee_cache[caller] = CalleeCache{uint64_t(function), id};
-  }
-  if (__builtin_expect(d < kShadowCapacity, 1)) {
+    cache = CalleeCache{uint64_t(function), id, extent, code};
     uint64_t tick = 0;
     if (tt->pos) {
       tick = __builtin_ia32_rdtsc();
-      AppendEntry(tt, id, tick);
+      AppendEntry(tt, id, tick, untraced_site);
     }
-    tt->frames[d] = ShadowFrame{
-        uint64_t(function), sp, uint64_t(call_site), hook_return, &tt->callee_cache[id], tick, id};
+    tt->frames[d] = ShadowFrame{uint64_t(function),
+                                sp,
+                                uint64_t(call_site),
+                                hook_return,
+                                &tt->callee_cache[id],
+                                tick,
+                                id,
+                                extent,
+                                code};
     std::atomic_signal_fence(std::memory_order_release);
     ++d;
   }
   tt->depth.store(d, std::memory_order_relaxed);
+  tt->in_hook = 0;
+}
+
+// Timed mode's entry of a function that its caller, alive and calling from its own code, did not
+// enter last, when the function's id and code range are known: its entry event carries the id.
+__attribute__((noinline)) void EnterOtherCallee(TraceThread* tt, uint32_t d, void* function,
+                                                void* call_site, uint64_t sp,
+                                                uint64_t hook_return) {
+  const ShadowFrame& caller = tt->frames[d - 1];
+  uint64_t address = uint64_t(function);
+  int slot = int((address >> 4) & (kCacheSize - 1));
+  uint32_t id = tt->cache_id[slot];
+  uint64_t code = address;
+  uint32_t extent = g_function_extent[id].load(std::memory_order_relaxed);
+  if (caller.call_site == uint64_t(call_site)) {
+    code = caller.code;  // inlined into its caller
+    extent = caller.extent;
+  }
+  if (tt->cache_address[slot] != address || id == 0 || extent == 0)
+    return EnterSlow(function, call_site, sp, hook_return);
+  tt->in_hook = 1;
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  *caller.cache = CalleeCache{address, id, extent, code};
+  uint64_t tick = 0;
+  if (tt->pos) {
+    tick = __builtin_ia32_rdtsc();
+    AppendEntry(tt, id, tick);
+  }
+  tt->frames[d] = ShadowFrame{
+      address, sp, uint64_t(call_site), hook_return, &tt->callee_cache[id], tick, id, extent, code};
+  std::atomic_signal_fence(std::memory_order_release);
+  tt->depth.store(d + 1, std::memory_order_relaxed);
   tt->in_hook = 0;
 }
 
@@ -141,9 +201,13 @@ __attribute__((noinline)) void TimedEnter(void* function, void* call_site, uint6
     if (d > 0 && d < kShadowCapacity) {
       const ShadowFrame& caller = tt->frames[d - 1];
       CalleeCache& cache = *caller.cache;
-      bool alive = caller.sp > sp || (caller.sp == sp && caller.call_site == uint64_t(call_site) &&
-                                      caller.hook_return != hook_return);
-      if (alive && cache.callee == uint64_t(function)) {
+      // The caller is alive and called it: from its own code, or as code inlined into it (the
+      // caller's call site; at the same depth, another copy than the caller's own).
+      bool direct = caller.sp > sp ? uint64_t(call_site) - caller.code < caller.extent ||
+                                         caller.call_site == uint64_t(call_site)
+                                   : caller.sp == sp && caller.call_site == uint64_t(call_site) &&
+                                         caller.hook_return != hook_return;
+      if (direct && cache.callee == uint64_t(function)) {
         uint8_t* p = nullptr;
         if (tt->pos) {
           tt->in_hook = 1;
@@ -158,8 +222,15 @@ __attribute__((noinline)) void TimedEnter(void* function, void* call_site, uint6
         // The frame first: fewer values live across the clock read.
         uint32_t id = cache.callee_id;
         ShadowFrame& frame = tt->frames[d];
-        frame = ShadowFrame{
-            uint64_t(function), sp, uint64_t(call_site), hook_return, &tt->callee_cache[id], 0, id};
+        frame = ShadowFrame{uint64_t(function),
+                            sp,
+                            uint64_t(call_site),
+                            hook_return,
+                            &tt->callee_cache[id],
+                            0,
+                            id,
+                            cache.extent,
+                            cache.code};
         if (p) {
           uint64_t tick = __builtin_ia32_rdtsc();
           WriteShort(tt, p, kRepeatedEntry, tick);
@@ -171,6 +242,7 @@ __attribute__((noinline)) void TimedEnter(void* function, void* call_site, uint6
         tt->depth.store(d + 1, std::memory_order_relaxed);
         return;
       }
+      if (direct) return EnterOtherCallee(tt, d, function, call_site, sp, hook_return);
     }
   }
   EnterSlow(function, call_site, sp, hook_return);

@@ -42,11 +42,17 @@ inline void* MapZeroed(size_t bytes) {
 // (trace.cc); 0 when the table is full.
 uint32_t GlobalFunctionId(uint64_t address);
 
+// Timed mode: the bytes of code from the entry of function `id` to the end of its unwind entry
+// (its .eh_frame FDE), found once; UINT32_MAX when unknown (any call then counts as its own).
+uint32_t FunctionExtent(uint32_t id);
+extern std::atomic<uint32_t>* g_function_extent;  // by id: 0 until FunctionExtent found it
+
 // ---- Timed mode: event buffers (trace_events.cc). ----
 
 inline constexpr size_t kEventBufferBytes = 256 * 1024;
-// Two varints, and the byte past them that the two-byte store of a short varint may write.
-inline constexpr size_t kMaxEventBytes = 2 * 10 + 1;
+// Three varints (an entry from untraced code), and the byte past them that the two-byte store of
+// a short varint may write.
+inline constexpr size_t kMaxEventBytes = 3 * 10 + 1;
 
 // The hooks append to `data` through their thread's write position (TraceThread::pos); `size`
 // is set when the buffer is handed over. Most events are one byte: the others count their bytes
@@ -74,6 +80,11 @@ inline constexpr int kCacheSize = 256;
 struct CalleeCache {
   uint64_t callee;
   uint32_t callee_id;
+  // The code range of that call's frame (ShadowFrame::code, extent), which the next entry of the
+  // callee takes. A call inlined elsewhere than the last may find the wrong one: then a call from
+  // its code is not in the range and takes the slow path, which finds the frame's range anew.
+  uint32_t extent;
+  uint64_t code;
 };
 
 // One cache line. `cache` is the function's own CalleeCache (as a caller): the next entry hook
@@ -86,6 +97,11 @@ struct alignas(64) ShadowFrame {
   CalleeCache* cache;
   uint64_t tick;  // timed mode: the tick of its entry event (what a SIZE record names)
   uint32_t id;
+  // The code its calls come from, [code, code + extent): its function's, or for a copy inlined
+  // into its caller (same call site), the caller's. A call from elsewhere came through untraced
+  // code (qsort calling a comparator, a signal's trampoline, makecontext's start).
+  uint32_t extent;
+  uint64_t code;
 };
 
 // Counts mode: exact calls per (call site, entry hook return address), the edge as the entry
@@ -243,8 +259,9 @@ inline constexpr uint8_t kExit = 0, kRepeatedEntry = 1;
 
 // An exit, from the slow paths.
 void AppendExit(TraceThread* tt);
-// An entry with its function id (the slow paths: any entry may be written so).
-void AppendEntry(TraceThread* tt, uint32_t id, uint64_t tick);
+// An entry with its function id (the slow paths: any entry may be written so), and with the call
+// site when the call came from untraced code (`call_site` not 0).
+void AppendEntry(TraceThread* tt, uint32_t id, uint64_t tick, uint64_t call_site = 0);
 
 // Writer side, with the session lock held: the thread's current buffer, which it may still be
 // writing (the thread ends, or the process).

@@ -77,6 +77,12 @@ bool HasUnwindInfo(uint64_t pc) {
 
 }  // namespace
 
+uint64_t UnwindEntryEnd(uint64_t pc) {
+  unw_proc_info_t pi;
+  if (unw_get_proc_info_by_ip(unw_local_addr_space, pc, &pi, nullptr) != 0) return 0;
+  return pi.start_ip <= pc && pc < pi.end_ip ? pi.end_ip : 0;
+}
+
 uint32_t UnwindDwarf(void* ucontext, uint64_t* frames, uint32_t max, uint32_t* flags) {
   unw_cursor_t cursor;
   if (max == 0) return 0;

@@ -29,6 +29,9 @@ uint32_t UnwindFramePointers(void* ucontext, const StackBounds& bounds, uint64_t
                              uint32_t max, uint32_t* flags);
 uint32_t UnwindDwarf(void* ucontext, uint64_t* frames, uint32_t max, uint32_t* flags);
 
+// The end of the .eh_frame entry (FDE) that holds `pc`, or 0 when none does.
+uint64_t UnwindEntryEnd(uint64_t pc);
+
 // Call once before the first signal (not async-signal-safe): sets libunwind's caching.
 void InitUnwinder();
 

@@ -136,7 +136,7 @@ TEST(TraceDecode, RepeatedEntryWithoutAnEarlierOneEndsTheRecord) {
 
 TEST(TraceDecode, UnknownFirstByteEndsTheRecord) {
   std::string packed = ShortCode({{false, 1, 0}, {false, 2, 4}}, {false, false});
-  packed.push_back(char(0x83));  // not an event
+  packed.push_back(char(0x84));  // not an event
   packed.push_back(char(0x05));
   model::Profile p = Replay(Raw(packed, 4, true));
   EXPECT_EQ(p.functions[0].traced_call_sum_ns, 4u);  // main, open to f's entry, the last read
@@ -148,6 +148,32 @@ uint64_t EdgeCalls(const model::Profile& p, uint32_t caller, uint32_t callee) {
   for (const model::CallEdge& e : p.callees[caller])
     if (e.child.index() == callee) return e.calls;
   return 0;
+}
+
+TEST(TraceDecode, CallsFromUntracedCodeHaveTheCallersAtTheirCallSites) {
+  // main (1) calls f (2); in f, g (3) is entered from code of main's (a comparator that main's
+  // code called back, say), from f's own code, from code nothing is known of, and once more as
+  // the function f last entered.
+  std::string packed = ShortCode({{false, 1, 0}, {false, 2, 1}}, {false, false});
+  auto entry_from = [&](uint64_t site) {
+    packed.push_back(char(format::kShortLong + 3));
+    Put(packed, 1);
+    Put(packed, 3);
+    Put(packed, site);
+    packed.push_back(char(0));  // its exit, at once
+  };
+  entry_from(0x1050);
+  entry_from(0x2050);
+  entry_from(0x9000);
+  packed += ShortCode({{false, 3, 1}, {true, 0, 1}, {true, 0, 1}, {true, 0, 1}},
+                      {true, false, false, false});
+  model::Profile p = Replay(Raw(packed, 2 + 3 * 2 + 4, true));
+  EXPECT_EQ(p.functions[2].calls, 4u);
+  EXPECT_EQ(p.functions[2].traced_call_sum_ns, 1u);  // the last call's tick
+  EXPECT_EQ(EdgeCalls(p, 0, 1), 1u);
+  EXPECT_EQ(EdgeCalls(p, 0, 2), 1u);  // from main's code
+  EXPECT_EQ(EdgeCalls(p, 1, 2), 2u);  // f's own call and the repeated one
+  EXPECT_EQ(p.summary.max_call_depth, 3u);
 }
 
 TEST(TraceCallSites, CallersComeFromTheCallSiteOrTheInlinedCopy) {
