@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "base/varint.h"
@@ -165,12 +166,45 @@ bool NextShortEvent(ByteCursor& in, const ThreadReplay& replay, uint64_t* delta,
   return true;
 }
 
+// The rows of the traced functions. A function whose hooks pass the address of another object's
+// copy (libstdc++'s, which the GOT gives) is traced under that copy's row and seen inlined under
+// the program's DWARF row: one function under two rows, which callers found in an inline chain
+// name by the traced one, as timed mode's shadow stack does.
+class TracedRows {
+ public:
+  void add(FunctionId id, const Profile& p) {
+    if (!rows_.insert(id.index()).second) return;
+    const std::string& name = p.functions[id.index()].name;
+    if (!name.empty()) by_name_.emplace(name, id);
+  }
+
+  // The caller in an inline chain (outermost first) at `j`: the innermost frame there that is
+  // traced, or else the out-of-line function (frame 0). An inlined function without hooks of its
+  // own is not a caller, as in timed mode, whose stack holds only traced functions.
+  FunctionId callerIn(const std::vector<FunctionId>& chain, size_t j, const Profile& p) const {
+    for (; j > 0; --j)
+      if (std::optional<FunctionId> row = traced(chain[j], p)) return *row;
+    return traced(chain[0], p).value_or(chain[0]);
+  }
+
+ private:
+  std::unordered_set<uint32_t> rows_;
+  std::unordered_map<std::string, FunctionId> by_name_;
+
+  std::optional<FunctionId> traced(FunctionId id, const Profile& p) const {
+    if (rows_.contains(id.index())) return id;
+    auto it = by_name_.find(p.functions[id.index()].name);
+    if (it != by_name_.end()) return it->second;
+    return std::nullopt;
+  }
+};
+
 // The caller of a CALL_SITE_COUNTS entry of `callee` (docs/format.md, "Call-site counts"): the
 // function the callee's code was inlined into, when the entry hook ran in an inlined copy, or
 // else the innermost frame at the call site.
 std::optional<FunctionId> CallerOf(const format::RawCallSite& site, FunctionId callee,
                                    uint64_t time, const FramesBefore& frames_before,
-                                   const Profile& p) {
+                                   const TracedRows& traced, const Profile& p) {
   std::vector<FunctionId> inside = frames_before(site.hook_return, time);
   // One function by name: the hook's address of a template instance may be another object's
   // copy of it (the program's and libstdc++'s), found through the GOT.
@@ -181,17 +215,17 @@ std::optional<FunctionId> CallerOf(const format::RawCallSite& site, FunctionId c
   bool in_callee = false;
   for (size_t k = inside.size(); k-- > 0 && !in_callee;) {
     if (!same(inside[k])) continue;
-    if (k > 0) return inside[k - 1];
+    if (k > 0) return traced.callerIn(inside, k - 1, p);
     in_callee = true;
   }
   // The hook ran in code that is not the callee's: an inlined copy whose hook GCC placed outside
   // the copy's inline range (at -O2). The code the hook is in is what called it; the call site
   // passed to the hook is the enclosing out-of-line function's, one level or more too high.
-  if (!in_callee && !inside.empty()) return inside.back();
+  if (!in_callee && !inside.empty()) return traced.callerIn(inside, inside.size() - 1, p);
   if (site.call_site == 0) return std::nullopt;
   std::vector<FunctionId> at = frames_before(site.call_site, time);
   if (at.empty()) return std::nullopt;
-  return at.back();
+  return traced.callerIn(at, at.size() - 1, p);
 }
 
 // The timed streams: exact times, and the calls of threads without CALL_COUNTS (`counted`).
@@ -319,6 +353,9 @@ void ApplyTrace(const format::RawProfile& raw, const FunctionAt& function_at,
   // CALL_SITE_COUNTS add up, by thread: one when the thread ends, and one before each unload
   // of a module they name (docs/format.md). Their callers come from the symbolizer, with the
   // images mapped at the record's time.
+  TracedRows traced;
+  for (const auto& [trace_id, address] : raw.trace_functions)
+    if (std::optional<FunctionId> id = fn(trace_id)) traced.add(*id, p);
   for (const format::RawCallSiteCounts& c : raw.call_site_counts) {
     if (only_thread && c.tid != *only_thread) continue;
     for (const format::RawCallSite& site : c.sites) {
@@ -328,7 +365,7 @@ void ApplyTrace(const format::RawProfile& raw, const FunctionAt& function_at,
       if (!id.valid()) continue;
       std::optional<FunctionId> callee = id;
       calls[callee->index()] += site.calls;
-      std::optional<FunctionId> caller = CallerOf(site, *callee, c.time, frames_before, p);
+      std::optional<FunctionId> caller = CallerOf(site, *callee, c.time, frames_before, traced, p);
       if (caller && caller->valid()) edge_calls[{caller->index(), callee->index()}] += site.calls;
     }
   }
@@ -344,7 +381,7 @@ void ApplyTrace(const format::RawProfile& raw, const FunctionAt& function_at,
       auto [it, made] = at_site.try_emplace(call_site);
       if (made) {
         std::vector<FunctionId> at = frames_before(call_site, seen_time(trace_id));
-        if (!at.empty()) it->second = at.back();
+        if (!at.empty()) it->second = traced.callerIn(at, at.size() - 1, p);
       }
       return it->second;
     };

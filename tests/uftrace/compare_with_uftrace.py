@@ -63,11 +63,10 @@ UNBUILDABLE = {
 #     '*'. An entry must hold in every program x build x mode it covers.
 #   kind 'func': key the function; hotline and uftrace the calls each counts.
 #   kind 'edge': key (caller, callee); hotline and uftrace the calls each counts.
-#   kind 'edges': key (caller regex, callee regex): every differing edge that matches.
 #   kind 'name': key (hotline's name, uftrace's name) of one function; the comparison goes on
 #     under uftrace's name.
 #   kind 'either': key ((kind, key, hotline, uftrace), ...): one of these, for a peer's race.
-#   hotline, uftrace: None where any count matches (regex entries, names).
+#   hotline, uftrace: None where any count matches (names).
 # Each reason says who is right. An entry goes once the fix lands: the test says it is stale.
 # ---------------------------------------------------------------------------------------------
 FORK_CHILD = ("hotline right: the forked child calls it from main too; uftrace replays a "
@@ -79,12 +78,6 @@ AFTER_THREAD_END = ("hotline's counts right (gdb agrees): glibc runs the thread'
                     "and in __libc_thread_freeres the program's free twice, after the start "
                     "routine returned; uftrace (like hotline's timed mode, docs/tracing.md) stops "
                     'recording a thread there')
-O2_EDGES = ('hotline defect (counts mode, issue 29 item 4): at -O2 some calls from libstdc++ '
-            'code inlined into its caller are charged to another caller: an inlined copy of a '
-            'function that GCC names otherwise than its out-of-line copy (`std::allocator<char>::'
-            "allocator` for `…allocator(std::allocator<char> const&)`), and code inlined into GCC's "
-            '__tcf_0 or _GLOBAL__sub_I_*, which have no DWARF; the functions\' calls agree, and '
-            "timed mode finds uftrace's callers")
 CREAT = ('both wrong, a name: the function called is libbaz.so\'s extern "C" creat, but the '
          'address -finstrument-functions passes for it comes from the GOT, where the earlier '
          "loaded libc's creat preempts it; uftrace names libc's alias creat64, hotline __creat64 "
@@ -128,8 +121,6 @@ KNOWN_DIFFERENCES = [
      '(the GOT): its entry hook names libc\'s __creat64, but runs inside libbaz\'s creat. Counts '
      'mode takes a hook that runs outside its function for an inlined copy, and names the code '
      'it runs in (libbaz\'s creat) the caller, where main is'),
-    # hotline's counts mode at -O2: callers of inlined code.
-    (('dwarf6', 'std-string'), 'O2', 'counts', 'edges', ('.*', '.*'), None, None, O2_EDGES),
 ]
 
 
@@ -513,10 +504,7 @@ def matches(entry, kind, key, h, u):
     if ekind == 'either':
         return any(matches(entry[:3] + alternative + entry[7:], kind, key, h, u)
                    for alternative in ekey)
-    if ekind == 'edges' and kind == 'edge':
-        if not all(re.fullmatch(pattern, name) for pattern, name in zip(ekey, key)):
-            return False
-    elif ekind != kind or (tuple(ekey) if kind == 'edge' else ekey) != key:
+    if ekind != kind or (tuple(ekey) if kind == 'edge' else ekey) != key:
         return False
     return (eh is None or eh == h) and (eu is None or eu == u)
 

@@ -206,5 +206,36 @@ TEST(TraceCallSites, CallersComeFromTheCallSiteOrTheInlinedCopy) {
   EXPECT_EQ(EdgeCalls(p, 0, 2), 0u);
 }
 
+TEST(TraceCallSites, InlineCallersAreTracedFunctionsUnderTheirTracedRows) {
+  // Rows: 0 main, 1 f, 2 g (traced); 3 h, an inlined helper without hooks; 4 f again, the row of
+  // the program's DWARF for the f whose hooks pass libstdc++'s copy (row 1).
+  format::RawProfile raw;
+  raw.process.emplace();
+  raw.process->trace = format::TraceMode::kCounts;
+  raw.trace_functions = {{1, 0x1000}, {2, 0x2000}, {3, 0x3000}};
+  // g's hook at 0x5004 runs in g inlined into h inlined into f's DWARF row, in main; at 0x5104
+  // in g inlined into h inlined into main.
+  raw.call_site_counts.push_back({10, 7, {{0x1010, 0x5004, 3, 2}, {0x1010, 0x5104, 3, 5}}});
+  model::Profile p;
+  p.functions.resize(5);
+  p.functions[1].name = "f";
+  p.functions[4].name = "f";
+  p.functions[3].name = "h";
+  auto chain = [](uint64_t return_address, uint64_t) {
+    using model::FunctionId;
+    if (return_address == 0x5004) return std::vector{FunctionId(0u), FunctionId(4u),
+                                                      FunctionId(3u), FunctionId(2u)};
+    if (return_address == 0x5104)
+      return std::vector{FunctionId(0u), FunctionId(3u), FunctionId(2u)};
+    return FramesBefore(return_address, 0);
+  };
+  model::ApplyTrace(raw, At, chain, p, std::nullopt, /*keep_calls=*/false);
+  EXPECT_EQ(p.functions[2].calls, 7u);
+  EXPECT_EQ(EdgeCalls(p, 1, 2), 2u);  // f's traced row, past h
+  EXPECT_EQ(EdgeCalls(p, 0, 2), 5u);  // past h, to the function it is inlined into
+  EXPECT_EQ(EdgeCalls(p, 3, 2), 0u);
+  EXPECT_EQ(EdgeCalls(p, 4, 2), 0u);
+}
+
 }  // namespace
 }  // namespace hotline
