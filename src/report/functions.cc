@@ -1,5 +1,5 @@
-// -M: the function index: every function by definition site, with calls, self and cumulative
-// (inclusive) time.
+// -M: the function index: every function with calls, self and cumulative (inclusive) time, the
+// costliest first (by definition site with -i).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -19,10 +19,17 @@ void PrintFunctions(const model::Profile& p, const ReportOptions& options, std::
     if (!f.calls_exact && p.percentOfTotal(f.inclusive_ns) < options.otherCutoff()) continue;
     order.push_back(i);
   }
-  // By file number (unknown files last), line, then name: an index to look things up in.
+  // The costliest first (cumulative time, self time, calls), which answers "which function is
+  // hot?" in a table of thousands of rows (a LaTeX document's macros); with -i, by file number
+  // (unknown files last), line, then name, as texprofile's index is.
   std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
     const model::Function& fa = p.functions[a];
     const model::Function& fb = p.functions[b];
+    if (!options.definitions) {
+      if (fa.inclusive_ns != fb.inclusive_ns) return fa.inclusive_ns > fb.inclusive_ns;
+      if (fa.self_ns != fb.self_ns) return fa.self_ns > fb.self_ns;
+      if (fa.calls != fb.calls) return fa.calls > fb.calls;
+    }
     if (fa.file != fb.file) return fa.file < fb.file;  // an invalid id is the largest
     if (fa.line != fb.line) return fa.line < fb.line;
     return fa.name < fb.name;

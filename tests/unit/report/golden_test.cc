@@ -128,6 +128,9 @@ const GoldenCase kCases[] = {
      {}},
     {"functions", [](ReportOptions& o) { o.functions = true, o.no_summary = true; }, {}},
     {"functions_m", [](ReportOptions& o) { o.functions = true, o.machine = true; }, {}},
+    {"functions_i",  // texprofile's index: by definition site
+     [](ReportOptions& o) { o.functions = true, o.definitions = true, o.no_summary = true; },
+     {}},
     {"procedures", [](ReportOptions& o) { o.procedures = true, o.no_summary = true; }, {}},
     {"procedures_m", [](ReportOptions& o) { o.procedures = true, o.machine = true; }, {}},
     {"raw", [](ReportOptions& o) { o.raw = true, o.no_summary = true; }, {}},
