@@ -41,10 +41,34 @@ int hltex_known_list(int32_t ref) {
   return g->defs.known(ref) ? 1 : 0;
 }
 
-void hltex_def_begin(int32_t index, int32_t name_kind, int64_t line) {
+int hltex_def_begin_list(int32_t ref) {
+  if (!hltex_active) return 1;
+  const Def* site = g->defs.known(ref);
+  if (!site || site->borrowed) return 0;
+  g->pending_def.file = site->file;
+  g->pending_def.line = site->line;
+  g->pending_def.format = false;
+  g->pending_def.borrowed = site->format;
+  g->def_pending = true;
+  return 1;
+}
+
+void hltex_def_begin(int32_t index, int32_t name_kind, int64_t line, int via_argument) {
   if (!hltex_active) return;
+  if (via_argument) {
+    // The line the file was at when the macro call its current expansion began with was made:
+    // the list entry just above the file's on the logical stack (tail calls keep it there).
+    for (size_t i = g->stack.size(); i-- > 1;) {
+      const Entry& e = g->stack[i - 1];
+      if (e.kind != Kind::kFile) continue;
+      if (e.index == index && g->stack[i].kind == Kind::kList && g->stack[i].caller_line > 0)
+        line = int64_t(g->stack[i].caller_line);
+      break;
+    }
+  }
   g->pending_def.file = LevelFile(index, name_kind);
   g->pending_def.line = uint64_t(line < 0 ? 0 : line);
+  g->pending_def.format = g->pending_def.borrowed = false;
   g->def_pending = true;
 }
 

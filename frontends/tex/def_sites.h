@@ -18,6 +18,11 @@ struct Def {
   uint32_t file = 0;
   uint32_t gen = 0;  // bumped at every definition that makes this token list
   uint64_t line = 0;
+  bool format = false;  // the format's list, its site from the sites file
+  // Made at run time by a \def whose name was in a list of the format (or one borrowed so): a
+  // LaTeX kernel macro building a macro of the user's arguments (\newcommand's \reserved@a).
+  // Names in its body are the user's, not the kernel's text.
+  bool borrowed = false;
 };
 
 // A definition site as the sites file beside a format holds it: the token list, an index into
@@ -125,7 +130,7 @@ class DefTable {
     return nullptr;
   }
   Def FormatDef(const FormatSite& site) const {
-    return Def{format_files_[site.file], 1, site.line};
+    return Def{format_files_[site.file], 1, site.line, /*format=*/true};
   }
   uint32_t Add(Slot* s, int32_t ref, const Def& def) {
     defs_.push_back(def);

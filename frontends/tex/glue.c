@@ -14,6 +14,7 @@ extern int argc;
 
 enum {
   kTokenListState = 0, /* token_list */
+  kParameter = 0,      /* parameter: a macro's argument */
   kMacro = 5,          /* macro */
   kOutputText = 6,     /* output_text: the first token-list hook */
   kMarkText = 14,      /* mark_text */
@@ -116,15 +117,34 @@ void hlfileend(void) {
   if (hltex_active && curinput.namefield > 19) hltex_file_end(curinput.indexfield);
 }
 
+/* Where the text just read (a \def's name, a token-list assignment's brace) is: the innermost
+   token list with a known site of its own text, or the file below. Backed-up and inserted tokens
+   (a \csname's result) and lists of no known site came from the level below. An argument was
+   read where its macro was called, below that macro's own body. */
 void hldefbegin(void) {
   if (!hltex_active) return;
+  int via_argument = 0;
   for (int k = inputptr; k >= 0; --k) {
     instaterecord* r = Level(k);
-    if (r->statefield == kTokenListState) continue;
-    hltex_def_begin(r->indexfield, NameKind(r->namefield), LevelLine(r->indexfield));
+    if (r->statefield == kTokenListState) {
+      int type = r->indexfield;
+      if ((type == kMacro || type >= kOutputText) && hltex_known_list(r->startfield)) {
+        if (hltex_def_begin_list(r->startfield)) return;
+        via_argument = 1;
+        continue;
+      }
+      if (type == kParameter) {
+        via_argument = 1;
+        instaterecord* owner = k > 0 ? Level(k - 1) : 0;
+        if (owner && owner->statefield == kTokenListState && owner->indexfield == kMacro) --k;
+      }
+      continue;
+    }
+    hltex_def_begin(r->indexfield, NameKind(r->namefield), LevelLine(r->indexfield),
+                    via_argument);
     return;
   }
-  hltex_def_begin(0, 0, 0);
+  hltex_def_begin(0, 0, 0, 0);
 }
 
 void hldefend(int32_t ref) {

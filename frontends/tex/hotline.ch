@@ -206,11 +206,11 @@ big_switch: hltick; get_x_token;@/
 reswitch: hllabel(cur_cmd); @<Give diagnostic information, if requested@>;
 @z
 
-@x [49.1218] \def and friends: the definition site of the macro.
+@x [49.1218] \def and friends: the definition site of the macro, where its name is.
   e:=(cur_chr>=2); get_r_token; p:=cur_cs;
   q:=scan_toks(true,e);
 @y
-  e:=(cur_chr>=2); hldefbegin; get_r_token; p:=cur_cs;
+  e:=(cur_chr>=2); get_r_token; hldefbegin; p:=cur_cs;
   q:=scan_toks(true,e); hldefend(def_ref);
 @z
 

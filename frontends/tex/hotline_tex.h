@@ -41,9 +41,16 @@ void hltex_end_list(int tail);
 void hltex_file_begin(int32_t index, const char* name, int64_t caller_line);
 void hltex_file_end(int32_t index);
 
-/* Definition sites: the innermost file level when a \def or token-list assignment begins, and
-   the token list it made. */
-void hltex_def_begin(int32_t index, int32_t name_kind, int64_t line);
+/* Definition sites: where the text of a \def (its name) or token-list assignment (its braces)
+   is, and then the token list it made. The text is in a token list with a known site (a macro's
+   body, a hook): hltex_def_begin_list takes its site, or returns 0 when the list holds a user's
+   arguments rather than text of its own (a LaTeX kernel macro made it, def_sites.h), and the
+   text is then looked for below. Or the text is in a file level at `line`; `via_argument` when
+   it came there as a macro's argument, read from the file since the macro call the file's
+   current expansion began with (whose line is then the site: \newcommand's, not the line its
+   arguments end on). */
+int hltex_def_begin_list(int32_t ref);
+void hltex_def_begin(int32_t index, int32_t name_kind, int64_t line, int via_argument);
 void hltex_def_end(int32_t ref);
 
 /* TeX's own phases (shipout, line breaking, page building, hyphenation trie). */

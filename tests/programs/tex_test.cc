@@ -137,7 +137,9 @@ TEST(Tex, PlainLoopCountsAndDefinitionSites) {
   EXPECT_EQ(CallsOf(p, "\\heavy"), 1u);
   EXPECT_EQ(CallsOf(p, "\\light"), 1u);
   // plain.tex's \loop: \iterate once per \loop, then \next (= \iterate) once per iteration.
-  EXPECT_EQ((calls[{"\\body", "loop.tex", 13}]), 1001u);
+  // \body is defined where its \def is, in \loop's text: one row for both loops, line 13's
+  // (1000 iterations) and \heavy's (30000).
+  EXPECT_EQ((calls[{"\\body", "plain.tex", 527}]), 1001u + 30001u);
   // The \input file is a frame, and plain.tex's macros are defined where plain.tex says.
   EXPECT_EQ((calls[{"./twice.tex", "twice.tex", 0}]), 1u);
   EXPECT_EQ(calls.count({"\\loop", "plain.tex", 527}), 1u);
@@ -169,6 +171,19 @@ TEST(Tex, PlainLoopCountsAndDefinitionSites) {
   for (const format::RawTexCommand& c : p.tex_commands)
     if (c.name == "advance") advance = c.slots;
   EXPECT_EQ(advance, 1000u + 300u + 30000u);
+}
+
+TEST(Tex, RunTimeDefinitionsHaveOneRowAtTheirDef) {
+  std::string dir = DocDir("tex_defsites", {"defsites.tex"});
+  RunResult r = Tex({"--", "pdftex", "-interaction=nonstopmode", "defsites.tex"}, dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  std::map<Macro, uint64_t> calls = Calls(Load(dir + "/defsites.hotline"));
+  // \x is defined by \setx's text at line 3, not at the three lines that call \setx.
+  EXPECT_EQ((calls[{"\\x", "defsites.tex", 3}]), 3u);
+  EXPECT_EQ((calls[{"\\setx", "defsites.tex", 3}]), 3u);
+  size_t x_rows = 0;
+  for (const auto& [m, n] : calls) x_rows += m.name == "\\x";
+  EXPECT_EQ(x_rows, 1u);
 }
 
 TEST(Tex, TailRecursionKeepsTheChainShallow) {
@@ -347,6 +362,9 @@ TEST(Tex, LatexArticleMatchesTheStockEngine) {
   EXPECT_GE(CallsOf(p, "\\align"), 1u);
   std::map<Macro, uint64_t> calls = Calls(p);
   EXPECT_EQ((calls[{"\\sq", "article.tex", 3}]), 2u);
+  // A \newcommand is defined where it begins (article.cls:302), not where its arguments end
+  // nor in the LaTeX kernel macro that makes the \def.
+  EXPECT_EQ((calls[{"\\section", "article.cls", 302}]), 2u);
   // \section's work is inside it: \@startsection's \@ifstar looks ahead with \futurelet, and
   // \@xdblarg reads the title past the end of the lists that called it.
   auto [sect, all] = WeightUnder(p, "\\@sect");
