@@ -226,7 +226,7 @@ Expected<Profile> ProfileBuilder::finish(const format::RawProfile& raw) {
   s.total_ns = graph_.total_ns();
   s.max_depth = graph_.max_depth();
   for (const File& f : p.files) s.files += f.time_ns > 0 ? 1 : 0;
-  for (const Function& f : p.functions) s.functions += f.self_ns > 0 || f.inclusive_ns > 0 ? 1 : 0;
+  for (const Function& f : p.functions) s.functions += f.self_ns > 0 || f.inclusive_ns > 0 || f.calls > 0 ? 1 : 0;
   if (raw.process) {
     s.start_time = raw.process->time;
     s.start_realtime_ns = raw.process->realtime_ns;

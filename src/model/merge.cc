@@ -118,7 +118,7 @@ class Merger {
     Summary& s = p_.summary;
     s.files = s.functions = 0;
     for (const File& f : p_.files) s.files += f.time_ns > 0 ? 1 : 0;
-    for (const Function& f : p_.functions) s.functions += f.self_ns > 0 || f.inclusive_ns > 0;
+    for (const Function& f : p_.functions) s.functions += f.self_ns > 0 || f.inclusive_ns > 0 || f.calls > 0;
     s.exact_line_counts = all_lines_exact_;
     s.runs = runs;
     PutInOrder(p_);

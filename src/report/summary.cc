@@ -90,16 +90,34 @@ void PrintSummary(const model::Profile& p, const ReportOptions& options, std::st
                                                  static_cast<double>(s.cpu_ns)
                                            : 0.0)));
   }
-  row("samples", fmt::format("{}", s.samples));
-  row("average per sample", FormatTime(s.samples ? s.sampled_ns / s.samples : 0, false));
+  // A front-end that measured every command slot or statement has no samples: its records are
+  // batches of them. Its units are the slots TeX's main loop ran (-C's) or the statements run.
+  bool measured = s.interpreted && s.sampler == format::Sampler::kNone;
+  if (measured) {
+    uint64_t units = 0;
+    for (const model::TexCommand& c : p.tex_commands) units += c.slots;
+    bool tex = !p.tex_commands.empty();
+    if (!tex)
+      for (const model::Line& l : p.lines) units += l.count_exact ? l.count : 0;
+    row(tex ? "command slots" : "statements", fmt::format("{}", units));
+    row(tex ? "average per slot" : "average per statement",
+        FormatTime(units ? s.total_ns / units : 0, false));
+  } else {
+    row("samples", fmt::format("{}", s.samples));
+    row("average per sample", FormatTime(s.samples ? s.sampled_ns / s.samples : 0, false));
+  }
   row("files", fmt::format("{}", s.files));
   row("functions", fmt::format("{}", s.functions));
   row("threads", fmt::format("{}", p.threads.size()));
   row("maximum stack depth", fmt::format("{}", s.max_depth));
-  if (s.interpreted) {  // the front-end counted them (Devel::Hotline)
-    row("line counts", s.exact_line_counts ? "exact (statements, counted by the interpreter)"
-                                           : "estimated from samples");
-    row("calls", s.traced ? "exact (counted by the interpreter)" : "estimated from samples");
+  if (s.interpreted) {  // the front-end counted them (Devel::Hotline, the profiling pdfTeX)
+    bool tex = !p.tex_commands.empty();
+    row("line counts", !s.exact_line_counts ? "estimated from samples"
+                       : tex                ? "exact (command slots, counted by the engine)"
+                                            : "exact (statements, counted by the interpreter)");
+    row("calls", !s.traced ? "estimated from samples"
+                 : tex     ? "exact (counted by the engine)"
+                           : "exact (counted by the interpreter)");
   } else {
     row("line counts", s.exact_line_counts ? "exact (gcov)" : "estimated from samples");
     row("calls", s.traced              ? "exact (-finstrument-functions)"
@@ -108,10 +126,12 @@ void PrintSummary(const model::Profile& p, const ReportOptions& options, std::st
   }
   if (s.traced && s.max_call_depth > 0)
     row("maximum call depth", fmt::format("{}", s.max_call_depth));
-  row("broken stacks", countWithShare(s.broken_samples));
-  row("truncated stacks", countWithShare(s.truncated_samples));
-  row("samples in the profiler", countWithShare(s.profiler_samples));
-  row("samples outside any module", countWithShare(s.unknown_samples));
+  if (!measured) {
+    row("broken stacks", countWithShare(s.broken_samples));
+    row("truncated stacks", countWithShare(s.truncated_samples));
+    row("samples in the profiler", countWithShare(s.profiler_samples));
+    row("samples outside any module", countWithShare(s.unknown_samples));
+  }
   if (!p.marks.empty()) row("marks", fmt::format("{}", p.marks.size()));
   for (const std::string& reason : p.disabled_reasons) row("runtime switched off", reason);
 }

@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -171,6 +172,25 @@ TEST(Tex, PlainLoopCountsAndDefinitionSites) {
   for (const format::RawTexCommand& c : p.tex_commands)
     if (c.name == "advance") advance = c.slots;
   EXPECT_EQ(advance, 1000u + 300u + 30000u);
+  // The summary counts what the engine measured, command slots (-C's), not the records that
+  // carry them, and as many functions as -M lists.
+  uint64_t slots = 0;
+  for (const format::RawTexCommand& c : p.tex_commands) slots += c.slots;
+  RunResult summary = Hotline({"report", "loop.hotline"}, dir);
+  ASSERT_EQ(summary.exit_code, 0) << summary.err;
+  auto value = [&](const std::string& key) {
+    std::istringstream in(summary.out);
+    for (std::string line; std::getline(in, line);)
+      if (line.rfind(key + "  ", 0) == 0)
+        return line.substr(line.find_first_not_of(' ', key.size()));
+    return std::string("no row ") + key;
+  };
+  EXPECT_EQ(value("command slots"), std::to_string(slots)) << summary.out;
+  EXPECT_EQ(summary.out.find("samples"), std::string::npos) << summary.out;
+  RunResult index = Hotline({"report", "-M", "-m", "-p0", "loop.hotline"}, dir);
+  EXPECT_EQ(value("functions"),
+            std::to_string(std::count(index.out.begin(), index.out.end(), '\n')))
+      << summary.out << index.out;
 }
 
 TEST(Tex, RunTimeDefinitionsHaveOneRowAtTheirDef) {
