@@ -187,6 +187,23 @@ TEST(Tex, PlainLoopCountsAndDefinitionSites) {
   };
   EXPECT_EQ(value("command slots"), std::to_string(slots)) << summary.out;
   EXPECT_EQ(summary.out.find("samples"), std::string::npos) << summary.out;
+  // -R shows what each record stands for: they add up to the files' time (-F).
+  auto column_sum = [&](const std::vector<std::string>& args, size_t column) {
+    RunResult t = Hotline(args, dir);
+    EXPECT_EQ(t.exit_code, 0) << t.err;
+    uint64_t sum = 0;
+    std::istringstream in(t.out);
+    for (std::string line; std::getline(in, line);) {
+      std::istringstream fields(line);
+      std::string field;
+      for (size_t i = 0; i <= column && std::getline(fields, field, '\t'); ++i)
+        if (i == column) sum += std::strtoull(field.c_str(), nullptr, 10);
+    }
+    return sum;
+  };
+  uint64_t raw_weight = column_sum({"report", "-R", "-m", "loop.hotline"}, 2);
+  EXPECT_GT(raw_weight, 0u);
+  EXPECT_EQ(raw_weight, column_sum({"report", "-F", "-m", "-p0", "loop.hotline"}, 2));
   RunResult index = Hotline({"report", "-M", "-m", "-p0", "loop.hotline"}, dir);
   EXPECT_EQ(value("functions"),
             std::to_string(std::count(index.out.begin(), index.out.end(), '\n')))
