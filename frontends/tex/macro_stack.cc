@@ -4,7 +4,8 @@
 // TeX pops a macro before its last token's callee runs (the tail call of macro_call); the stack
 // here keeps such a macro until the callee ends, as texprof's logical depth does, and a macro
 // tail-calling a macro already in its tail chain (\loop's \iterate/\next) returns to that
-// entry, so the stack stays as deep as the distinct macros.
+// entry, so the stack stays as deep as the distinct macros (and one more for a macro calling
+// itself, whose recursion then has a self edge).
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -162,11 +163,16 @@ inline void Push(Kind kind, uint32_t func, uint64_t caller_line, int32_t index) 
 }
 
 // A list (macro or hook) is entered, called from `line` of the innermost file (level `index`). A
-// tail call to something already in the tail chain returns to it. The caller counts the call.
+// tail call to something already in the tail chain returns to it, but for a macro calling itself
+// last (\loop's \next, `\expandafter\a\fi`): its second activation is kept above the first,
+// so that the recursion's time shows on its self edge (as in texprof's call graph), and every
+// later one returns to the second. The caller counts the call.
 __attribute__((always_inline)) inline void EnterList(uint32_t func, int32_t ref, int32_t index,
                                                      int64_t line) {
-  for (size_t i = g->stack.size(); i > 0 && g->stack[i - 1].tail; --i)
+  size_t top = g->stack.size();
+  for (size_t i = top; i > 0 && g->stack[i - 1].tail; --i)
     if (g->stack[i - 1].func == func) {
+      if (i == top && (i == 1 || g->stack[i - 2].func != func)) break;
       Entry again = g->stack[i - 1];
       g->stack.resize(i - 1);
       again.tail = false;

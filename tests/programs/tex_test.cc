@@ -111,6 +111,24 @@ uint64_t WeightUnderBoth(const format::RawProfile& p, const std::string& inner,
   return both;
 }
 
+// Σ sample weight whose stack has `inner` called directly by `outer`.
+uint64_t WeightOnEdge(const format::RawProfile& p, const std::string& outer,
+                      const std::string& inner) {
+  uint64_t on = 0;
+  for (const format::SampleRecord& s : p.samples) {
+    std::vector<uint64_t> frames = p.stack(s.node);  // innermost first
+    for (size_t i = 0; i + 1 < frames.size(); ++i) {
+      const format::RawFrame* callee = FrameOf(p, frames[i]);
+      const format::RawFrame* caller = FrameOf(p, frames[i + 1]);
+      if (callee && caller && callee->name == inner && caller->name == outer) {
+        on += s.weight;
+        break;
+      }
+    }
+  }
+  return on;
+}
+
 // Σ sample weight per file of the innermost frame.
 std::map<std::string, uint64_t> WeightPerFile(const format::RawProfile& p) {
   std::map<std::string, uint64_t> per;
@@ -290,6 +308,10 @@ TEST(Tex, TailCallsThroughExpandafterKeepTheirCaller) {
   EXPECT_EQ((edges[{"\\runeven", "\\even"}]), 1u);
   EXPECT_EQ((edges[{"\\even", "\\odd"}]), 1000u);
   EXPECT_EQ((edges[{"\\odd", "\\even"}]), 1000u);
+  // A macro calling itself last keeps its second activation above the first: the recursion's
+  // time is on the \a→\a edge, and the stack does not grow with it.
+  EXPECT_GT(WeightOnEdge(p, "\\a", "\\a"), 0u);
+  EXPECT_LT(p.call_counts.back().max_depth, 20u);  // of 2000 recursive calls
   // Every sample in a recursion has the macro that started it below, and a macro that reads
   // its argument past its caller's end (\star*), after a \futurelet looked ahead, is called
   // by that caller's chain.
