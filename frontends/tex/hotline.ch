@@ -245,6 +245,24 @@ begin @<Finish the extensions@>; new_line_char:=-1;
 begin hlphasebegin(5); @<Finish the extensions@>; new_line_char:=-1;
 @z
 
+@x [51.1334] memory statistics as stock pdfTeX's: without \profileon, \profileoff (2 strings, 19 chars)
+  wlog_ln(' out of ', max_strings-init_str_ptr:1);@/
+  wlog_ln(' ',pool_ptr-init_pool_ptr:1,' string characters out of ',
+    pool_size-init_pool_ptr:1);@/
+@y
+  wlog_ln(' out of ', max_strings-init_str_ptr+2:1);@/
+  wlog_ln(' ',pool_ptr-init_pool_ptr:1,' string characters out of ',
+    pool_size-init_pool_ptr+19:1);@/
+@z
+
+@x [51.1334] ... and without their 2 control sequences
+  wlog_ln(' ',cs_count:1,' multiletter control sequences out of ',
+    hash_size:1, '+', hash_extra:1);@/
+@y
+  wlog_ln(' ',cs_count-2:1,' multiletter control sequences out of ',
+    hash_size:1, '+', hash_extra:1);@/
+@z
+
 @x [51.1337] the profile starts before the format is loaded.
 @<Get the first line...@>=
 begin @<Initialize the input routines@>;
