@@ -47,7 +47,7 @@ int hltex_def_begin_list(int32_t ref) {
   if (!site || site->borrowed) return 0;
   g->pending_def.file = site->file;
   g->pending_def.line = site->line;
-  g->pending_def.format = false;
+  g->pending_def.format = 0;
   g->pending_def.borrowed = site->format;
   g->def_pending = true;
   return 1;
@@ -68,7 +68,8 @@ void hltex_def_begin(int32_t index, int32_t name_kind, int64_t line, int via_arg
   }
   g->pending_def.file = LevelFile(index, name_kind);
   g->pending_def.line = uint64_t(line < 0 ? 0 : line);
-  g->pending_def.format = g->pending_def.borrowed = false;
+  g->pending_def.format = 0;
+  g->pending_def.borrowed = 0;
   g->def_pending = true;
 }
 
