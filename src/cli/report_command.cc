@@ -182,10 +182,14 @@ int RunReport(ReportCommandOptions& o) {
   if (o.top_count_option->count() > 0) asked.top = true;
   asked.color = !asked.machine && UseColor(o.color);
   if (!asked.machine) asked.width = o.width_option->count() > 0 ? o.width : TerminalWidth();
-  // No table asked for: the functions by self time, the top lines and the summary.
+  // No table asked for: the top lines, the 20 functions with the most self time (as perf's and
+  // pprof's top do; a line says how many more, and -C shows them) and the summary.
   if (!(asked.top || asked.graph || asked.files || asked.lines || asked.flat || asked.functions ||
-        asked.procedures || asked.raw || asked.stack_changes || o.heap || o.watch || o.complexity))
+        asked.procedures || asked.raw || asked.stack_changes || o.heap || o.watch ||
+        o.complexity)) {
     asked.top = asked.flat = true;
+    if (!asked.machine && o.cutoff_option->count() == 0) asked.flat_limit = 20;
+  }
   bool named = !o.files.empty();
   if (Status resolved = ResolveProfileArguments(o.files); !resolved.ok()) {
     fmt::print(stderr, "hotline: {}\n", resolved.message());

@@ -51,6 +51,16 @@ void PrintFlat(const model::Profile& p, const ReportOptions& options, std::strin
     return fa.inclusive_ns > fb.inclusive_ns;
   });
 
+  // The default report's short table: the rest counted in one line.
+  size_t more = 0;
+  uint64_t more_ns = 0;
+  if (options.flat_limit && order.size() > options.flat_limit) {
+    for (size_t k = options.flat_limit; k < order.size(); ++k)
+      more_ns += p.functions[order[k]].self_ns;
+    more = order.size() - options.flat_limit;
+    order.resize(options.flat_limit);
+  }
+
   TableWriter w(p, options, out);
   w.title("flat", "Functions by self time (" + SampledClock(p) + ")");
   w.header({"percent", "self", "inclusive", "calls", "self/call", "name"});
@@ -63,6 +73,10 @@ void PrintFlat(const model::Profile& p, const ReportOptions& options, std::strin
            FormatAverage(per_call, f.calls_exact, w.machine()),
            FunctionLabel(p, model::FunctionId(i), options)});
   }
+  if (more)
+    w.note(fmt::format("... and {} more function{} with {}% of the time: `hotline report -C` "
+                       "lists them all",
+                       more, more == 1 ? "" : "s", FormatPercent(p.percentOfTotal(more_ns))));
 }
 
 }  // namespace hotline::report

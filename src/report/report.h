@@ -24,6 +24,7 @@ struct ReportOptions {
   bool files = false;          // -F
   bool lines = false;          // -L
   bool flat = false;           // -C
+  uint32_t flat_limit = 0;     // the report without table flags: -C's first N rows (0: all)
   bool functions = false;      // -M
   bool procedures = false;     // -P
   bool sampled_times = false;  // --sampled-times: -P shows sampled times for a timed trace too

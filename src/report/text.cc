@@ -156,6 +156,10 @@ std::string Fit(const std::string& text, size_t room, bool limited) {
 
 }  // namespace
 
+void TableWriter::note(std::string_view text) {
+  if (!options_.machine) pending_.push_back(Line{Kind::kNote, {std::string(text)}});
+}
+
 void TableWriter::flush() {
   if (pending_.empty()) return;
   // Widths and alignment of every column but each row's last; which columns are percentages.
@@ -183,6 +187,10 @@ void TableWriter::flush() {
         out_ += '\n';
         break;
       case Kind::kBlank:
+        out_ += '\n';
+        break;
+      case Kind::kNote:
+        out_ += line.cells[0];
         out_ += '\n';
         break;
       case Kind::kHeader:

@@ -68,12 +68,14 @@ class TableWriter {
   void row(std::initializer_list<std::string_view> columns);
   void row(std::span<const std::string_view> columns);
   void blank();
+  // A line of text under the rows, not aligned with them (human mode only).
+  void note(std::string_view text);
   // Writes the rows held so far, aligned among themselves.
   void flush();
   bool machine() const { return options_.machine; }
 
  private:
-  enum class Kind { kTitle, kHeader, kRow, kBlank };
+  enum class Kind { kTitle, kHeader, kRow, kBlank, kNote };
   struct Line {
     Kind kind;
     std::vector<std::string> cells;
