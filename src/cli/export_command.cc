@@ -25,6 +25,7 @@ struct ExportCommandOptions {
   std::string file;
   std::string out;
   bool heap = false;
+  std::string unit;
   exporter::ExportOptions exporter;
 
   void Register(CLI::App& cmd) {
@@ -36,6 +37,11 @@ struct ExportCommandOptions {
                  "instead of the time (a profile recorded with --heap)");
     cmd.add_flag("--lines", exporter.lines, "folded: the innermost frame with its file and line");
     cmd.add_flag("--threads", exporter.per_thread, "folded: each stack under its thread");
+    cmd.add_option("--unit", unit,
+                   "folded: what each stack's number counts, samples (the default, as "
+                   "flamegraph.pl expects) or ns (a TeX or Perl profile's default: it measured "
+                   "time rather than sampled it)")
+        ->check(CLI::IsMember({"samples", "ns"}));
     cmd.add_option("FILE", file, "the profile (default: the newest *.hotline here)");
   }
 };
@@ -80,9 +86,15 @@ int RunExport(ExportCommandOptions& o) {
   // An option another format would ignore is a mistake worth saying.
   if (o.heap && *format != exporter::Format::kPprof)
     return Fail(fmt::format("--heap is for --format pprof, not {}", o.format));
-  if ((o.exporter.lines || o.exporter.per_thread) && *format != exporter::Format::kFolded)
+  if ((o.exporter.lines || o.exporter.per_thread || !o.unit.empty()) &&
+      *format != exporter::Format::kFolded)
     return Fail(fmt::format("--{} is for --format folded, not {}",
-                            o.exporter.lines ? "lines" : "threads", o.format));
+                            o.exporter.lines        ? "lines"
+                            : o.exporter.per_thread ? "threads"
+                                                    : "unit",
+                            o.format));
+  if (o.unit == "samples") o.exporter.unit = exporter::FoldedUnit::kSamples;
+  if (o.unit == "ns") o.exporter.unit = exporter::FoldedUnit::kNs;
   bool named = !o.file.empty();
   Expected<std::string> file = ProfileArgument(o.file);
   if (!file) return Fail(file.status().message());

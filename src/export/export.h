@@ -24,13 +24,21 @@ const std::vector<std::pair<std::string_view, Format>>& KnownFormats();
 std::string KnownFormatNames();
 std::optional<Format> FormatNamed(std::string_view name);
 
+// What a folded stack's number counts.
+enum class FoldedUnit {
+  kDefault,  // samples, as FlameGraph's tools count them; ns for a measured profile (TeX, Perl)
+  kSamples,
+  kNs,
+};
+
 struct ExportOptions {
   bool lines = false;       // folded: the leaf frame carries its line (`name:line`)
   bool per_thread = false;  // folded: each stack starts with its thread (`thread 123`)
+  FoldedUnit unit = FoldedUnit::kDefault;
 };
 
-// Brendan Gregg's folded stacks: `outer;...;inner N`, N in nanoseconds, one line per distinct
-// stack (per thread with per_thread), heaviest first.
+// Brendan Gregg's folded stacks: `outer;...;inner N`, N in samples or nanoseconds (unit), one
+// line per distinct stack (per thread with per_thread), heaviest first.
 Expected<std::string> ExportFolded(const model::Profile& profile, const ExportOptions& options);
 
 // The callgrind format, version 1: per-line self time of each function, calls with their

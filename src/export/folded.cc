@@ -1,5 +1,6 @@
 // Folded stacks (Brendan Gregg's stackcollapse output, read by flamegraph.pl, speedscope,
-// inferno): one line per distinct stack, outermost frame first, its time in nanoseconds.
+// inferno): one line per distinct stack, outermost frame first, its samples (FlameGraph's
+// convention) or its time in nanoseconds.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -49,16 +50,25 @@ std::string FoldedStack(const model::Profile& p, const model::StackTime& st,
 }  // namespace
 
 Expected<std::string> ExportFolded(const model::Profile& profile, const ExportOptions& options) {
+  // A front-end that measured every statement or command slot took no samples: its records are
+  // batches of them, and only their time means anything.
+  bool measured =
+      profile.summary.interpreted && profile.summary.sampler == format::Sampler::kNone;
+  bool samples = options.unit == FoldedUnit::kSamples ||
+                 (options.unit == FoldedUnit::kDefault && !measured);
   // Stacks that differ only in addresses, or in lines when lines are not shown, fold together.
-  std::map<std::string, uint64_t> ns_by_stack;
+  // Time no sample stands for ([unsampled]) has no samples.
+  std::map<std::string, uint64_t> weight_by_stack;
   for (const model::StackTime& st : profile.stack_times)
-    if (st.ns > 0) ns_by_stack[FoldedStack(profile, st, options)] += st.ns;
-  std::vector<std::pair<std::string, uint64_t>> rows(ns_by_stack.begin(), ns_by_stack.end());
+    if (uint64_t weight = samples ? st.samples : st.ns; weight > 0)
+      weight_by_stack[FoldedStack(profile, st, options)] += weight;
+  std::vector<std::pair<std::string, uint64_t>> rows(weight_by_stack.begin(),
+                                                     weight_by_stack.end());
   std::stable_sort(rows.begin(), rows.end(),
                    [](const auto& a, const auto& b) { return a.second > b.second; });
   std::string out;
-  for (const auto& [stack, ns] : rows)
-    out += fmt::format("{} {}\n", stack.empty() ? "[empty]" : stack, ns);
+  for (const auto& [stack, weight] : rows)
+    out += fmt::format("{} {}\n", stack.empty() ? "[empty]" : stack, weight);
   return out;
 }
 

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <ctime>
 #include <filesystem>
@@ -138,23 +139,46 @@ TEST(Export, MissingDataLeavesTheOldFileAndNoTemporary) {
   EXPECT_EQ(files, 1u);
 }
 
-TEST(Export, FoldedStacksAddUpToTheFunctionsSelfTimes) {
-  const Recorded& r = CpuBurn();
-  std::string out = r.dir + "/cpu_burn.folded";
-  RunResult e = Hotline({"export", "--format", "folded", r.profile, "-o", out}, r.dir);
-  ASSERT_EQ(e.exit_code, 0) << e.err;
-  // The innermost frame of each line is the function the time is the self time of.
+// The folded file's weight per innermost frame.
+std::map<std::string, uint64_t> FoldedLeaves(const std::string& folded) {
   std::map<std::string, uint64_t> leaves;
-  std::istringstream rows(ReadFile(out));
+  std::istringstream rows(folded);
   for (std::string row; std::getline(rows, row);) {
     size_t space = row.rfind(' ');
-    ASSERT_NE(space, std::string::npos) << row;
+    EXPECT_NE(space, std::string::npos) << row;
+    if (space == std::string::npos) continue;
     size_t semicolon = row.rfind(';', space);
     std::string leaf = row.substr(semicolon == std::string::npos ? 0 : semicolon + 1,
                                   space - (semicolon == std::string::npos ? 0 : semicolon + 1));
     leaves[leaf] += std::stoull(row.substr(space + 1));
   }
-  EXPECT_EQ(leaves, ReportedSelfTimes(r.profile, r.dir));
+  return leaves;
+}
+
+TEST(Export, FoldedStacksAddUpToTheFunctionsSelfTimes) {
+  const Recorded& r = CpuBurn();
+  std::string out = r.dir + "/cpu_burn.folded";
+  RunResult e =
+      Hotline({"export", "--format", "folded", "--unit", "ns", r.profile, "-o", out}, r.dir);
+  ASSERT_EQ(e.exit_code, 0) << e.err;
+  // The innermost frame of each line is the function the time is the self time of.
+  EXPECT_EQ(FoldedLeaves(ReadFile(out)), ReportedSelfTimes(r.profile, r.dir));
+
+  // By default each stack counts its samples, as flamegraph.pl expects: as many as -R lists.
+  std::string samples = r.dir + "/cpu_burn_samples.folded";
+  e = Hotline({"export", "--format", "folded", r.profile, "-o", samples}, r.dir);
+  ASSERT_EQ(e.exit_code, 0) << e.err;
+  uint64_t folded_samples = 0;
+  for (const auto& [leaf, n] : FoldedLeaves(ReadFile(samples))) folded_samples += n;
+  RunResult raw = Hotline({"report", "-R", "-m", r.profile}, r.dir);
+  ASSERT_EQ(raw.exit_code, 0) << raw.err;
+  EXPECT_EQ(folded_samples, uint64_t(std::count(raw.out.begin(), raw.out.end(), '\n')));
+  EXPECT_GT(folded_samples, 0u);
+  RunResult wrong = Hotline({"export", "--format", "pprof", "--unit", "ns", r.profile, "-o",
+                             r.dir + "/x.pb.gz"},
+                            r.dir);
+  EXPECT_EQ(wrong.exit_code, 1);
+  EXPECT_EQ(LastLine(wrong.err), "hotline: export: --unit is for --format folded, not pprof");
   EXPECT_NE(ReadFile(out).find(";main;burn_cpu;"), std::string::npos);
 
   std::string with_lines = r.dir + "/cpu_burn_lines.folded";
