@@ -100,14 +100,18 @@ int RunAnnotate(AnnotateCommandOptions& o) {
     if (!std::filesystem::is_directory(dir, ec))
       fmt::print(stderr, "hotline: warning: annotate: --source-dir {}: no such directory\n", dir);
   }
+  // A source the profile has no file of is an error: nothing asked for can be shown.
+  bool unknown_source = false;
   for (const std::string& source : sources) {
     bool known =
         std::any_of(profile->files.begin(), profile->files.end(),
                     [&](const model::File& f) { return report::SourceMatches(f.path, source); });
-    if (!known)
-      fmt::print(stderr, "hotline: warning: annotate: {} matches no source file of {}\n", source,
-                 *path);
+    if (!known) {
+      fmt::print(stderr, "hotline: annotate: {} matches no source file of {}\n", source, *path);
+      unknown_source = true;
+    }
   }
+  if (unknown_source) return 1;
   // Counts but no timing (a counts-only run): Knuth's costs from the binary's instructions.
   std::optional<model::CostModel> costs;
   if (profile->summary.exact_line_counts && profile->summary.samples == 0) {

@@ -250,7 +250,7 @@ int RunHtml(HtmlCommandOptions& o) {
   if (o.diff) return RunHtmlDiff(o);
   if (o.history) return RunHtmlHistory(o);
   bool named = !o.files.empty();
-  if (Status resolved = ResolveProfileArguments(o.files); !resolved.ok()) {
+  if (Status resolved = ResolveProfileArguments(o.files, /*folders=*/true); !resolved.ok()) {
     fmt::print(stderr, "hotline: html: {}\n", resolved.message());
     return 1;
   }

@@ -1,6 +1,7 @@
 #include "cli/profile_path.h"
 
 #include <dirent.h>
+#include <fmt/format.h>
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -41,8 +42,19 @@ Expected<std::string> NewestProfileHere() {
   return best;
 }
 
-Expected<std::string> ProfileArgument(const std::string& file) {
+Expected<std::string> ProfileArgument(const std::string& file, bool folders) {
   if (file.empty()) return NewestProfileHere();
+  std::error_code ec;
+  if (!folders && std::filesystem::is_directory(file, ec)) {
+    size_t runs = 0;
+    for (const auto& entry : std::filesystem::directory_iterator(file, ec))
+      runs += entry.is_regular_file() && entry.path().extension() == ".hotline";
+    if (runs == 0) return Status::Error(file + " is a folder, not a profile");
+    return Status::Error(fmt::format(
+        "{} is a folder of {} profile{} (a sweep's runs): `hotline report -X {}` fits their "
+        "complexity, `hotline html {}` shows them; name one of them for this",
+        file, runs, runs == 1 ? "" : "s", file, file));
+  }
   // A program named where its profile was meant: say which profile that would be.
   char magic[4] = {};
   FILE* f = fopen(file.c_str(), "rbe");
@@ -59,10 +71,10 @@ Expected<std::string> ProfileArgument(const std::string& file) {
   return file;
 }
 
-Status ResolveProfileArguments(std::vector<std::string>& files) {
+Status ResolveProfileArguments(std::vector<std::string>& files, bool folders) {
   if (files.empty()) files.emplace_back();
   for (std::string& f : files) {
-    Expected<std::string> file = ProfileArgument(f);
+    Expected<std::string> file = ProfileArgument(f, folders);
     if (!file) return file.status();
     f = *file;
   }

@@ -12,11 +12,13 @@ namespace hotline::cli {
 // The newest regular *.hotline file in the current directory.
 Expected<std::string> NewestProfileHere();
 
-// `file` when given, else the newest *.hotline here.
-Expected<std::string> ProfileArgument(const std::string& file);
+// `file` when given, else the newest *.hotline here. A program or a folder (a sweep's runs) named
+// where one profile was meant is an error that says what reads it, unless `folders` (the
+// commands that read a folder's profiles: report -X, html).
+Expected<std::string> ProfileArgument(const std::string& file, bool folders = false);
 
 // ProfileArgument of each of `files`, in place; no files stands for the newest *.hotline here.
-Status ResolveProfileArguments(std::vector<std::string>& files);
+Status ResolveProfileArguments(std::vector<std::string>& files, bool folders = false);
 
 // `files` with each directory replaced by the *.hotline files in it (a sweep's), by name; a
 // directory without any stays, for its reader to say it is unreadable.

@@ -191,7 +191,7 @@ int RunReport(ReportCommandOptions& o) {
     if (!asked.machine && o.cutoff_option->count() == 0) asked.flat_limit = 20;
   }
   bool named = !o.files.empty();
-  if (Status resolved = ResolveProfileArguments(o.files); !resolved.ok()) {
+  if (Status resolved = ResolveProfileArguments(o.files, /*folders=*/o.complexity); !resolved.ok()) {
     fmt::print(stderr, "hotline: {}\n", resolved.message());
     return 1;
   }

@@ -52,10 +52,9 @@ std::string FoldedStack(const model::Profile& p, const model::StackTime& st,
 Expected<std::string> ExportFolded(const model::Profile& profile, const ExportOptions& options) {
   // A front-end that measured every statement or command slot took no samples: its records are
   // batches of them, and only their time means anything.
-  bool measured =
-      profile.summary.interpreted && profile.summary.sampler == format::Sampler::kNone;
-  bool samples = options.unit == FoldedUnit::kSamples ||
-                 (options.unit == FoldedUnit::kDefault && !measured);
+  bool measured = profile.summary.interpreted && profile.summary.sampler == format::Sampler::kNone;
+  bool samples =
+      options.unit == FoldedUnit::kSamples || (options.unit == FoldedUnit::kDefault && !measured);
   // Stacks that differ only in addresses, or in lines when lines are not shown, fold together.
   // Time no sample stands for ([unsampled]) has no samples.
   std::map<std::string, uint64_t> weight_by_stack;

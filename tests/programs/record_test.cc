@@ -162,7 +162,7 @@ TEST(Record, UnderscoreExitStillLeavesAProfile) {
     ExpectSamplesMatchCpuTime(p);
     ASSERT_TRUE(p.end.has_value()) << sampler;
     EXPECT_EQ(p.end->how, std::string(sampler) == "kernel" ? format::EndHow::kExit
-                                                            : format::EndHow::kUnderscoreExit);
+                                                           : format::EndHow::kUnderscoreExit);
     EXPECT_EQ(p.end->code, 7u);
   }
 }
@@ -352,7 +352,19 @@ TEST(CommandLine, SaysWhatItWantsInItsOwnWords) {
   EXPECT_NE(missing.err.find("--source-dir " + dir + "/nowhere: no such directory"),
             std::string::npos)
       << missing.err;
-  EXPECT_NE(missing.err.find("nosuch.c matches no source file"), std::string::npos) << missing.err;
+  EXPECT_NE(missing.err.find("hotline: annotate: nosuch.c matches no source file"),
+            std::string::npos)
+      << missing.err;
+  EXPECT_EQ(missing.exit_code, 1);
+  // A sweep's folder named where one profile is meant: what it is, and what reads it.
+  std::filesystem::create_directory(dir + "/sweep.hotline");
+  std::filesystem::copy_file(dir + "/f.hotline", dir + "/sweep.hotline/run1.hotline");
+  RunResult folder = Hotline({"report", "-M", dir + "/sweep.hotline"}, dir);
+  EXPECT_EQ(folder.exit_code, 1);
+  EXPECT_NE(folder.err.find("sweep.hotline is a folder of 1 profile (a sweep's runs): `hotline "
+                            "report -X"),
+            std::string::npos)
+      << folder.err;
 
   // perf's -g and bundled short flags.
   RunResult g = Hotline({"record", "-g", "-o", dir + "/g.hotline", "--", PROGRAM_cpu_burn}, dir);

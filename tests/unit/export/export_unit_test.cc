@@ -61,10 +61,10 @@ model::Profile HandMadeProfile() {
         .function = model::FunctionId(function), .line = model::LineId(line), .address = address};
   };
   // Stack 0: main, work, leaf at 0x30; stack 1: the same at 0x34; stack 2: main, work.
-  p.addStack(std::vector<model::StackFrame>{frame(0, 0, 0x10), frame(1, 1, 0x20),
-                                            frame(2, 2, 0x30)});
-  p.addStack(std::vector<model::StackFrame>{frame(0, 0, 0x10), frame(1, 1, 0x20),
-                                            frame(2, 2, 0x34)});
+  p.addStack(
+      std::vector<model::StackFrame>{frame(0, 0, 0x10), frame(1, 1, 0x20), frame(2, 2, 0x30)});
+  p.addStack(
+      std::vector<model::StackFrame>{frame(0, 0, 0x10), frame(1, 1, 0x20), frame(2, 2, 0x34)});
   p.addStack(std::vector<model::StackFrame>{frame(0, 0, 0x10), frame(1, 1, 0x24)});
   p.threads.resize(2);
   p.threads[0].tid = 1;
@@ -83,14 +83,25 @@ model::Profile HandMadeProfile() {
 }
 
 TEST(Folded, StacksDifferingOnlyInAddressesAreOneLine) {
+  // Samples by default (flamegraph.pl's unit), or nanoseconds.
   Expected<std::string> folded = ExportFolded(HandMadeProfile(), {});
+  ASSERT_TRUE(folded.ok());
+  EXPECT_EQ(*folded, "main;work;leaf,semi 5\nmain;work 1\n");
+  folded = ExportFolded(HandMadeProfile(), {.unit = FoldedUnit::kNs});
+  ASSERT_TRUE(folded.ok());
+  EXPECT_EQ(*folded, "main;work;leaf,semi 500\nmain;work 100\n");
+  // A measured profile (TeX's, Perl's) has time, not samples, by default.
+  model::Profile measured = HandMadeProfile();
+  measured.summary.interpreted = true;
+  measured.summary.sampler = format::Sampler::kNone;
+  folded = ExportFolded(measured, {});
   ASSERT_TRUE(folded.ok());
   EXPECT_EQ(*folded, "main;work;leaf,semi 500\nmain;work 100\n");
 }
 
 TEST(Folded, LinesAndThreads) {
   Expected<std::string> folded =
-      ExportFolded(HandMadeProfile(), {.lines = true, .per_thread = true});
+      ExportFolded(HandMadeProfile(), {.lines = true, .per_thread = true, .unit = FoldedUnit::kNs});
   ASSERT_TRUE(folded.ok());
   EXPECT_EQ(*folded,
             "thread 1 main;main;work;leaf,semi (prog.c:12) 300\n"
