@@ -105,10 +105,14 @@ int RunSweep(const SweepOptions& o) {
   record.clock = o.clock;
   record.quiet = true;
   size_t runs = 0, failed = 0;
+  const size_t total = o.sizes.size() * o.repeat;
   // Repeats go round the sizes, so that a slow spell of the machine spreads over all of them.
   for (unsigned k = 1; k <= o.repeat; ++k)
     for (uint64_t n : o.sizes) {
       std::string size = std::to_string(n);
+      // Progress, a line a run: a sweep of large sizes runs for minutes.
+      fmt::print(stderr, "hotline: sweep: run {}/{}: n={}{}\n", runs + 1, total, n,
+                 o.repeat > 1 ? fmt::format(" (round {})", k) : "");
       std::vector<std::string> command;
       for (const std::string& arg : o.command) command.push_back(Replace(arg, "{n}", size));
       record.output = fmt::format("{}/n{}.r{}.hotline", dir, n, k);

@@ -103,6 +103,11 @@ TEST(Complexity, SweepOneRunPerSize) {
               dir);
   ASSERT_EQ(poly.exit_code, 0) << poly.err;
   EXPECT_EQ(ProfilesIn(dir + "/poly").size(), 14u);
+  // A line of progress a run.
+  EXPECT_NE(poly.err.find("hotline: sweep: run 1/14: n=16 (round 1)\n"), std::string::npos)
+      << poly.err;
+  EXPECT_NE(poly.err.find("hotline: sweep: run 14/14: n=1024 (round 2)\n"), std::string::npos)
+      << poly.err;
   RunResult exp = Hotline({"sweep", "--sizes", "4,6,8,10,12,14", "--trace=timed", "-o", "subsets",
                            "--", PROGRAM_complexity_prog_cov, "subsets", "{n}"},
                           dir);
