@@ -43,11 +43,10 @@ void Prepend(const char* name, const std::string& value, const char* separator) 
 
 }  // namespace
 
-bool IsPerlProgram(const std::string& path) {
-  if (IsPerlName(path)) return true;
+std::string ScriptInterpreter(const std::string& path) {
   std::ifstream in(path);
   std::string first;
-  if (!in || !std::getline(in, first) || first.rfind("#!", 0) != 0) return false;
+  if (!in || !std::getline(in, first) || first.rfind("#!", 0) != 0) return "";
   std::vector<std::string> words;
   size_t i = 2;
   while (i < first.size()) {
@@ -56,10 +55,21 @@ bool IsPerlProgram(const std::string& path) {
     while (i < first.size() && first[i] != ' ' && first[i] != '\t') ++i;
     if (i > start) words.push_back(first.substr(start, i - start));
   }
-  if (words.empty()) return false;
-  if (IsPerlName(words[0])) return true;
-  return std::filesystem::path(words[0]).filename() == "env" && words.size() > 1 &&
-         IsPerlName(words[1]);
+  if (words.empty()) return "";
+  if (std::filesystem::path(words[0]).filename() == "env" && words.size() > 1) return words[1];
+  return words[0];
+}
+
+bool IsPerlProgram(const std::string& path) {
+  return IsPerlName(path) || IsPerlName(ScriptInterpreter(path));
+}
+
+bool IsPythonProgram(const std::string& path) {
+  static const std::regex python("python[0-9.]*");
+  auto named = [](const std::string& p) {
+    return std::regex_match(std::filesystem::path(p).filename().string(), python);
+  };
+  return named(path) || named(ScriptInterpreter(path));
 }
 
 Expected<int> RecordPerlProgram(const std::string& path, const std::vector<std::string>& command,

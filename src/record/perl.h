@@ -12,9 +12,15 @@
 
 namespace hotline::record {
 
+// The interpreter the #! line of the script at `path` names (through env too), or "".
+std::string ScriptInterpreter(const std::string& path);
+
 // True when `path` (as InspectProgram resolved it) is perl, or a script whose #! line runs perl
 // (directly or through env).
 bool IsPerlProgram(const std::string& path);
+
+// The same for python: profiled as native code (no Python front-end yet; docs/interpreters.md).
+bool IsPythonProgram(const std::string& path);
 
 // Runs `command` with Devel::Hotline loaded through PERL5OPT (and PERL5LIB pointing at the
 // build's copy when hotline runs from its build folder), writing `output`. Returns the program's

@@ -69,8 +69,8 @@ std::string RuntimeOptions(const Request& r, bool kernel) {
 // Whether the program needs the runtime inside it although the kernel samples it from outside.
 bool NeedsRuntime(const Request& r, const ProgramInfo& program) {
   return r.heap || r.heap_sample || !r.watch.empty() || r.trace == TraceChoice::kCounts ||
-         r.trace == TraceChoice::kTimed || (r.trace == TraceChoice::kAuto && program.instrumented) ||
-         program.calls_api;
+         r.trace == TraceChoice::kTimed ||
+         (r.trace == TraceChoice::kAuto && program.instrumented) || program.calls_api;
 }
 
 // x86-64's debug address registers: the watchpoints a thread can have at once.
@@ -381,6 +381,12 @@ Expected<Outcome> RecordProgram(const Request& r, const Listener& listen, int* e
     *exit_code = 2;
     return Status::Error("record: --perl-sample: " + r.command[0] + " is not a perl program");
   }
+  if (IsPythonProgram(program->path))
+    listen({Message::kNote,
+            r.command[0] +
+                " runs Python: its functions show as the interpreter's C functions "
+                "(_PyEval_EvalFrameDefault), as perf shows them; hotline has no Python front-end "
+                "yet (docs/interpreters.md)"});
   // The kernel samples, unless asked not to or there is nothing to sample.
   bool kernel = r.sampler != SamplerChoice::kSignal && !r.counts_only && r.freq_hz > 0;
   bool runtime = !perl && program->is_elf && (!kernel || NeedsRuntime(r, *program));
@@ -425,12 +431,11 @@ Expected<Outcome> RecordProgram(const Request& r, const Listener& listen, int* e
     return outcome;
   }
 
-  uint64_t features = (kernel || (runtime && r.freq_hz > 0 && !r.counts_only)
-                           ? uint64_t(format::kFeatureSamples)
-                           : 0) |
-                      (runtime && r.trace != TraceChoice::kNone ? uint64_t(format::kFeatureTrace)
-                                                                 : 0) |
-                      (runtime && (r.heap || r.heap_sample) ? uint64_t(format::kFeatureHeap) : 0);
+  uint64_t features =
+      (kernel || (runtime && r.freq_hz > 0 && !r.counts_only) ? uint64_t(format::kFeatureSamples)
+                                                              : 0) |
+      (runtime && r.trace != TraceChoice::kNone ? uint64_t(format::kFeatureTrace) : 0) |
+      (runtime && (r.heap || r.heap_sample) ? uint64_t(format::kFeatureHeap) : 0);
   std::string first_path = output;
   Expected<int> output_fd = CreateProfile(&first_path, features, false);
   if (!output_fd.ok()) {
@@ -487,12 +492,11 @@ Expected<Outcome> RecordProgram(const Request& r, const Listener& listen, int* e
   std::string fallback;  // why the program samples itself although the kernel was to
   Status write_error;
   if (kernel) {
-    Status opened = recording.start(launch.pid(), first.exe, r.command,
-                                    SamplingOptions(r.freq_hz, r.max_depth, r.stack_bytes,
-                                                    r.wall_clock, output),
-                                    *output_fd);
-    if (!opened.ok() && (r.sampler == SamplerChoice::kKernel || program->is_static ||
-                         runtime_path.empty())) {
+    Status opened = recording.start(
+        launch.pid(), first.exe, r.command,
+        SamplingOptions(r.freq_hz, r.max_depth, r.stack_bytes, r.wall_clock, output), *output_fd);
+    if (!opened.ok() &&
+        (r.sampler == SamplerChoice::kKernel || program->is_static || runtime_path.empty())) {
       launch.abandon();
       unlink(output.c_str());
       return Status::Error(opened.message() +
@@ -571,8 +575,7 @@ Expected<Outcome> RecordProgram(const Request& r, const Listener& listen, int* e
     Expected<coverage::CoverageData> data = coverage::CollectCoverage(counts);
     Status appended = data.ok() ? coverage::AppendCoverage(output, Absolute(program->path), *data)
                                 : data.status();
-    if (!appended.ok())
-      listen({Message::kWarning, "no exact line counts: " + appended.message()});
+    if (!appended.ok()) listen({Message::kWarning, "no exact line counts: " + appended.message()});
     coverage::RemoveCoverageDirectory(counts);
   }
   if (!write_error.ok()) {
@@ -582,8 +585,7 @@ Expected<Outcome> RecordProgram(const Request& r, const Listener& listen, int* e
       text = "cannot write the profile " + output + ": " + text;
     listen({Message::kError, text + "; the program " + DescribeEnding(status)});
   }
-  outcome.profiles =
-      Written(output, started, listen, &outcome.profile_lost, r.follow_exec, status);
+  outcome.profiles = Written(output, started, listen, &outcome.profile_lost, r.follow_exec, status);
   return outcome;
 }
 
@@ -626,12 +628,10 @@ Expected<Outcome> AttachProcess(const AttachRequest& r, const volatile sig_atomi
   Status write_error = WriteProcessRecord(*output_fd, *recording.images().front(), settings);
   ProfileFiles files(output, *output_fd, settings, recording);
   ExitListener exits;
-  listen({Message::kNote,
-          fmt::format("sampling process {} ({}){}", r.pid, Basename(program),
-                      r.duration_s > 0 ? fmt::format(" for {} s", r.duration_s)
-                                       : ", Ctrl-C to stop")});
-  uint64_t stop_at =
-      r.duration_s > 0 ? ClockNs(CLOCK_MONOTONIC) + uint64_t(r.duration_s * 1e9) : 0;
+  listen({Message::kNote, fmt::format("sampling process {} ({}){}", r.pid, Basename(program),
+                                      r.duration_s > 0 ? fmt::format(" for {} s", r.duration_s)
+                                                       : ", Ctrl-C to stop")});
+  uint64_t stop_at = r.duration_s > 0 ? ClockNs(CLOCK_MONOTONIC) + uint64_t(r.duration_s * 1e9) : 0;
   Outcome outcome;
   outcome.ran = true;
   while (!*stop) {

@@ -366,6 +366,16 @@ TEST(CommandLine, SaysWhatItWantsInItsOwnWords) {
             std::string::npos)
       << folder.err;
 
+  // A Python program is profiled as native code, and record says so.
+  RunResult python = Hotline(
+      {"record", "-o", dir + "/py.hotline", "--", "/usr/bin/python3", "-c", "print(1)"}, dir);
+  EXPECT_EQ(python.exit_code, 0) << python.err;
+  EXPECT_EQ(python.out, "1\n");
+  EXPECT_NE(python.err.find("hotline: note: /usr/bin/python3 runs Python: its functions show as "
+                            "the interpreter's C functions"),
+            std::string::npos)
+      << python.err;
+
   // perf's -g and bundled short flags.
   RunResult g = Hotline({"record", "-g", "-o", dir + "/g.hotline", "--", PROGRAM_cpu_burn}, dir);
   EXPECT_EQ(g.exit_code, 3) << g.err;
