@@ -44,6 +44,11 @@ void Add(std::map<std::string, Series>& series, const std::string& key, const st
   values[run] += ns;
 }
 
+// Samples of the one run per side: the time over the period.
+uint64_t SampleCount(double ns, double period) {
+  return std::max<uint64_t>(1, uint64_t(std::llround(ns / period)));
+}
+
 double MeanPeriod(const std::vector<const RunSummary*>& runs) {
   double sum = 0;
   for (const RunSummary* r : runs) sum += double(r->period_ns ? r->period_ns : 1);
@@ -81,12 +86,8 @@ DiffTable Judge(std::map<std::string, Series> series, const Diff& d,
       if (d.from_runs) {
         i = RatioOfMeans(s.base, s.next, level);
       } else {
-        // Samples of the one run per side: the time over the period.
-        auto count = [](double ns, double period) {
-          return std::max<uint64_t>(1, uint64_t(std::llround(ns / period)));
-        };
-        i = PoissonRatio(count(row.base_ns, base_period), 1.0, count(row.new_ns, next_period),
-                         base_period / next_period, level);
+        i = PoissonRatio(SampleCount(row.base_ns, base_period), 1.0,
+                         SampleCount(row.new_ns, next_period), base_period / next_period, level);
       }
       row.low = i.low;
       row.high = i.high;
@@ -155,6 +156,31 @@ Diff Compare(const std::vector<const RunSummary*>& base, const std::vector<const
           double(l.self_ns));
     }
   };
+  // The total: from the runs' totals (Welch), or with one run per side from its samples.
+  d.total.name = "total";
+  d.total.base_ns = d.base_total_ns;
+  d.total.new_ns = d.new_total_ns;
+  d.total.base_share = d.total.new_share = 100;
+  if (d.base_total_ns > 0 && d.new_total_ns > 0) {
+    Interval i;
+    if (d.from_runs) {
+      std::vector<double> base_totals, new_totals;
+      for (const RunSummary* r : base) base_totals.push_back(double(r->total_ns));
+      for (const RunSummary* r : next) new_totals.push_back(double(r->total_ns));
+      i = RatioOfMeans(base_totals, new_totals, d.confidence);
+    } else {
+      double base_period = MeanPeriod(base), next_period = MeanPeriod(next);
+      i = PoissonRatio(SampleCount(d.base_total_ns, base_period), 1.0,
+                       SampleCount(d.new_total_ns, next_period), base_period / next_period,
+                       d.confidence);
+    }
+    d.total.low = i.low;
+    d.total.high = i.high;
+    d.total.judged = true;
+    d.total.verdict = i.low > d.threshold     ? Verdict::kSlower
+                      : i.high < -d.threshold ? Verdict::kFaster
+                                              : Verdict::kNoChange;
+  }
   d.self = Judge(Collect(base, next, functions(false)), d, base, next);
   d.inclusive = Judge(Collect(base, next, functions(true)), d, base, next);
   d.lines = Judge(Collect(base, next, lines), d, base, next);

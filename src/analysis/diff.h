@@ -45,6 +45,9 @@ struct Diff {
   double min_share = 0;
   double base_total_ns = 0, new_total_ns = 0;  // mean per run
   bool from_runs = false;  // several runs per side: intervals from the runs; else sampling only
+  // The runs' totals, judged on their own at `confidence` (the figure `hotline check` grades
+  // too): the program as a whole, which a change spread over many functions moves clearly.
+  DiffRow total;
   DiffTable self, inclusive, lines;
 };
 
@@ -55,7 +58,7 @@ struct DiffOptions {
   double threshold = 0.05;
   // Rows below this percent of their side's total on both sides are listed but not judged,
   // and do not widen the others' intervals: a program's thousand tiny functions would.
-  double min_share = 0;
+  double min_share = 1;
 };
 
 Diff Compare(const std::vector<const RunSummary*>& base, const std::vector<const RunSummary*>& next,

@@ -28,6 +28,9 @@ struct DiffCommandOptions {
     cmd.add_option("--threshold", threshold,
                    "a verdict needs the change surely beyond this percent (default 5)")
         ->check(CLI::Range(0.0, 1000.0));
+    cmd.add_option("--min-share", diff.min_share,
+                   "percent of the total a function or line needs to be judged (default 1)")
+        ->check(CLI::Range(0.0, 100.0));
     cmd.add_option("-t,--top-count", report.top_count,
                    "rows per table, largest changes first (default 10)")
         ->check(Positive());
@@ -60,12 +63,13 @@ int RunDiff(DiffCommandOptions& o) {
   o.diff.threshold = o.threshold / 100;
   symbolize::Symbolizer symbolizer;
   model::SymbolizerResolver resolver(symbolizer);
-  Expected<std::vector<model::Profile>> base = LoadEach(o.base, resolver, {});
+  // A merged file's runs are runs: each is one draw of the program's time.
+  Expected<std::vector<model::Profile>> base = LoadEveryRun(o.base, resolver, {});
   if (!base) {
     fmt::print(stderr, "hotline: {}\n", base.status().message());
     return 1;
   }
-  Expected<std::vector<model::Profile>> next = LoadEach(o.next, resolver, {});
+  Expected<std::vector<model::Profile>> next = LoadEveryRun(o.next, resolver, {});
   if (!next) {
     fmt::print(stderr, "hotline: {}\n", next.status().message());
     return 1;

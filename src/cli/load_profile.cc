@@ -40,6 +40,23 @@ Expected<std::vector<model::Profile>> LoadEach(const std::vector<std::string>& p
   return profiles;
 }
 
+Expected<std::vector<model::Profile>> LoadEveryRun(const std::vector<std::string>& paths,
+                                                   model::AddressResolver& resolver,
+                                                   const model::BuildOptions& build) {
+  std::vector<model::Profile> profiles;
+  for (const std::string& path : paths) {
+    format::ReadStats stats;
+    Expected<std::vector<model::Profile>> runs = model::LoadRuns(path, resolver, build, &stats);
+    if (!runs) return runs.status();
+    for (model::Profile& run : *runs) {
+      WarnAboutFile(path, stats, run);
+      stats = {};  // the file's damage once
+      profiles.push_back(std::move(run));
+    }
+  }
+  return profiles;
+}
+
 std::optional<model::HeapProfile> LoadHeap(const std::string& path,
                                            model::AddressResolver& resolver) {
   Expected<model::HeapLoad> loaded = model::LoadHeapProfile(path, resolver);

@@ -30,6 +30,11 @@ Expected<std::vector<model::Profile>> LoadEach(const std::vector<std::string>& p
                                                model::AddressResolver& resolver,
                                                const model::BuildOptions& build);
 
+// Every run of `paths`, a merged file's one by one, their problems warned about.
+Expected<std::vector<model::Profile>> LoadEveryRun(const std::vector<std::string>& paths,
+                                                   model::AddressResolver& resolver,
+                                                   const model::BuildOptions& build);
+
 // The heap of the profile at `path` (recorded with --heap); none when it cannot be read or built.
 // Built while the file is read (model::LoadHeapProfile), apart from the profile's samples.
 std::optional<model::HeapProfile> LoadHeap(const std::string& path,

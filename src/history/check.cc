@@ -77,17 +77,15 @@ CheckResult Check(const std::vector<const analysis::RunSummary*>& base,
     result.rows.push_back(
         {row.name, row.file, row.line, row.base_ns, row.new_ns, row.low, row.high, grade});
   }
-  std::vector<double> base_totals, new_totals;
-  for (const analysis::RunSummary* r : base) base_totals.push_back(double(r->total_ns));
-  for (const analysis::RunSummary* r : next) new_totals.push_back(double(r->total_ns));
+  // The total as diff judges it: graded, where diff's verdict needs the interval past the
+  // threshold.
   result.total.name = "total";
-  result.total.base_ns = analysis::Mean(base_totals);
-  result.total.new_ns = analysis::Mean(new_totals);
-  if (base.size() >= 2 && next.size() >= 2 && result.total.base_ns > 0 && result.total.new_ns > 0) {
-    analysis::Interval i = analysis::RatioOfMeans(base_totals, new_totals, options.confidence);
-    result.total.low = i.low;
-    result.total.high = i.high;
-    result.total.grade = GradeOf(i.low, i.high, options.threshold);
+  result.total.base_ns = diff.total.base_ns;
+  result.total.new_ns = diff.total.new_ns;
+  if (diff.from_runs && diff.total.judged) {
+    result.total.low = diff.total.low;
+    result.total.high = diff.total.high;
+    result.total.grade = GradeOf(diff.total.low, diff.total.high, options.threshold);
   }
   return result;
 }

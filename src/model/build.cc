@@ -301,9 +301,8 @@ void ProfileStream::onSample(const format::SampleRecord& r) {
 
 Expected<Profile> ProfileStream::finishProfile() { return builder_->finish(*this); }
 
-Expected<Profile> LoadProfile(const std::string& path, AddressResolver& resolver,
-                              const BuildOptions& options, format::ReadStats* stats) {
-  // A file of several runs (hotline merge): each run built on its own, then added up.
+Expected<std::vector<Profile>> LoadRuns(const std::string& path, AddressResolver& resolver,
+                                        const BuildOptions& options, format::ReadStats* stats) {
   std::vector<Profile> runs;
   format::ReadStats all;
   for (uint64_t offset = 0;;) {
@@ -312,7 +311,7 @@ Expected<Profile> LoadProfile(const std::string& path, AddressResolver& resolver
     Status status = format::ReadProfileFile(path, raw, &run, offset);
     if (!status.ok()) return status;
     Expected<Profile> profile = raw.finishProfile();
-    if (!profile) return profile;
+    if (!profile) return profile.status();
     runs.push_back(std::move(*profile));
     if (offset == 0) {
       all = run;
@@ -324,9 +323,17 @@ Expected<Profile> LoadProfile(const std::string& path, AddressResolver& resolver
   }
   all.next_run = 0;
   if (stats) *stats = all;
-  if (runs.size() == 1) return std::move(runs.front());
+  return runs;
+}
+
+Expected<Profile> LoadProfile(const std::string& path, AddressResolver& resolver,
+                              const BuildOptions& options, format::ReadStats* stats) {
+  // A file of several runs (hotline merge): each run built on its own, then added up.
+  Expected<std::vector<Profile>> runs = LoadRuns(path, resolver, options, stats);
+  if (!runs) return runs.status();
+  if (runs->size() == 1) return std::move(runs->front());
   std::vector<const Profile*> pointers;
-  for (const Profile& run : runs) pointers.push_back(&run);
+  for (const Profile& run : *runs) pointers.push_back(&run);
   MergeOptions merge;
   merge.force = true;  // hotline merge asked whether runs of different programs may be one
   return MergeProfiles(pointers, merge);

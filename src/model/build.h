@@ -64,6 +64,11 @@ Expected<Profile> BuildProfile(const format::RawProfile& raw, AddressResolver& r
 Expected<Profile> LoadProfile(const std::string& path, AddressResolver& resolver,
                               const BuildOptions& options, format::ReadStats* stats);
 
+// Each run of the file at `path` on its own: one, or each of those `hotline merge` put together
+// (what `hotline diff` compares run by run).
+Expected<std::vector<Profile>> LoadRuns(const std::string& path, AddressResolver& resolver,
+                                        const BuildOptions& options, format::ReadStats* stats);
+
 // The reading LoadProfile does, as a visitor that other readings of one run derive from to build
 // more in the same pass (model::LoadHeapProfile builds the heap beside): keeps what resolves
 // stacks, aggregates each SAMPLE as it comes and keeps neither samples nor heap events. With no

@@ -66,11 +66,28 @@ void PrintDiff(const analysis::Diff& d, const ReportOptions& options, std::strin
     if (!options.machine) out += "No change: both sides spent the same time in every function.\n";
     return;
   }
-  if (!options.machine) {
-    out += fmt::format("Total: {} → {} ({}), mean per run\n",
-                       FormatTime(static_cast<uint64_t>(std::llround(d.base_total_ns)), false),
-                       FormatTime(static_cast<uint64_t>(std::llround(d.new_total_ns)), false),
-                       Signed(d.new_total_ns - d.base_total_ns));
+  if (options.machine) {
+    analysis::DiffTable total;
+    total.rows.push_back(d.total);
+    PrintTable(d, total, "total", "Total", options, out);
+  } else {
+    // The program as a whole, judged on its own at the confidence (as `hotline check` does).
+    const analysis::DiffRow& t = d.total;
+    double relative = t.base_ns > 0 ? t.new_ns / t.base_ns - 1 : 0;
+    out += fmt::format(
+        "Total: {} → {} ({}, {}{}), mean per run of {} against {}{}\n",
+        FormatTime(static_cast<uint64_t>(std::llround(t.base_ns)), false),
+        FormatTime(static_cast<uint64_t>(std::llround(t.new_ns)), false),
+        Signed(t.new_ns - t.base_ns), FormatChange(relative),
+        t.judged ? fmt::format(", {:g}% interval {} … {}", 100 * d.confidence,
+                               FormatChange(t.low), FormatChange(t.high))
+                 : "",
+        d.new_runs, d.base_runs,
+        t.judged ? fmt::format(": {}", t.verdict == analysis::Verdict::kNoChange
+                                           ? fmt::format("no change beyond ±{:g}%",
+                                                         100 * d.threshold)
+                                           : analysis::VerdictName(t.verdict))
+                 : "");
     out += d.from_runs
                ? "Intervals: from the runs' spread (Welch's t), each table's rows corrected "
                  "together (Bonferroni).\n"

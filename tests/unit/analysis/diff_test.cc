@@ -112,6 +112,44 @@ TEST(Diff, VerdictsAreCalibrated) {
   EXPECT_GE(found, kDraws * 85 / 100);
 }
 
+// Three runs of a program whose speed drifts from run to run by up to ±`drift` (a busy machine:
+// every function of a run a little slower or faster together), 30 functions of 20 ms each
+// `scale`d, each with ±2% of noise of its own.
+std::vector<RunSummary> ThreeRuns(double scale, double drift, uint64_t seed) {
+  std::mt19937_64 random(seed);
+  std::uniform_real_distribution<double> run_speed(1 - drift, 1 + drift), own(0.98, 1.02);
+  std::vector<RunSummary> runs;
+  for (int r = 0; r < 3; ++r) {
+    double speed = run_speed(random);
+    std::map<std::string, double> ms;
+    for (int f = 0; f < 30; ++f) ms["f" + std::to_string(f)] = 20 * scale * speed * own(random);
+    runs.push_back(MakeRun(ms));
+  }
+  return runs;
+}
+
+// The total, as diff and check both judge it: three runs a side, the machine's speed drifting by
+// ±7% (the runs of a +30% change overlap no more than 2.48–2.81 s against 3.21–3.67 s do).
+// Over many draws a 30% slowdown is found nearly always and equal runs are almost never called
+// slower or faster.
+TEST(Diff, TheTotalOfThreeRunsASideIsCalibrated) {
+  int found = 0, false_alarms = 0;
+  constexpr int kDraws = 1000;
+  for (uint64_t seed = 1; seed <= kDraws; ++seed) {
+    std::vector<RunSummary> base = ThreeRuns(1.0, 0.07, seed);
+    std::vector<RunSummary> slower = ThreeRuns(1.3, 0.07, seed + 100000);
+    std::vector<RunSummary> same = ThreeRuns(1.0, 0.07, seed + 200000);
+    Diff d = Compare(Pointers(base), Pointers(slower));
+    ASSERT_TRUE(d.from_runs && d.total.judged);
+    found += d.total.verdict == Verdict::kSlower;
+    false_alarms += Compare(Pointers(base), Pointers(same)).total.verdict != Verdict::kNoChange;
+  }
+  std::printf("+30%% total found in %d of %d draws; equal runs called changed in %d\n", found,
+              kDraws, false_alarms);
+  EXPECT_GE(found, kDraws * 95 / 100);
+  EXPECT_LE(false_alarms, kDraws * 2 / 100);
+}
+
 TEST(Diff, OneRunPerSideIsJudgedByItsSamples) {
   RunSummary base = MakeRun({{"grows", 1000}, {"wobbles", 100}, {"goes", 5}});
   RunSummary next = MakeRun({{"grows", 1500}, {"wobbles", 105}, {"arrives", 5}});
@@ -121,6 +159,9 @@ TEST(Diff, OneRunPerSideIsJudgedByItsSamples) {
   EXPECT_EQ(Flagged(d.self, Verdict::kNoChange), std::vector<std::string>{"wobbles"});
   EXPECT_EQ(Flagged(d.self, Verdict::kNew), std::vector<std::string>{"arrives"});
   EXPECT_EQ(Flagged(d.self, Verdict::kGone), std::vector<std::string>{"goes"});
+  // The total from its samples: 1105 against 1610.
+  EXPECT_TRUE(d.total.judged);
+  EXPECT_EQ(d.total.verdict, Verdict::kSlower);
   // Largest change first.
   EXPECT_EQ(d.self.rows.front().name, "grows");
   EXPECT_NEAR(d.self.rows.front().new_share, 100.0 * 1500 / 1610, 1e-9);
