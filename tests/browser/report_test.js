@@ -11,6 +11,9 @@
 //   node report_test.js watches REPORT NAME...  one chart per watched variable, each named
 //   node report_test.js timeline REPORT    a timed trace's calls are drawn; a click zooms in
 //   node report_test.js timing REPORT      prints the milliseconds until the flame graph is drawn
+//   node report_test.js source-timing REPORT SOURCE LINE
+//       prints the milliseconds until SOURCE's page is drawn at LINE and the rows it holds; LINE is
+//       highlighted, and scrolling to the end draws the last line
 //   node report_test.js diff REPORT SLOWER SCREENSHOT
 //       a differential report (hotline html --diff): its graph draws in every shape and order with
 //       no errors, the frame of SLOWER is marked slower and coloured red, the changes page draws
@@ -235,6 +238,37 @@ async function timing(report) {
   }
 }
 
+// A source page opened from a link, as a person follows one: the milliseconds until it is
+// drawn with LINE shown, and how many rows exist (a window of the file, not all of it).
+async function sourceTiming(report, source, line) {
+  const browser = await openBrowser();
+  try {
+    const page = await watchedPage(browser);
+    await visit(page, report, 'overview');
+    const file = await page.evaluate(s => window.HOTLINE.data.files.findIndex(f => f.path.endsWith(s)), source);
+    check(file >= 0, `no file ${source} in the report`);
+    const start = Date.now();
+    await visit(page, report, `source/${file}/${line}`);
+    const drawn = Date.now() - start;
+    const shown = await page.evaluate(() => ({
+      rows: document.querySelectorAll('table.source tbody tr:not(.spacer)').length,
+      lines: Number(document.querySelector('table.source').getAttribute('data-lines')),
+      target: (document.querySelector('table.source tr.target') || {}).id,
+    }));
+    check(shown.target === 'L' + line, `source page: line ${line} is not shown (${shown.target})`);
+    check(shown.lines < 2000 || shown.rows < 1000, `source page: ${shown.rows} rows drawn of ${shown.lines} lines, not a window`);
+    // The last line is reached by scrolling.
+    await page.evaluate(() => window.scrollTo(0, document.body.scrollHeight));
+    await new Promise(r => setTimeout(r, 200));
+    const last = await page.evaluate(() => !!document.getElementById('L' + document.querySelector('table.source').getAttribute('data-lines')));
+    check(last, 'source page: scrolling to the end does not draw the last line');
+    console.log(`source of ${shown.lines} lines drawn at line ${line} after ${drawn} ms, ${shown.rows} rows in the page`);
+    check(page.problems.length === 0, 'errors: ' + page.problems.join(' | '));
+  } finally {
+    await browser.close();
+  }
+}
+
 async function diff(report, slower, screenshot) {
   const browser = await openBrowser();
   try {
@@ -365,9 +399,9 @@ async function history(report, series) {
 }
 
 const [mode, ...args] = process.argv.slice(2);
-const modes = { main, hostile, heap, watches, timeline, timing, diff, history, complexity };
+const modes = { main, hostile, heap, watches, timeline, timing, 'source-timing': sourceTiming, diff, history, complexity };
 if (!modes[mode]) {
-  console.error('usage: report_test.js main|hostile|heap|watches|timeline|timing|diff|history|complexity REPORT ...');
+  console.error('usage: report_test.js main|hostile|heap|watches|timeline|timing|source-timing|diff|history|complexity REPORT ...');
   process.exit(2);
 }
 modes[mode](...args).then(() => {

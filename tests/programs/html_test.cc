@@ -18,6 +18,7 @@ namespace hotline {
 namespace {
 
 namespace fs = std::filesystem;
+using testing::Execute;
 using testing::ExpectNoLeftovers;
 using testing::Hotline;
 using testing::HtmlBrowser;
@@ -304,6 +305,37 @@ TEST_F(HtmlBrowser, DrawsTheHotFunctionAndOpensItsHotLine) {
                           HTML_SCREENSHOT_DIR "/html-report.png"});
   EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
   EXPECT_TRUE(fs::exists(HTML_SCREENSHOT_DIR "/html-report.png"));
+}
+
+// A source of 30,000 lines (a table, then the loop that reads it): its page opens at the hot
+// line with a window of rows around it, not the whole file, and scrolling reaches the end
+// (bench/html_source.sh times a 250,000-line one).
+TEST_F(HtmlBrowser, ALongSourceDrawsAWindowAroundItsLine) {
+  std::string dir = ScratchDir("html-browser-long");
+  {
+    std::ofstream c(dir + "/long.c");
+    c << "static const int table[] = {\n";
+    for (int i = 0; i < 30000; ++i) c << "  " << i << ",\n";
+    c << "};\n"
+         "__attribute__((noinline)) long walk(int rounds) {\n"
+         "  long s = 0;\n"
+         "  for (int r = 0; r < rounds; ++r)\n"
+         "    for (unsigned i = 0; i < sizeof table / sizeof *table; ++i)\n"
+         "      s += table[i] ^ r;\n"  // line 30007
+         "  return s;\n"
+         "}\n"
+         "int main(void) { return walk(3000) == 42; }\n";
+  }
+  RunResult built = Execute({"/usr/bin/gcc", "-O0", "-g", "-o", "long", "long.c"}, dir);
+  ASSERT_EQ(built.exit_code, 0) << built.err;
+  RunResult recorded = Hotline({"record", "-q", "-o", "p.hotline", "--", dir + "/long"}, dir);
+  ASSERT_EQ(recorded.exit_code, 0) << recorded.err;
+  RunResult html = Hotline({"html", "p.hotline", "-o", "report"}, dir);
+  ASSERT_EQ(html.exit_code, 0) << html.err;
+  RunResult run = Browse({"source-timing", dir + "/report", "long.c", "30007"});
+  EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
+  EXPECT_NE(run.out.find("source of 30010 lines drawn at line 30007"), std::string::npos)
+      << run.out;
 }
 
 TEST_F(HtmlBrowser, HostileTextRunsNoScript) {

@@ -404,17 +404,27 @@
     show(el('p', {}, 'loading ' + f.path + '…'));
     load('source-' + file).then(src => renderSource(file, src, target)).catch(failed);
   }
+  // A source is drawn a window at a time: only the rows on screen (and a screenful either side)
+  // exist, the rest is two spacers, so a file of 250,000 lines opens as fast as one of 50. Every
+  // row has the same height (code never wraps); the items are the lines and, before a function's
+  // first line, a row naming it.
+  let sourceScroll = null;  // the window's scroll listener of the source shown, if any
   function renderSource(file, src, target) {
     const byLine = new Map(src.lines.map(l => [l[0], l]));
     const defs = new Map();
     F.file.forEach((fl, i) => { if (fl === file && F.line[i] > 0 && !F.pseudo[i]) { if (!defs.has(F.line[i])) defs.set(F.line[i], []); defs.get(F.line[i]).push(i); } });
-    const body = el('tbody');
-    let targetRow = null;
-    src.text.forEach((text, k) => {
+    const items = [];  // [line] or [line, function]: a function's head row before its line
+    let targetItem = -1;
+    src.text.forEach((_, k) => {
       const n = k + 1;
-      for (const i of defs.get(n) || [])
-        body.appendChild(el('tr', { class: 'fnhead' }, el('td', { colspan: '6' }), el('td', {}, '— ', functionAnchor(i),
-          ': explicit ' + fmtTime(F.self[i]) + ' (' + fmtPct(share(F.self[i])) + '%), implicit ' + fmtTime(F.inclusive[i]) + ' (' + fmtPct(share(F.inclusive[i])) + '%), calls ' + fmtCount(F.calls[i], F.exact[i]))));
+      for (const i of defs.get(n) || []) items.push([n, i]);
+      if (n === target) targetItem = items.length;
+      items.push([n]);
+    });
+    function row([n, fn]) {
+      if (fn !== undefined)
+        return el('tr', { class: 'fnhead' }, el('td', { colspan: '6' }), el('td', {}, '— ', functionAnchor(fn),
+          ': explicit ' + fmtTime(F.self[fn]) + ' (' + fmtPct(share(F.self[fn])) + '%), implicit ' + fmtTime(F.inclusive[fn]) + ' (' + fmtPct(share(F.inclusive[fn])) + '%), calls ' + fmtCount(F.calls[fn], F.exact[fn])));
       const l = byLine.get(n);
       let cells = ['', '', '', '', ''], cls = '';
       if (l) {
@@ -425,15 +435,51 @@
           inclusive > time ? fmtTime(inclusive) : ''];
         cls = never ? 'never' : heat(p);
       }
-      const row = el('tr', { id: 'L' + n, class: cls + (n === target ? ' target' : '') },
+      return el('tr', { id: 'L' + n, class: cls + (n === target ? ' target' : '') },
         el('td', { class: 'lineno' }, el('a', { href: sourceLink(file, n) }, String(n))),
-        ...cells.map(c => el('td', { class: 'num' }, c)), el('td', { class: 'code' }, text));
-      if (n === target) targetRow = row;
-      body.appendChild(row);
-    });
+        ...cells.map(c => el('td', { class: 'num' }, c)), el('td', { class: 'code' }, src.text[n - 1]));
+    }
+    // Reachable at once: the hottest lines and the functions defined here.
+    const hot = src.lines.filter(l => l[3] > 0).sort((a, b) => b[3] - a[3]).slice(0, 10)
+      .map(l => el('a', { href: sourceLink(file, l[0]) }, String(l[0]) + ' (' + fmtPct(share(l[3])) + '%)'));
+    const fns = [...defs.entries()].sort((a, b) => a[0] - b[0]).flatMap(([n, list]) => list)
+      .sort((a, b) => F.inclusive[b] - F.inclusive[a]).slice(0, 30)
+      .map(i => el('a', { href: sourceLink(file, F.line[i]), title: F.name[i], class: 'fname' }, F.short[i]));
+    const index = el('div', { class: 'source-index' },
+      hot.length ? el('p', {}, 'hottest lines: ', ...hot.flatMap((a, k) => k ? [', ', a] : [a])) : null,
+      fns.length ? el('p', {}, 'functions: ', ...fns.flatMap((a, k) => k ? [', ', a] : [a])) : null);
     const head = el('tr', {}, ...['line', 'count', 'time', 'average', '%', 'with callees', 'source'].map(h => el('th', { class: h === 'source' ? 'code' : 'num' }, h)));
-    show(el('h1', { title: src.found }, src.path), el('table', { class: 'source' }, el('thead', {}, head), body));
-    if (targetRow) targetRow.scrollIntoView({ block: 'center' });
+    const above = el('tr', { class: 'spacer' }), below = el('tr', { class: 'spacer' });
+    const body = el('tbody');
+    const tableEl = el('table', { class: 'source', 'data-lines': String(src.text.length) }, el('thead', {}, head), body);
+    show(el('h1', { title: src.found }, src.path), index, tableEl);
+    // The rows' height, from one drawn.
+    body.replaceChildren(row(items.length ? items[0] : [1]));
+    const height = Math.max(1, body.firstChild ? body.firstChild.getBoundingClientRect().height : 18);
+    const spare = Math.ceil(window.innerHeight / height) + 50;  // rows drawn beyond the screen
+    let drawn = [-1, -1];
+    function draw() {
+      const top = body.getBoundingClientRect().top;  // of the first item
+      const first = Math.max(0, Math.floor(-top / height) - spare);
+      const last = Math.min(items.length, Math.ceil((window.innerHeight - top) / height) + spare);
+      if (first === drawn[0] && last === drawn[1]) return;
+      drawn = [first, last];
+      above.style.height = (first * height) + 'px';
+      below.style.height = ((items.length - last) * height) + 'px';
+      const rows = [];
+      for (let k = first; k < last; ++k) rows.push(row(items[k]));
+      body.replaceChildren(above, ...rows, below);
+    }
+    if (sourceScroll) window.removeEventListener('scroll', sourceScroll);
+    sourceScroll = () => { if (document.body.contains(tableEl)) draw(); else { window.removeEventListener('scroll', sourceScroll); sourceScroll = null; } };
+    window.addEventListener('scroll', sourceScroll, { passive: true });
+    draw();
+    if (targetItem >= 0) {
+      // The target's place is known without drawing it: scroll there, then draw what shows.
+      const y = body.getBoundingClientRect().top + window.scrollY + targetItem * height - window.innerHeight / 2;
+      window.scrollTo(0, Math.max(0, y));
+      draw();
+    }
     setReady();
   }
 
