@@ -5,7 +5,8 @@
 //   node report_test.js main REPORT HOT_FUNCTION COLD_FUNCTION SOURCE HOT_LINE SCREENSHOT
 //       no console or page errors on any page; the flame graph draws HOT_FUNCTION wider than
 //       COLD_FUNCTION; clicking HOT_FUNCTION in the functions table, then its source link, shows
-//       SOURCE with HOT_LINE highlighted; a screenshot of the main page goes to SCREENSHOT
+//       SOURCE with HOT_LINE highlighted; no page is wider than a 1400x900 or 1920x1080 window;
+//       screenshots of the main page and the functions page go beside SCREENSHOT
 //   node report_test.js hostile REPORT     hostile names and sources run no script
 //   node report_test.js heap REPORT        the heap page draws without errors
 //   node report_test.js watches REPORT NAME...  one chart per watched variable, each named
@@ -69,13 +70,29 @@ async function visit(page, report, hash) {
   await page.waitForSelector('body[data-ready]', { timeout: 10000 });
 }
 
+// No page is wider than the window: what does not fit scrolls inside its own box.
+async function checkFits(page, what) {
+  const [wide, window] = await page.evaluate(() => [document.documentElement.scrollWidth, window.innerWidth]);
+  check(wide <= window, `${what}: the page is ${wide} px wide in a window of ${window}`);
+}
+
 async function main(report, hot, cold, source, hotLine, screenshot) {
   const browser = await openBrowser();
   try {
     const page = await watchedPage(browser);
     await visit(page, report, 'overview');
     await page.screenshot({ path: screenshot, fullPage: false });
-    for (const hash of ['functions', 'sources', 'tables/T', 'tables/G', 'tables/P']) await visit(page, report, hash);
+    const firstSource = await page.evaluate(() => window.HOTLINE.data.files.findIndex(f => f.source) + 1);
+    for (const size of [{ width: 1400, height: 900 }, { width: 1920, height: 1080 }]) {
+      await page.setViewport(size);
+      for (const hash of ['overview', 'functions', 'function/0', 'sources', `source/${firstSource}`, 'tables/T', 'tables/G', 'tables/P', 'flame']) {
+        await visit(page, report, hash);
+        await checkFits(page, `${hash} at ${size.width}x${size.height}`);
+      }
+      await visit(page, report, 'functions');
+      await page.screenshot({ path: screenshot.replace(/\.png$/, `-functions-${size.width}.png`) });
+    }
+    await page.setViewport({ width: 1400, height: 900 });
 
     await visit(page, report, 'flame');
     const widths = await page.evaluate(() => {
@@ -118,6 +135,7 @@ async function main(report, hot, cold, source, hotLine, screenshot) {
       }));
       check(shown.title.endsWith(source), `source page: shows ${shown.title}, not ${source}`);
       check(shown.line === 'L' + hotLine, `source page: highlights ${shown.line}, not line ${hotLine}`);
+      await checkFits(page, 'the hot function\'s detail and source');
       await page.screenshot({ path: screenshot.replace(/\.png$/, '-source.png') });
     }
     check(page.problems.length === 0, 'errors: ' + page.problems.join(' | '));
@@ -133,7 +151,7 @@ async function hostile(report) {
     await visit(page, report, 'overview');
     const files = await page.evaluate(() => window.HOTLINE.data.files.map((f, i) => f.source ? i : -1).filter(i => i >= 0));
     const pages = ['functions', 'flame', 'sources', 'tables/T', 'tables/G', 'tables/C', 'tables/M'];
-    for (const f of files) pages.push('source/' + f);
+    for (const f of files) pages.push('source/' + (f + 1));  // numbered from 1, as report's
     const names = await page.evaluate(() => window.HOTLINE.data.functions.name.length);
     for (let i = 0; i < names; ++i) pages.push('function/' + i);
     for (const hash of pages) await visit(page, report, hash);
@@ -147,7 +165,7 @@ async function hostile(report) {
     // The text itself is shown, as text.
     const hostileFile = await page.evaluate(() => window.HOTLINE.data.files.findIndex(f => f.path.endsWith('html_hostile.cc')));
     check(hostileFile >= 0, 'html_hostile.cc is not among the sources');
-    await visit(page, report, 'source/' + hostileFile);
+    await visit(page, report, 'source/' + (hostileFile + 1));
     const text = await page.evaluate(() => document.querySelector('table.source').textContent);
     check(text.includes('</script>'), 'the hostile source text is not shown as text');
     check(page.problems.length === 0, 'errors: ' + page.problems.join(' | '));
@@ -248,7 +266,7 @@ async function sourceTiming(report, source, line) {
     const file = await page.evaluate(s => window.HOTLINE.data.files.findIndex(f => f.path.endsWith(s)), source);
     check(file >= 0, `no file ${source} in the report`);
     const start = Date.now();
-    await visit(page, report, `source/${file}/${line}`);
+    await visit(page, report, `source/${file + 1}/${line}`);
     const drawn = Date.now() - start;
     const shown = await page.evaluate(() => ({
       rows: document.querySelectorAll('table.source tbody tr:not(.spacer)').length,

@@ -49,8 +49,9 @@
   function fmtCount(n, exact) { return exact ? String(n) : '~' + n; }
   function heat(p) { return p >= 10 ? 'hot' : p >= 2 ? 'warm' : p > 0 ? 'some' : ''; }
   function fileName(index) { return index >= 0 ? D.files[index].path : ''; }
+  // Files are numbered from 1 in links, as `hotline report` numbers them.
   function sourceLink(file, line) {
-    return '#source/' + file + (line ? '/' + line : '');
+    return '#source/' + (file + 1) + (line ? '/' + line : '');
   }
   function functionLink(i) { return '#function/' + i; }
   // A function's name, linked to its entry in the functions table; the whole name on hover.
@@ -118,7 +119,7 @@
         case 'functions': return functionsPage(-1);
         case 'function': return functionsPage(Number(parts[1]));
         case 'sources': return sourcesPage();
-        case 'source': return sourcePage(Number(parts[1]), Number(parts[2] || 0));
+        case 'source': return sourcePage(Number(parts[1]) - 1, Number(parts[2] || 0));
         case 'heap': return heapPage();
         case 'watches': return watchesPage();
         case 'timeline': return timelinePage();
@@ -319,8 +320,10 @@
     ['inclusive', i => F.inclusive[i], i => fmtTime(F.inclusive[i])],
     ['incl %', i => F.inclusive[i], i => fmtPct(share(F.inclusive[i]))],
     ['calls', i => F.calls[i], i => fmtCount(F.calls[i], F.exact[i])],
-    ['function', i => F.short[i].toLowerCase(), i => functionAnchor(i)],
+    // Where it is defined before its name, which is last as in `hotline report`'s tables: a long
+    // C++ name then never pushes the other columns out of view.
     ['defined', i => fileName(F.file[i]) + ':' + String(F.line[i]).padStart(8, '0'), i => definition(i)],
+    ['function', i => F.short[i].toLowerCase(), i => functionAnchor(i)],
   ];
   const listing = { sort: 0, descending: true, filter: '', limit: 500 };
   let callers = null;
@@ -437,13 +440,15 @@
       }
       return el('tr', { id: 'L' + n, class: cls + (n === target ? ' target' : '') },
         el('td', { class: 'lineno' }, el('a', { href: sourceLink(file, n) }, String(n))),
-        ...cells.map(c => el('td', { class: 'num' }, c)), el('td', { class: 'code' }, src.text[n - 1]));
+        ...cells.map(c => el('td', { class: 'num' }, c)),
+        el('td', src.text[n - 1].length > 80 ? { class: 'code', title: src.text[n - 1] } : { class: 'code' }, src.text[n - 1]));
     }
     // Reachable at once: the hottest lines and the functions defined here.
     const hot = src.lines.filter(l => l[3] > 0).sort((a, b) => b[3] - a[3]).slice(0, 10)
       .map(l => el('a', { href: sourceLink(file, l[0]) }, String(l[0]) + ' (' + fmtPct(share(l[3])) + '%)'));
-    const fns = [...defs.entries()].sort((a, b) => a[0] - b[0]).flatMap(([n, list]) => list)
-      .sort((a, b) => F.inclusive[b] - F.inclusive[a]).slice(0, 30)
+    const named = new Set();  // one link per name and line (a hook defined there many times)
+    const fns = [...defs.values()].flat().sort((a, b) => F.inclusive[b] - F.inclusive[a])
+      .filter(i => !named.has(F.short[i] + ':' + F.line[i]) && named.add(F.short[i] + ':' + F.line[i])).slice(0, 30)
       .map(i => el('a', { href: sourceLink(file, F.line[i]), title: F.name[i], class: 'fname' }, F.short[i]));
     const index = el('div', { class: 'source-index' },
       hot.length ? el('p', {}, 'hottest lines: ', ...hot.flatMap((a, k) => k ? [', ', a] : [a])) : null,
