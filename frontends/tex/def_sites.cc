@@ -41,16 +41,22 @@ int hltex_known_list(int32_t ref) {
   return g->defs.known(ref) ? 1 : 0;
 }
 
+int hltex_def_from_list = 0;
+
 int hltex_def_begin_list(int32_t ref) {
   if (!hltex_active) return 1;
   const Def* site = g->defs.known(ref);
   if (!site || site->borrowed) return 0;
   g->pending_def.file = site->file;
   g->pending_def.line = site->line;
-  g->pending_def.format = 0;
-  g->pending_def.borrowed = site->format;
+  g->pending_def.borrowed = 0;
   g->def_pending = true;
+  hltex_def_from_list = 1;
   return 1;
+}
+
+void hltex_def_read_argument(void) {
+  if (hltex_active && g->def_pending) g->pending_def.borrowed = 1;
 }
 
 void hltex_def_begin(int32_t index, int32_t name_kind, int64_t line, int via_argument) {
@@ -68,12 +74,13 @@ void hltex_def_begin(int32_t index, int32_t name_kind, int64_t line, int via_arg
   }
   g->pending_def.file = LevelFile(index, name_kind);
   g->pending_def.line = uint64_t(line < 0 ? 0 : line);
-  g->pending_def.format = 0;
   g->pending_def.borrowed = 0;
   g->def_pending = true;
+  hltex_def_from_list = 0;
 }
 
 void hltex_def_end(int32_t ref) {
+  hltex_def_from_list = 0;
   if (!hltex_active || !g->def_pending) return;
   g->def_pending = false;
   uint32_t id = g->defs.define(ref);

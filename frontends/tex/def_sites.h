@@ -17,11 +17,11 @@ namespace hotline::tex {
 // 16 bytes: a \def looks its list up in a table of millions (tikz), a cache miss each.
 struct Def {
   uint32_t file = 0;
-  uint32_t gen : 30 = 0;  // bumped at every definition that makes this token list
-  uint32_t format : 1 = 0;  // the format's list, its site from the sites file
-  // Made at run time by a \def whose name was in a list of the format (or one borrowed so): a
-  // LaTeX kernel macro building a macro of the user's arguments (\newcommand's \reserved@a).
-  // Names in its body are the user's, not the kernel's text.
+  uint32_t gen : 31 = 0;  // bumped at every definition that makes this token list
+  // Made at run time by a \def whose name was in another list, whose site it took, and whose
+  // body read that list's arguments: a macro building a macro of its caller's text (LaTeX's
+  // \newcommand builds the \def in \reserved@a). Names in its body may be the caller's text
+  // rather than its own: they are looked for below it.
   uint32_t borrowed : 1 = 0;
   uint64_t line = 0;
 };
@@ -135,7 +135,6 @@ class DefTable {
     Def d;
     d.file = format_files_[site.file];
     d.gen = 1;
-    d.format = 1;
     d.line = site.line;
     return d;
   }

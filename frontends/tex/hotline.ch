@@ -71,6 +71,12 @@ begin restart: cur_cs:=0;
 begin hlcounttoken; restart: cur_cs:=0;
 @z
 
+@x [24.359] a macro's argument read: a definition scanning its body takes its caller's text.
+begin begin_token_list(param_stack[param_start+cur_chr-1],parameter);
+@y
+begin begin_token_list(param_stack[param_start+cur_chr-1],parameter); hlargument;
+@z
+
 @x [25.368] \expandafter putting back a macro after a list's last tokens (\a\fi): a tail call too.
 cur_tok:=t; back_input;
 end

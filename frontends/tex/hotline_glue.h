@@ -37,6 +37,11 @@
   do {                                            \
     if (hltex_active) hltex_end_list(hltailflag); \
   } while (0)
+/* A definition made from a list's text read an argument (def_sites.h's borrowed). */
+#define hlargument()                                       \
+  do {                                                     \
+    if (hltex_def_from_list) hltex_def_read_argument();    \
+  } while (0)
 #define hllabel(cmd)                    \
   do {                                  \
     if (hltex_active) hllabelslot(cmd); \

@@ -43,13 +43,18 @@ void hltex_file_end(int32_t index);
 
 /* Definition sites: where the text of a \def (its name) or token-list assignment (its braces)
    is, and then the token list it made. The text is in a token list with a known site (a macro's
-   body, a hook): hltex_def_begin_list takes its site, or returns 0 when the list holds a user's
-   arguments rather than text of its own (a LaTeX kernel macro made it, def_sites.h), and the
-   text is then looked for below. Or the text is in a file level at `line`; `via_argument` when
+   body, a hook): hltex_def_begin_list takes its site, or returns 0 when the list may hold its
+   caller's arguments rather than text of its own (a macro made it at run time, def_sites.h),
+   and the text is then looked for below. Or the text is in a file level at `line`; `via_argument` when
    it came there as a macro's argument, read from the file since the macro call the file's
    current expansion began with (whose line is then the site: \newcommand's, not the line its
    arguments end on). */
 int hltex_def_begin_list(int32_t ref);
+/* Set between hltex_def_begin_list and hltex_def_end: a definition whose site is a list's. */
+extern int hltex_def_from_list;
+/* That definition read one of its defining macro's arguments: its body may hold the caller's
+   text (LaTeX's \reserved@a, built of \newcommand's arguments). */
+void hltex_def_read_argument(void);
 void hltex_def_begin(int32_t index, int32_t name_kind, int64_t line, int via_argument);
 void hltex_def_end(int32_t ref);
 

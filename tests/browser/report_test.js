@@ -5,7 +5,7 @@
 //   node report_test.js main REPORT HOT_FUNCTION COLD_FUNCTION SOURCE HOT_LINE SCREENSHOT
 //       no console or page errors on any page; the flame graph draws HOT_FUNCTION wider than
 //       COLD_FUNCTION; clicking HOT_FUNCTION in the functions table, then its source link, shows
-//       SOURCE with HOT_LINE highlighted; no page is wider than a 1400x900 or 1920x1080 window;
+//       SOURCE with HOT_LINE highlighted, its sandwich naming main among its callers; no page is wider than a 1400x900 or 1920x1080 window;
 //       screenshots of the main page and the functions page go beside SCREENSHOT
 //   node report_test.js hostile REPORT     hostile names and sources run no script
 //   node report_test.js heap REPORT        the heap page draws without errors
@@ -127,6 +127,10 @@ async function main(report, hot, cold, source, hotLine, screenshot) {
     if (link) {
       await page.click(`table.functions a.fname[href="${link}"]`);
       await page.waitForSelector('#function-detail a.hotline-link', { timeout: 5000 });
+      // The sandwich: main among the callers merged over all of the hot function's stacks.
+      await page.waitForSelector('#sandwich-callers', { timeout: 5000 });
+      const callers = await page.$$eval('#sandwich-callers a.fname', as => as.map(a => a.textContent));
+      check(callers.includes('main'), `sandwich: main is not among ${hot}'s callers: ${callers.join(', ')}`);
       await page.click('#function-detail a.hotline-link');
       await page.waitForSelector('table.source tr.target', { timeout: 5000 });
       const shown = await page.evaluate(() => ({

@@ -236,9 +236,16 @@ TEST(Tex, RunTimeDefinitionsHaveOneRowAtTheirDef) {
   // \x is defined by \setx's text at line 3, not at the three lines that call \setx.
   EXPECT_EQ((calls[{"\\x", "defsites.tex", 3}]), 3u);
   EXPECT_EQ((calls[{"\\setx", "defsites.tex", 3}]), 3u);
-  size_t x_rows = 0;
-  for (const auto& [m, n] : calls) x_rows += m.name == "\\x";
+  // \y is defined by the \everypar text that \setup assigned (line 8), at each paragraph.
+  EXPECT_GT((calls[{"\\y", "defsites.tex", 8}]), 0u);
+  EXPECT_EQ((calls[{"\\y", "defsites.tex", 8}]), (calls[{"\\everypar", "defsites.tex", 8}]));
+  size_t x_rows = 0, y_rows = 0;
+  for (const auto& [m, n] : calls) {
+    x_rows += m.name == "\\x";
+    y_rows += m.name == "\\y";
+  }
   EXPECT_EQ(x_rows, 1u);
+  EXPECT_EQ(y_rows, 1u);
 }
 
 TEST(Tex, TailRecursionKeepsTheChainShallow) {

@@ -383,8 +383,67 @@
     if (hf >= 0 && D.files[hf] && D.files[hf].source)
       links.push(el('a', { href: sourceLink(hf, F.hot_line[i]), class: 'hotline-link' }, 'source at its hottest line, ' + fileName(hf).split('/').pop() + ':' + F.hot_line[i]));
     else if (F.file[i] >= 0) links.push(el('span', { class: 'note' }, 'source not found: ' + fileName(F.file[i])));
+    const sandwichBox = el('div', { class: 'sandwich' });
     box.replaceChildren(el('h2', { title: F.name[i] }, F.short[i]), el('p', { class: 'fullname' }, F.name[i]), ...links, t,
-      el('p', { class: 'note' }, 'time: in the callee not spent in a recursion back into the caller; loop: time the recursion brought back.'));
+      el('p', { class: 'note' }, 'time: in the callee not spent in a recursion back into the caller; loop: time the recursion brought back.'),
+      sandwichBox);
+    load('flame-all-callers').then(tree => sandwichBox.replaceChildren(...sandwich(i, tree))).catch(() => {});
+  }
+  // The sandwich (speedscope's): the function's whole caller chains above it and its callee
+  // trees below, each merged over all its stacks, from the callers-first flame tree. An
+  // activation inside another of the same function (recursion) is counted with the outer one.
+  function sandwich(i, tree) {
+    const n = tree.f.length;
+    const children = Array.from({ length: n }, () => []);
+    for (let k = 1; k < n; ++k) children[tree.p[k]].push(k);
+    const outermost = [];
+    for (let k = 1; k < n; ++k) {
+      if (tree.f[k] !== i) continue;
+      let a = tree.p[k];
+      while (a > 0 && tree.f[a] !== i) a = tree.p[a];
+      if (a === 0) outermost.push(k);
+    }
+    const whole = outermost.reduce((sum, k) => sum + tree.v[k], 0) || 1;
+    // A merged tree: by function along each path, the time of the stacks through it.
+    const node = () => ({ ns: 0, kids: new Map() });
+    const callers = node(), callees = node();
+    for (const k of outermost) {
+      let m = callers;
+      for (let a = tree.p[k]; a > 0; a = tree.p[a]) {
+        if (!m.kids.has(tree.f[a])) m.kids.set(tree.f[a], node());
+        m = m.kids.get(tree.f[a]);
+        m.ns += tree.v[k];
+      }
+      const add = (from, into) => {
+        for (const c of children[from]) {
+          if (!into.kids.has(tree.f[c])) into.kids.set(tree.f[c], node());
+          const m2 = into.kids.get(tree.f[c]);
+          m2.ns += tree.v[c];
+          add(c, m2);
+        }
+      };
+      add(k, callees);
+    }
+    // Rows of the merged tree, the largest first, down to 1% of the function's time.
+    function rows(m, depth, out) {
+      const kids = [...m.kids.entries()].sort((a, b) => b[1].ns - a[1].ns);
+      for (const [fn, kid] of kids) {
+        if (100 * kid.ns < whole || out.length >= 60) break;
+        const name = el('td', {}, fn >= 0 ? functionAnchor(fn) : '(root)');
+        name.style.paddingLeft = (0.5 + depth) + 'em';  // the page's policy allows no style attribute
+        out.push(el('tr', {}, el('td', { class: 'num' }, fmtTime(kid.ns)), el('td', { class: 'num' }, fmtPct(100 * kid.ns / whole)), name));
+        if (depth < 12) rows(kid, depth + 1, out);
+      }
+      return out;
+    }
+    const part = (title, id, m) => {
+      const body = rows(m, 0, []);
+      return [el('h3', {}, title), body.length ? el('table', { class: 'grid', id }, el('tbody', {}, ...body))
+        : el('p', { class: 'note' }, 'none')];
+    };
+    return [...part('Called through (callers, innermost first)', 'sandwich-callers', callers),
+      ...part('Calls into (callees)', 'sandwich-callees', callees),
+      el('p', { class: 'note' }, 'Every stack through ' + F.short[i] + ', merged: its time in each chain of callers and each tree of callees, as % of its ' + fmtTime(whole) + '.')];
   }
 
   // ---- sources ----
