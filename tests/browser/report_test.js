@@ -5,7 +5,8 @@
 //   node report_test.js main REPORT HOT_FUNCTION COLD_FUNCTION SOURCE HOT_LINE SCREENSHOT
 //       no console or page errors on any page; the flame graph draws HOT_FUNCTION wider than
 //       COLD_FUNCTION; clicking HOT_FUNCTION in the functions table, then its source link, shows
-//       SOURCE with HOT_LINE highlighted, its sandwich naming main among its callers; no page is wider than a 1400x900 or 1920x1080 window;
+//       SOURCE with HOT_LINE highlighted and the calling line's time given to HOT_FUNCTION, its
+//       sandwich naming main among its callers; no page is wider than a 1400x900 or 1920x1080 window;
 //       screenshots of the main page and the functions page go beside SCREENSHOT
 //   node report_test.js hostile REPORT     hostile names and sources run no script
 //   node report_test.js heap REPORT        the heap page draws without errors
@@ -140,6 +141,9 @@ async function main(report, hot, cold, source, hotLine, screenshot) {
       check(shown.title.endsWith(source), `source page: shows ${shown.title}, not ${source}`);
       check(shown.line === 'L' + hotLine, `source page: highlights ${shown.line}, not line ${hotLine}`);
       await checkFits(page, 'the hot function\'s detail and source');
+      // The line that calls it says how much time went to it.
+      const calls = await page.$$eval('table.source tr.callrow', rs => rs.map(r => r.textContent));
+      check(calls.some(c => c.startsWith('→ ' + hot + ' ')), `source page: no row for the time a line gave ${hot}: ${calls.join(' | ')}`);
       await page.screenshot({ path: screenshot.replace(/\.png$/, '-source.png') });
     }
     check(page.problems.length === 0, 'errors: ' + page.problems.join(' | '));

@@ -475,15 +475,27 @@
     const byLine = new Map(src.lines.map(l => [l[0], l]));
     const defs = new Map();
     F.file.forEach((fl, i) => { if (fl === file && F.line[i] > 0 && !F.pseudo[i]) { if (!defs.has(F.line[i])) defs.set(F.line[i], []); defs.get(F.line[i]).push(i); } });
-    const items = [];  // [line] or [line, function]: a function's head row before its line
+    // The callees of each calling line, the most time first (at most five a line).
+    const callsOf = new Map();
+    for (const [n, callee, ns] of src.calls || []) {
+      if (!callsOf.has(n)) callsOf.set(n, []);
+      if (callsOf.get(n).length < 5) callsOf.get(n).push([callee, ns]);
+    }
+    // [line]; [line, function]: a function's head row before its line; [line, -1, callee, ns]:
+    // a row under a calling line for the time it gave a callee.
+    const items = [];
     let targetItem = -1;
     src.text.forEach((_, k) => {
       const n = k + 1;
       for (const i of defs.get(n) || []) items.push([n, i]);
       if (n === target) targetItem = items.length;
       items.push([n]);
+      for (const [callee, ns] of callsOf.get(n) || []) items.push([n, -1, callee, ns]);
     });
-    function row([n, fn]) {
+    function row([n, fn, callee, ns]) {
+      if (fn === -1)
+        return el('tr', { class: 'callrow' }, el('td', { colspan: '6' }),
+          el('td', {}, '→ ', functionAnchor(callee), ' ' + fmtTime(ns) + ' (' + fmtPct(share(ns)) + '%)'));
       if (fn !== undefined)
         return el('tr', { class: 'fnhead' }, el('td', { colspan: '6' }), el('td', {}, '— ', functionAnchor(fn),
           ': explicit ' + fmtTime(F.self[fn]) + ' (' + fmtPct(share(F.self[fn])) + '%), implicit ' + fmtTime(F.inclusive[fn]) + ' (' + fmtPct(share(F.inclusive[fn])) + '%), calls ' + fmtCount(F.calls[fn], F.exact[fn])));
