@@ -117,6 +117,35 @@ TEST(Html, WritesAReportThatNeedsNothingFromOutside) {
   EXPECT_NE(top.out.find("Top 10 lines"), std::string::npos);
 }
 
+// Line 21 of html_target.c (`hot() + cold()`) gave its time to hot and to cold: each callee's
+// time on that line is the callee's inclusive time (the only place either is called), the
+// hotter first.
+TEST(Html, ACallingLineGivesItsTimeToEachCallee) {
+  Report r = RecordAndReport("calls", PROGRAM_html_target);
+  nlohmann::json data = ReadReportData(r.report + "/data/data.js");
+  const nlohmann::json& names = data["functions"]["name"];
+  const nlohmann::json& inclusive = data["functions"]["inclusive"];
+  nlohmann::json source;
+  for (size_t i = 0; i < data["files"].size(); ++i)
+    if (data["files"][i]["path"].get<std::string>().ends_with("html_target.c"))
+      source = ReadReportData(r.report + "/data/source-" + std::to_string(i) + ".js");
+  ASSERT_TRUE(source.is_object());
+  std::map<std::string, uint64_t> on_21;
+  std::vector<std::string> order;
+  for (const nlohmann::json& call : source["calls"])
+    if (call[0] == 21) {
+      std::string callee = names[call[1].get<size_t>()];
+      on_21[callee] = call[2].get<uint64_t>();
+      order.push_back(callee);
+      EXPECT_EQ(call[2].get<uint64_t>(), inclusive[call[1].get<size_t>()].get<uint64_t>())
+          << callee;
+    }
+  EXPECT_GT(on_21["hot"], on_21["cold"]);
+  EXPECT_GT(on_21["cold"], 0u);
+  ASSERT_FALSE(order.empty());
+  EXPECT_EQ(order.front(), "hot");
+}
+
 TEST(Html, EscapesHostileNamesAndSources) {
   Report r = RecordAndReport("hostile", PROGRAM_html_hostile);
   bool saw_source = false, saw_name = false;
