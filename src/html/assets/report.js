@@ -530,7 +530,7 @@
     const tableEl = el('table', { class: 'source', 'data-lines': String(src.text.length) }, el('thead', {}, head), body);
     show(el('h1', { title: src.found }, src.path), index, tableEl);
     // The rows' height, from one drawn.
-    body.replaceChildren(row(items.length ? items[0] : [1]));
+    body.replaceChildren(...(items.length ? [row(items[0])] : []));  // an empty file has none
     const height = Math.max(1, body.firstChild ? body.firstChild.getBoundingClientRect().height : 18);
     const spare = Math.ceil(window.innerHeight / height) + 50;  // rows drawn beyond the screen
     let drawn = [-1, -1];
