@@ -13,6 +13,9 @@
 //   node report_test.js watches REPORT NAME...  one chart per watched variable, each named
 //   node report_test.js timeline REPORT    a timed trace's calls are drawn; a click zooms in
 //   node report_test.js timing REPORT      prints the milliseconds until the flame graph is drawn
+//   node report_test.js functions-all REPORT MIN
+//       the functions table holds every function with time or calls (MIN or more), drawn a
+//       window at a time
 //   node report_test.js source-timing REPORT SOURCE LINE
 //       prints the milliseconds until SOURCE's page is drawn at LINE and the rows it holds; LINE is
 //       highlighted, and scrolling to the end draws the last line
@@ -295,6 +298,33 @@ async function sourceTiming(report, source, line) {
   }
 }
 
+// The functions table holds every function with time or calls, MIN or more, a window of rows
+// at a time: scrolling to its end draws other rows.
+async function functionsAll(report, min) {
+  const browser = await openBrowser();
+  try {
+    const page = await watchedPage(browser);
+    await visit(page, report, 'functions');
+    const expected = await page.evaluate(() => {
+      const F = window.HOTLINE.data.functions;
+      return F.name.filter((_, i) => F.inclusive[i] > 0 || F.calls[i] > 0).length;
+    });
+    check(expected >= Number(min), `functions table: only ${expected} functions in the data, not ${min}`);
+    const note = await page.$eval('p.note', n => n.textContent);
+    check(note === `${expected} functions`, `functions table: says "${note}" of ${expected}`);
+    const ids = () => page.$$eval('table.functions tbody tr[data-function]', rs => rs.map(r => r.getAttribute('data-function')));
+    const before = await ids();
+    check(before.length < expected, `functions table: ${before.length} rows drawn of ${expected}, not a window`);
+    await page.evaluate(() => { const s = document.querySelector('.split .scroll'); s.scrollTop = s.scrollHeight; });
+    await new Promise(r => setTimeout(r, 300));
+    const after = await ids();
+    check(after.some(id => !before.includes(id)), 'functions table: scrolling to the end draws no other row');
+    check(page.problems.length === 0, 'errors: ' + page.problems.join(' | '));
+  } finally {
+    await browser.close();
+  }
+}
+
 async function diff(report, slower, screenshot) {
   const browser = await openBrowser();
   try {
@@ -425,9 +455,9 @@ async function history(report, series) {
 }
 
 const [mode, ...args] = process.argv.slice(2);
-const modes = { main, hostile, heap, watches, timeline, timing, 'source-timing': sourceTiming, diff, history, complexity };
+const modes = { main, hostile, heap, watches, timeline, timing, 'source-timing': sourceTiming, 'functions-all': functionsAll, diff, history, complexity };
 if (!modes[mode]) {
-  console.error('usage: report_test.js main|hostile|heap|watches|timeline|timing|source-timing|diff|history|complexity REPORT ...');
+  console.error('usage: report_test.js main|hostile|heap|watches|timeline|timing|source-timing|functions-all|diff|history|complexity REPORT ...');
   process.exit(2);
 }
 modes[mode](...args).then(() => {

@@ -367,6 +367,28 @@ TEST_F(HtmlBrowser, ALongSourceDrawsAWindowAroundItsLine) {
       << run.out;
 }
 
+// 800 traced functions, each called once: every one is in the functions table (which once
+// showed the first 500), drawn a window at a time.
+TEST_F(HtmlBrowser, TheFunctionsTableHoldsEveryFunction) {
+  std::string dir = ScratchDir("html-browser-many");
+  {
+    std::ofstream c(dir + "/many.c");
+    for (int i = 0; i < 800; ++i) c << "int f" << i << "(int x) { return x + " << i << "; }\n";
+    c << "int main(void) {\n  int s = 0;\n";
+    for (int i = 0; i < 800; ++i) c << "  s += f" << i << "(s);\n";
+    c << "  return s == 42;\n}\n";
+  }
+  RunResult built =
+      Execute({"/usr/bin/gcc", "-O0", "-g", "-finstrument-functions", "-o", "many", "many.c"}, dir);
+  ASSERT_EQ(built.exit_code, 0) << built.err;
+  RunResult recorded = Hotline({"record", "-q", "-o", "p.hotline", "--", dir + "/many"}, dir);
+  ASSERT_EQ(recorded.exit_code, 0) << recorded.err;
+  RunResult html = Hotline({"html", "p.hotline", "-o", "report"}, dir);
+  ASSERT_EQ(html.exit_code, 0) << html.err;
+  RunResult run = Browse({"functions-all", dir + "/report", "800"});
+  EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
+}
+
 TEST_F(HtmlBrowser, HostileTextRunsNoScript) {
   Report r = RecordAndReport("browser-hostile", PROGRAM_html_hostile);
   RunResult run = Browse({"hostile", r.report});

@@ -325,7 +325,7 @@
     ['defined', i => fileName(F.file[i]) + ':' + String(F.line[i]).padStart(8, '0'), i => definition(i)],
     ['function', i => F.short[i].toLowerCase(), i => functionAnchor(i)],
   ];
-  const listing = { sort: 0, descending: true, filter: '', limit: 500 };
+  const listing = { sort: 0, descending: true, filter: '' };
   let callers = null;
   function callersOf(i) {
     if (!callers) {
@@ -343,23 +343,48 @@
     const body = el('tbody');
     const note = el('p', { class: 'note' });
     const detail = el('div', { id: 'function-detail' });
+    const box = el('div', { class: 'scroll' });
+    // Every function, a window at a time (as the sources): the rows in the box's view and a
+    // screenful either side exist, the rest are two spacers redrawn as the box scrolls.
+    let rows = [], drawn = [-1, -1], height = 0;
+    const above = el('tr', { class: 'spacer' }), below = el('tr', { class: 'spacer' });
+    function rowOf(i) {
+      const tr = el('tr', { class: i === selected ? 'selected' : '', 'data-function': String(i) });
+      columns.forEach(([, , cell], c) => tr.appendChild(el('td', { class: c < 5 ? 'num' : '' }, cell(i))));
+      return tr;
+    }
+    function draw() {
+      if (!rows.length) { body.replaceChildren(); return; }
+      if (!height) {
+        body.replaceChildren(rowOf(rows[0]));
+        height = Math.max(1, body.firstChild.getBoundingClientRect().height);
+      }
+      const spare = Math.ceil(box.clientHeight / height) + 40;
+      const first = Math.max(0, Math.floor(box.scrollTop / height) - spare);
+      const last = Math.min(rows.length, Math.ceil((box.scrollTop + box.clientHeight) / height) + spare);
+      if (first === drawn[0] && last === drawn[1]) return;
+      drawn = [first, last];
+      above.style.height = (first * height) + 'px';
+      below.style.height = ((rows.length - last) * height) + 'px';
+      const shown = [];
+      for (let k = first; k < last; ++k) shown.push(rowOf(rows[k]));
+      body.replaceChildren(above, ...shown, below);
+    }
     function fill() {
       const needle = listing.filter.toLowerCase();
       const key = columns[listing.sort][1];
-      let rows = F.name.map((_, i) => i).filter(i => (F.inclusive[i] > 0 || F.calls[i] > 0) &&
+      rows = F.name.map((_, i) => i).filter(i => (F.inclusive[i] > 0 || F.calls[i] > 0) &&
         (!needle || F.name[i].toLowerCase().includes(needle)));
       rows.sort((a, b) => { const x = key(a), y = key(b); const c = x < y ? -1 : x > y ? 1 : 0; return listing.descending ? -c : c; });
-      const shown = rows.slice(0, listing.limit);
-      body.replaceChildren(...shown.map(i => {
-        const tr = el('tr', { class: i === selected ? 'selected' : '', 'data-function': String(i) });
-        columns.forEach(([, , cell], c) => tr.appendChild(el('td', { class: c < 5 ? 'num' : '' }, cell(i))));
-        return tr;
-      }));
-      note.textContent = rows.length > shown.length ? 'showing ' + shown.length + ' of ' + rows.length + ' functions: filter to see others' : rows.length + ' functions';
+      drawn = [-1, -1];
+      box.scrollTop = 0;
+      draw();
+      note.textContent = rows.length + ' functions';
     }
+    box.addEventListener('scroll', draw, { passive: true });
+    box.appendChild(el('table', { class: 'grid functions' }, el('thead', {}, head), body));
+    show(el('div', { class: 'controls' }, filter, note), el('div', { class: 'split' }, box, detail));
     fill();
-    show(el('div', { class: 'controls' }, filter, note),
-      el('div', { class: 'split' }, el('div', { class: 'scroll' }, el('table', { class: 'grid functions' }, el('thead', {}, head), body)), detail));
     if (selected >= 0 && selected < F.name.length) {
       load('callees').then(() => { showFunction(selected, detail); setReady(); }).catch(failed);
     } else {
