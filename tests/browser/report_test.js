@@ -97,6 +97,10 @@ async function main(report, hot, cold, source, hotLine, screenshot) {
       await page.screenshot({ path: screenshot.replace(/\.png$/, `-functions-${size.width}.png`) });
     }
     await page.setViewport({ width: 1400, height: 900 });
+    // The tables name functions and sources as links.
+    await visit(page, report, 'tables/M');
+    const tableLinks = await page.$$eval('pre.table-text a', as => as.map(a => [a.textContent, a.getAttribute('href')]));
+    check(tableLinks.some(([text, href]) => text === hot && href.startsWith('#function/')), `tables: ${hot} is not a link in -M: ${JSON.stringify(tableLinks)}`);
 
     await visit(page, report, 'flame');
     const widths = await page.evaluate(() => {

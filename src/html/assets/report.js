@@ -718,7 +718,37 @@
     const tabs = el('div', { class: 'controls' }, ...D.tables.map(t => el('a', { href: '#tables/' + t.flag, class: t.flag === flag ? 'tab current' : 'tab' }, t.title)));
     const entry = D.tables.find(t => t.flag === flag) || D.tables[0];
     show(tabs, el('p', {}, 'loading…'));
-    load(entry.key).then(text => { show(tabs, el('pre', { class: 'table-text' }, text)); setReady(); }).catch(failed);
+    load(entry.key).then(text => { show(tabs, el('pre', { class: 'table-text' }, ...linkedTable(text))); setReady(); }).catch(failed);
+  }
+  // The table's text as `hotline report` prints it, with each cell that names a function linked
+  // to its entry and each that names a source file linked to its page. Cells are what two or
+  // more spaces separate.
+  let linkTargets = null;
+  function linkedTable(text) {
+    if (!linkTargets) {
+      linkTargets = new Map();
+      D.files.forEach((f, i) => { if (f.source) linkTargets.set(f.path, sourceLink(i, 0)); });
+      F.name.forEach((name, i) => {
+        if (F.pseudo[i]) return;
+        for (const n of [name, F.short[i]]) if (!linkTargets.has(n)) linkTargets.set(n, functionLink(i));
+      });
+    }
+    const lines = text.split('\n');
+    if (lines.length > 50000) return [text];  // too many to link at once: the text as it is
+    const out = [];
+    let plain = '';
+    for (const line of lines) {
+      for (const part of line.split(/( {2,})/)) {
+        const href = linkTargets.get(part.trim());
+        if (!href || !part.trim()) { plain += part; continue; }
+        if (plain) out.push(plain);
+        plain = '';
+        out.push(el('a', { href }, part));
+      }
+      plain += '\n';
+    }
+    if (plain) out.push(plain);
+    return out;
   }
 
   // ---- differential flame graph (hotline html --diff) ----
