@@ -27,6 +27,9 @@ uint64_t Origin(const model::Profile& p) {
   return origin == UINT64_MAX ? 0 : origin;
 }
 
+// The process's id, as Perfetto shows it (1 when the profile does not know it).
+uint64_t Pid(const model::Profile& p) { return p.summary.pid ? p.summary.pid : 1; }
+
 // Microseconds since `origin`: the format's unit.
 double Micros(uint64_t origin, uint64_t time) {
   return time >= origin ? static_cast<double>(time - origin) / 1e3 : 0.0;
@@ -68,7 +71,7 @@ class ThreadEvents {
       events_.add({{"name", p_.function(stack[i]).name},
                    {"cat", "function"},
                    {"ph", "B"},
-                   {"pid", 1},
+                   {"pid", Pid(p_)},
                    {"tid", tid_},
                    {"ts", Micros(origin_, begin)}});
       opened_.push_back(stack[i]);
@@ -84,7 +87,7 @@ class ThreadEvents {
     events_.add({{"name", p_.function(opened_.back()).name},
                  {"cat", "function"},
                  {"ph", "E"},
-                 {"pid", 1},
+                 {"pid", Pid(p_)},
                  {"tid", tid_},
                  {"ts", Micros(origin_, time)}});
     opened_.pop_back();
@@ -116,7 +119,7 @@ void AddCalls(const model::Profile& p, uint64_t origin, EventWriter& events) {
     events.add({{"name", p.function(c.function).name},
                 {"cat", "call"},
                 {"ph", "X"},
-                {"pid", 1},
+                {"pid", Pid(p)},
                 {"tid", c.tid},
                 {"ts", static_cast<double>(c.start_ns - origin) / 1e3},
                 {"dur", static_cast<double>(c.end_ns - c.start_ns) / 1e3}});
@@ -140,13 +143,13 @@ Status WriteChrome(const model::Profile& profile,
   EventWriter events(out);
   events.add({{"name", "process_name"},
               {"ph", "M"},
-              {"pid", 1},
+              {"pid", Pid(profile)},
               {"args", {{"name", profile.summary.exe}}}});
   for (const model::Thread& t : profile.threads)
     events.add(
         {{"name", "thread_name"},
          {"ph", "M"},
-         {"pid", 1},
+         {"pid", Pid(profile)},
          {"tid", t.tid},
          {"args", {{"name", t.name.empty() ? fmt::format("thread {}", t.tid) : t.name}}}});
   if (!profile.calls.empty()) {
@@ -164,7 +167,7 @@ Status WriteChrome(const model::Profile& profile,
                 {"cat", "mark"},
                 {"ph", "i"},
                 {"s", "t"},
-                {"pid", 1},
+                {"pid", Pid(profile)},
                 {"tid", m.tid},
                 {"ts", Micros(origin, m.time)}});
   out("]}\n");

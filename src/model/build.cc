@@ -233,6 +233,7 @@ Expected<Profile> ProfileBuilder::finish(const format::RawProfile& raw) {
     s.clock = raw.process->clock;
     s.sampler = raw.process->sampler;
     s.exe = raw.process->exe;
+    s.pid = raw.process->pid;
     s.argv = raw.process->argv;
     if (s.period_ns == 0) s.period_ns = raw.process->period_ns;
   }

@@ -265,6 +265,7 @@ struct Summary {
   uint32_t threads_cpu_unknown = 0;      // threads whose CPU time was not recorded
   std::optional<format::EndRecord> end;  // how the run ended; none: killed, or died unfinished
   std::string exe;
+  uint64_t pid = 0;  // the process's (the first run's, for profiles read together)
   std::vector<std::string> argv;
   // The input size of the whole run (a SIZE record without a call: `hotline sweep`).
   std::optional<uint64_t> run_size;
