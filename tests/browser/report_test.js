@@ -60,6 +60,18 @@ async function watchedPage(browser) {
   return page;
 }
 
+// Runs `body` on a watched page of a browser of its own, then checks the page met no errors.
+async function withPage(body) {
+  const browser = await openBrowser();
+  try {
+    const page = await watchedPage(browser);
+    await body(page);
+    check(page.problems.length === 0, 'errors: ' + page.problems.join(' | '));
+  } finally {
+    await browser.close();
+  }
+}
+
 function url(report, hash) {
   return 'file://' + path.resolve(report, 'index.html') + (hash ? '#' + hash : '');
 }
@@ -274,9 +286,7 @@ async function timing(report) {
 // A source page opened from a link, as a person follows one: the milliseconds until it is
 // drawn with LINE shown, and how many rows exist (a window of the file, not all of it).
 async function sourceTiming(report, source, line) {
-  const browser = await openBrowser();
-  try {
-    const page = await watchedPage(browser);
+  await withPage(async page => {
     await visit(page, report, 'overview');
     const file = await page.evaluate(s => window.HOTLINE.data.files.findIndex(f => f.path.endsWith(s)), source);
     check(file >= 0, `no file ${source} in the report`);
@@ -296,18 +306,13 @@ async function sourceTiming(report, source, line) {
     const last = await page.evaluate(() => !!document.getElementById('L' + document.querySelector('table.source').getAttribute('data-lines')));
     check(last, 'source page: scrolling to the end does not draw the last line');
     console.log(`source of ${shown.lines} lines drawn at line ${line} after ${drawn} ms, ${shown.rows} rows in the page`);
-    check(page.problems.length === 0, 'errors: ' + page.problems.join(' | '));
-  } finally {
-    await browser.close();
-  }
+  });
 }
 
 // The functions table holds every function with time or calls, MIN or more, a window of rows
 // at a time: scrolling to its end draws other rows.
 async function functionsAll(report, min) {
-  const browser = await openBrowser();
-  try {
-    const page = await watchedPage(browser);
+  await withPage(async page => {
     await visit(page, report, 'functions');
     const expected = await page.evaluate(() => {
       const F = window.HOTLINE.data.functions;
@@ -323,10 +328,7 @@ async function functionsAll(report, min) {
     await new Promise(r => setTimeout(r, 300));
     const after = await ids();
     check(after.some(id => !before.includes(id)), 'functions table: scrolling to the end draws no other row');
-    check(page.problems.length === 0, 'errors: ' + page.problems.join(' | '));
-  } finally {
-    await browser.close();
-  }
+  });
 }
 
 async function diff(report, slower, screenshot) {

@@ -54,6 +54,15 @@
     return '#source/' + (file + 1) + (line ? '/' + line : '');
   }
   function functionLink(i) { return '#function/' + i; }
+  // A windowed table's rows [first, last) of `count`, each `height` high, between two spacers
+  // that stand for the others (the functions table, the sources).
+  function drawRows(body, above, below, count, height, first, last, rowAt) {
+    above.style.height = (first * height) + 'px';
+    below.style.height = ((count - last) * height) + 'px';
+    const rows = [];
+    for (let k = first; k < last; ++k) rows.push(rowAt(k));
+    body.replaceChildren(above, ...rows, below);
+  }
   // A function's name, linked to its entry in the functions table; the whole name on hover.
   function functionAnchor(i) {
     return el('a', { href: functionLink(i), title: F.name[i], class: 'fname' }, F.short[i]);
@@ -364,11 +373,7 @@
       const last = Math.min(rows.length, Math.ceil((box.scrollTop + box.clientHeight) / height) + spare);
       if (first === drawn[0] && last === drawn[1]) return;
       drawn = [first, last];
-      above.style.height = (first * height) + 'px';
-      below.style.height = ((rows.length - last) * height) + 'px';
-      const shown = [];
-      for (let k = first; k < last; ++k) shown.push(rowOf(rows[k]));
-      body.replaceChildren(above, ...shown, below);
+      drawRows(body, above, below, rows.length, height, first, last, k => rowOf(rows[k]));
     }
     function fill() {
       const needle = listing.filter.toLowerCase();
@@ -565,11 +570,7 @@
       const last = Math.min(items.length, Math.ceil((window.innerHeight - top) / height) + spare);
       if (first === drawn[0] && last === drawn[1]) return;
       drawn = [first, last];
-      above.style.height = (first * height) + 'px';
-      below.style.height = ((items.length - last) * height) + 'px';
-      const rows = [];
-      for (let k = first; k < last; ++k) rows.push(row(items[k]));
-      body.replaceChildren(above, ...rows, below);
+      drawRows(body, above, below, items.length, height, first, last, k => row(items[k]));
     }
     if (sourceScroll) window.removeEventListener('scroll', sourceScroll);
     sourceScroll = () => { if (document.body.contains(tableEl)) draw(); else { window.removeEventListener('scroll', sourceScroll); sourceScroll = null; } };
