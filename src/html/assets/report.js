@@ -422,10 +422,15 @@
   // The sandwich (speedscope's): the function's whole caller chains above it and its callee
   // trees below, each merged over all its stacks, from the callers-first flame tree. An
   // activation inside another of the same function (recursion) is counted with the outer one.
+  const childrenOf = new WeakMap();  // by flame tree: each node's children, made once
   function sandwich(i, tree) {
     const n = tree.f.length;
-    const children = Array.from({ length: n }, () => []);
-    for (let k = 1; k < n; ++k) children[tree.p[k]].push(k);
+    if (!childrenOf.has(tree)) {
+      const lists = Array.from({ length: n }, () => []);
+      for (let k = 1; k < n; ++k) lists[tree.p[k]].push(k);
+      childrenOf.set(tree, lists);
+    }
+    const children = childrenOf.get(tree);
     const outermost = [];
     for (let k = 1; k < n; ++k) {
       if (tree.f[k] !== i) continue;
