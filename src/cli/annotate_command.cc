@@ -127,9 +127,26 @@ int RunAnnotate(AnnotateCommandOptions& o) {
     if (model.ok()) {
       costs = std::move(*model);
       o.annotate.costs = &*costs;
-      for (const symbolize::CodeFunction& f : code->functions)
-        for (const symbolize::CodeLine& l : f.lines)
-          o.annotate.weights[{l.file, l.line}] += l.instructions;
+      if (!raw->line_instructions.empty()) {
+        for (const format::RawLineInstructions& f : raw->line_instructions)
+          for (const format::RawLineInstructions::Row& l : f.lines) {
+            report::AnnotateOptions::LineCost& c = o.annotate.line_costs[{f.file, l.line}];
+            c.cost += double(l.executed);
+            c.uncounted = l.unbounded || c.uncounted == report::AnnotateOptions::kUnbounded
+                              ? report::AnnotateOptions::kUnbounded
+                              : c.uncounted + l.uncounted;
+          }
+      } else {
+        std::map<std::pair<std::string, uint32_t>, uint64_t> executions;
+        for (const format::RawLineCounts& f : raw->line_counts)
+          for (const auto& [line, count] : f.lines) executions[{f.file, uint32_t(line)}] += count;
+        for (const symbolize::CodeFunction& f : code->functions)
+          for (const symbolize::CodeLine& l : f.lines) {
+            auto e = executions.find({l.file, l.line});
+            if (e != executions.end())
+              o.annotate.line_costs[{l.file, l.line}].cost += double(e->second) * l.instructions;
+          }
+      }
     } else {
       fmt::print(stderr, "hotline: note: no costs from counts: {}\n", model.status().message());
     }

@@ -139,6 +139,26 @@ Expected<CoverageData> CollectLlvm(const CoveragePlan& plan) {
   return data;
 }
 
+// What a reader of the instruction counts should know: the counters' own share, and the
+// functions whose code could not be followed, with the remedy.
+std::string InstructionsNote(const InstructionCounts& counts) {
+  uint64_t executed = 0;
+  for (const FunctionInstructions& f : counts.functions) executed += f.executed;
+  std::string note = "instruction counts from the block counters of " +
+                     std::to_string(counts.functions.size()) +
+                     " functions: " + std::to_string(executed) + " instructions, of which " +
+                     std::to_string(counts.counter_increments) + " are the counters' own";
+  if (!counts.not_counted.empty()) {
+    note += "; not counted, their code could not be followed (" +
+            std::to_string(counts.not_counted.size()) + " functions: ";
+    for (size_t i = 0; i < counts.not_counted.size() && i < 5; ++i)
+      note += (i ? ", " : "") + counts.not_counted[i];
+    if (counts.not_counted.size() > 5) note += ", ...";
+    note += "); build with -fprofile-update=atomic so that counters stay in memory";
+  }
+  return note;
+}
+
 }  // namespace
 
 Expected<CoverageData> CollectCoverage(const CoveragePlan& plan) {
@@ -187,6 +207,18 @@ Expected<CoverageData> CollectCoverage(const CoveragePlan& plan) {
   for (auto& [path, counts] : lines)
     data.files.push_back(FileCounts{path, {counts.begin(), counts.end()}});
   for (auto& [key, f] : functions) data.functions.push_back(std::move(f));
+  // gcov's runtime wrote /ORIGINAL/PATH/x.gcda under the directory.
+  Expected<InstructionCounts> instructions =
+      CountInstructions(plan.program, [&](const std::string& gcda) {
+        std::string moved = plan.directory + (gcda.empty() || gcda[0] != '/' ? "/" : "") + gcda;
+        return fs::exists(moved, ec) ? moved : std::string();
+      });
+  if (instructions.ok()) {
+    data.instructions = std::move(*instructions);
+    data.instructions_note = InstructionsNote(data.instructions);
+  } else {
+    data.instructions_note = "no instruction counts: " + instructions.status().message();
+  }
   return data;
 }
 
@@ -207,6 +239,25 @@ Status AppendCoverage(const std::string& path, const std::string& module,
   }
   for (const FunctionCounts& f : data.functions)
     writer.add(format::FunctionCountRecord{f.file, f.name, f.start_line, f.end_line, f.executions});
+  // The instruction counts, a record per function and source file.
+  const std::vector<LineInstructions>& lines = data.instructions.lines;
+  std::vector<uint64_t> rows;
+  for (size_t i = 0; i < lines.size();) {
+    size_t j = i;
+    rows.clear();
+    for (; j < lines.size() && lines[j].file == lines[i].file &&
+           lines[j].function == lines[i].function;
+         ++j)
+      rows.insert(rows.end(),
+                  {lines[j].line, lines[j].executed, lines[j].uncounted, lines[j].unbounded});
+    writer.add(format::LineInstructionsRecord{lines[i].file, module, lines[i].function, j - i,
+                                              rows.data()});
+    i = j;
+  }
+  for (const FunctionInstructions& f : data.instructions.functions)
+    writer.add(format::FunctionInstructionsRecord{f.file, f.name, module, f.executed, f.uncounted,
+                                                  f.unbounded});
+  if (!data.instructions_note.empty()) writer.add(format::NoteRecord{0, data.instructions_note});
   bool ok = writer.flush();
   close(fd);
   if (!ok) return Status::Error(path + ": cannot append the coverage counts");

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "coverage/instruction_counts.h"
 
 namespace hotline::coverage {
 
@@ -41,6 +42,8 @@ struct FunctionCounts {
 struct CoverageData {
   std::vector<FileCounts> files;
   std::vector<FunctionCounts> functions;
+  InstructionCounts instructions;  // gcc's: the program's, from its block counters
+  std::string instructions_note;   // what the reader should know of them, or why there are none
 };
 
 // Looks for gcov's (__gcov_*) or clang's (__llvm_profile_*) runtime in the program. A program

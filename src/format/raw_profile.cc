@@ -194,6 +194,22 @@ void RawProfile::onFunctionCount(const FunctionCountRecord& r) {
                                              r.end_line, r.executions});
 }
 
+void RawProfile::onLineInstructions(const LineInstructionsRecord& r) {
+  RawLineInstructions file{std::string(r.file), std::string(r.module), std::string(r.function), {}};
+  file.lines.reserve(r.count);
+  for (uint64_t i = 0; i < r.count; ++i) {
+    const uint64_t* row = r.rows + 4 * i;
+    file.lines.push_back({row[0], row[1], row[2], row[3] != 0});
+  }
+  line_instructions.push_back(std::move(file));
+}
+
+void RawProfile::onFunctionInstructions(const FunctionInstructionsRecord& r) {
+  function_instructions.push_back(RawFunctionInstructions{std::string(r.file), std::string(r.name),
+                                                          std::string(r.module), r.executed,
+                                                          r.uncounted, r.unbounded});
+}
+
 void RawProfile::onNote(const NoteRecord& r) { notes.emplace_back(r.text); }
 
 void RawProfile::onFrame(const FrameRecord& r) {

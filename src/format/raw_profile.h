@@ -89,6 +89,21 @@ struct RawFunctionCount {
   uint64_t start_line = 0, end_line = 0, executions = 0;
 };
 
+struct RawLineInstructions {
+  std::string file, module, function;
+  struct Row {
+    uint64_t line = 0, executed = 0, uncounted = 0;
+    bool unbounded = false;
+  };
+  std::vector<Row> lines;  // ascending
+};
+
+struct RawFunctionInstructions {
+  std::string file, name, module;
+  uint64_t executed = 0, uncounted = 0;
+  bool unbounded = false;
+};
+
 struct RawFrame {
   std::string name, file;
   uint64_t line = 0;
@@ -147,6 +162,8 @@ class RawProfile : public RecordVisitor {
   std::vector<FreeRecord> frees;
   std::vector<RawLineCounts> line_counts;
   std::vector<RawFunctionCount> function_counts;
+  std::vector<RawLineInstructions> line_instructions;
+  std::vector<RawFunctionInstructions> function_instructions;
   std::unordered_map<uint64_t, RawFrame> frames;  // named frames by id
   std::map<std::string, std::string> sources;     // texts of sources in no file, by name
   std::vector<RawWatch> watches;  // WATCH records in file order (an id again: its end)
@@ -186,6 +203,8 @@ class RawProfile : public RecordVisitor {
   void onFree(const FreeRecord& r) override;
   void onLineCounts(const LineCountsRecord& r) override;
   void onFunctionCount(const FunctionCountRecord& r) override;
+  void onLineInstructions(const LineInstructionsRecord& r) override;
+  void onFunctionInstructions(const FunctionInstructionsRecord& r) override;
   void onNote(const NoteRecord& r) override;
   void onFrame(const FrameRecord& r) override;
   void onSource(const SourceRecord& r) override;

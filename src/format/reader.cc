@@ -448,6 +448,44 @@ class PayloadDecoder {
         visitor_.onFunctionCount(r);
         return 1;
       }
+      case RecordKind::kLineInstructions: {
+        LineInstructionsRecord r;
+        if (!text(in, &r.file) || !text(in, &r.module) || !text(in, &r.function) ||
+            !in.varint(&r.count))
+          return -1;
+        if (r.count > in.remaining() / 3) return -1;  // each row takes at least 3 bytes
+        numbers_.resize(r.count * 4);
+        uint64_t line = 0;
+        for (uint64_t i = 0; i < r.count; ++i) {
+          int64_t delta;
+          uint64_t* row = &numbers_[4 * i];
+          if (!in.svarint(&delta) || !in.varint(&row[1]) || !in.varint(&row[2])) return -1;
+          line += static_cast<uint64_t>(delta);
+          row[0] = line;
+          row[3] = row[2] & 1;
+          row[2] >>= 1;
+          if (!within(line, kMaxLine, "line") || !within(row[1], kMaxCount, "executed") ||
+              !within(row[2], kMaxCount, "uncounted"))
+            return -1;
+        }
+        r.rows = numbers_.data();
+        visitor_.onLineInstructions(r);
+        return 1;
+      }
+      case RecordKind::kFunctionInstructions: {
+        FunctionInstructionsRecord r;
+        uint64_t uncounted = 0;
+        if (!text(in, &r.file) || !text(in, &r.name) || !text(in, &r.module) ||
+            !in.varint(&r.executed) || !in.varint(&uncounted))
+          return -1;
+        r.unbounded = uncounted & 1;
+        r.uncounted = uncounted >> 1;
+        if (!within(r.executed, kMaxCount, "executed") ||
+            !within(r.uncounted, kMaxCount, "uncounted"))
+          return -1;
+        visitor_.onFunctionInstructions(r);
+        return 1;
+      }
       case RecordKind::kNote: {
         NoteRecord r;
         if (!t(in, &r.time) || !text(in, &r.text)) return -1;

@@ -67,6 +67,8 @@ class RecordVisitor {
   virtual void onFree(const FreeRecord&) {}
   virtual void onLineCounts(const LineCountsRecord&) {}
   virtual void onFunctionCount(const FunctionCountRecord&) {}
+  virtual void onLineInstructions(const LineInstructionsRecord&) {}
+  virtual void onFunctionInstructions(const FunctionInstructionsRecord&) {}
   virtual void onNote(const NoteRecord&) {}
   virtual void onFrame(const FrameRecord&) {}
   virtual void onSource(const SourceRecord&) {}

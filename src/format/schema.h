@@ -19,7 +19,7 @@ enum Feature : uint64_t {
   kFeatureSamples = 1u << 0,
   kFeatureTrace = 1u << 1,       // -finstrument-functions tracing: CALL_(SITE_)COUNTS, TRACE_EVENTS
   kFeatureHeap = 1u << 2,        // ALLOC and FREE records
-  kFeatureLineCounts = 1u << 3,  // LINE_COUNTS and FUNCTION_COUNT from gcov
+  kFeatureLineCounts = 1u << 3,  // LINE_COUNTS and FUNCTION_COUNT from gcov (and *_INSTRUCTIONS)
 };
 
 enum class ChunkType : uint16_t { kRecords = 1 };
@@ -59,6 +59,8 @@ enum class RecordKind : uint32_t {
   kStackNodes = 31,
   kSamples = 32,
   kFrames = 33,
+  kLineInstructions = 34,
+  kFunctionInstructions = 35,
 };
 
 // Bounds on values (docs/format.md, "Bounds", and beside each field). A value beyond its bound
@@ -315,6 +317,23 @@ struct LineCountsRecord {
 struct FunctionCountRecord {
   std::string_view file, name;
   uint64_t start_line = 0, end_line = 0, executions = 0;
+};
+
+// Instructions executed (callgrind's Ir), counted from a --coverage build's block counters
+// (docs/coverage.md). `uncounted`: the most instructions of blocks whose count the counters do
+// not determine could add; `unbounded`: one of them is a loop with no counter, which could add
+// any number.
+struct LineInstructionsRecord {
+  std::string_view file, module, function;  // the lines of `file` in `function`'s machine code
+  uint64_t count = 0;
+  const uint64_t* rows =
+      nullptr;  // count × (line, executed, uncounted, unbounded), lines ascending
+};
+
+struct FunctionInstructionsRecord {
+  std::string_view file, name, module;
+  uint64_t executed = 0, uncounted = 0;
+  bool unbounded = false;
 };
 
 // Something a reader of the profile should know about how it was recorded (which sampler ran

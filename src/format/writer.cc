@@ -442,6 +442,35 @@ void Writer::add(const FunctionCountRecord& r) {
   endRecord();
 }
 
+void Writer::add(const LineInstructionsRecord& r) {
+  beginRecord(RecordKind::kLineInstructions);
+  for (std::string_view text : {r.file, r.module, r.function}) {
+    record_.varint(text.size());
+    record_.append(text.data(), text.size());
+  }
+  record_.varint(r.count);
+  uint64_t previous_line = 0;
+  for (uint64_t i = 0; i < r.count; ++i) {
+    const uint64_t* row = r.rows + 4 * i;
+    record_.svarint(static_cast<int64_t>(row[0] - previous_line));
+    previous_line = row[0];
+    record_.varint(row[1]);
+    record_.varint(row[2] << 1 | (row[3] ? 1 : 0));
+  }
+  endRecord();
+}
+
+void Writer::add(const FunctionInstructionsRecord& r) {
+  beginRecord(RecordKind::kFunctionInstructions);
+  for (std::string_view text : {r.file, r.name, r.module}) {
+    record_.varint(text.size());
+    record_.append(text.data(), text.size());
+  }
+  record_.varint(r.executed);
+  record_.varint(r.uncounted << 1 | (r.unbounded ? 1 : 0));
+  endRecord();
+}
+
 void Writer::add(const NoteRecord& r) {
   beginRecord(RecordKind::kNote);
   time(r.time);

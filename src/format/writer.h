@@ -78,6 +78,8 @@ class Writer {
   void add(const FreeRecord& r);
   void add(const LineCountsRecord& r);
   void add(const FunctionCountRecord& r);
+  void add(const LineInstructionsRecord& r);
+  void add(const FunctionInstructionsRecord& r);
   void add(const NoteRecord& r);
   void add(const FrameRecord& r);
   void add(const FramesRecord& r);

@@ -102,12 +102,24 @@ Expected<CostModel> CostsFromCounts(const format::RawProfile& raw, const symboli
   int n = static_cast<int>(model.functions.size());
   if (n == 0) return Status::Error("the profile has no function counts");
   std::vector<std::map<int, double>> calls(n);  // calls[f][g]: calls from f to g
+  std::unordered_map<std::string, const format::RawFunctionInstructions*> counted;
+  for (const format::RawFunctionInstructions& f : raw.function_instructions) counted[f.name] = &f;
+  model.counted = !counted.empty();
+  for (const format::RawFunctionInstructions& f : raw.function_instructions) {
+    model.uncounted += f.uncounted;
+    model.unbounded |= f.unbounded;
+  }
   for (const symbolize::CodeFunction& cf : code.functions) {
     auto it = index.find(cf.name);
     if (it == index.end()) continue;
     FunctionCost& f = model.functions[it->second];
-    for (const symbolize::CodeLine& l : cf.lines)
-      f.explicit_cost += double(count_at(l.file, l.line)) * l.instructions;
+    if (auto c = counted.find(cf.name); c != counted.end()) {
+      f.explicit_cost = double(c->second->executed);
+      f.uncounted = c->second->uncounted > 0 || c->second->unbounded;
+    } else if (!model.counted) {
+      for (const symbolize::CodeLine& l : cf.lines)
+        f.explicit_cost += double(count_at(l.file, l.line)) * l.instructions;
+    }
     for (const symbolize::CodeCall& c : cf.calls) {
       auto callee = index.find(c.callee);
       if (callee != index.end())

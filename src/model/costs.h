@@ -19,6 +19,7 @@ struct FunctionCost {
   std::string name;
   uint64_t calls = 0;        // executions, from gcov
   double explicit_cost = 0;  // instructions executed in the function itself
+  bool uncounted = false;    // counted, but blocks the counters do not determine may add some
   double implicit_cost = 0;  // with its callees; one value per cycle of mutual recursion
   int cycle = -1;            // ≥ 0: a member of that cycle of mutual recursion
 };
@@ -26,10 +27,16 @@ struct FunctionCost {
 struct CostModel {
   std::vector<FunctionCost> functions;  // by decreasing implicit cost
   double total = 0;                     // Σ explicit costs
+  // Explicit costs counted from the block counters (the profile's *_INSTRUCTIONS records)
+  // rather than weighed; what undetermined blocks may add, or that an uncounted loop may add any.
+  bool counted = false;
+  uint64_t uncounted = 0;
+  bool unbounded = false;
 };
 
 // Needs the profile's LINE_COUNTS and FUNCTION_COUNT records and the code map of the binary
-// they came from.
+// they came from; a function's explicit cost is its FUNCTION_INSTRUCTIONS count where the
+// profile has one.
 Expected<CostModel> CostsFromCounts(const format::RawProfile& raw, const symbolize::CodeMap& code);
 
 }  // namespace hotline::model

@@ -142,15 +142,16 @@ class Listing {
   double costPercent(double cost) const {
     return options_.costs && options_.costs->total > 0 ? 100.0 * cost / options_.costs->total : 0.0;
   }
-  double costOf(const model::Line& l) const {
-    auto w = options_.weights.find({p_.file(l.file).path, l.line});
-    return w == options_.weights.end() ? 0.0 : double(l.count) * w->second;
+  const AnnotateOptions::LineCost* costOf(const model::Line& l) const {
+    auto c = options_.line_costs.find({p_.file(l.file).path, l.line});
+    return c == options_.line_costs.end() ? nullptr : &c->second;
   }
   bool neverRan(const model::Line* l) const { return l && l->count_exact && l->count == 0; }
   bool hot(const model::Line* l) const {
     if (!l) return false;
     if (neverRan(l)) return true;
-    return options_.costs ? costOf(*l) > 0 : l->inclusive_ns > 0;
+    const AnnotateOptions::LineCost* c = options_.costs ? costOf(*l) : nullptr;
+    return options_.costs ? c && (c->cost > 0 || c->uncounted > 0) : l->inclusive_ns > 0;
   }
 
   // Which lines (1-based; index 0 unused) a folded listing shows: in each function above the
@@ -211,10 +212,13 @@ class Listing {
                               ? ""
                               : FormatCount(l->count, l->count_exact, false);
       if (options_.costs) {
-        double cost = costOf(*l);
+        const AnnotateOptions::LineCost* c = costOf(*l);
+        double cost = c ? c->cost : 0;
         share = costPercent(cost);
-        left = fmt::format("{:>6}  {:>12}  {:>12}  {:>6}", number, count,
-                           cost > 0 ? fmt::format("{:.0f}", cost) : "",
+        // "+": blocks of this line whose count the counters do not fix may add some.
+        std::string shown = cost > 0 || (c && c->uncounted) ? fmt::format("{:.0f}", cost) : "";
+        if (c && c->uncounted) shown += "+";
+        left = fmt::format("{:>6}  {:>12}  {:>12}  {:>6}", number, count, shown,
                            cost > 0 ? FormatPercent(share) : "");
       } else {
         share = p_.percentOfTotal(l->time_ns);
@@ -269,17 +273,26 @@ class Listing {
   void costIndex(std::string& out) const {
     const model::CostModel& costs = *options_.costs;
     TableWriter w(table_options_, out);
-    w.title("index", fmt::format("Index by cost = executions × instructions (self: the "
-                                 "function's own lines; inclusive: with its callees, from the "
-                                 "call graph's linear system; at least {}% of {:.0f} instructions)",
-                                 FormatPercent(options_.cutoff), costs.total));
+    w.title("index",
+            costs.counted
+                ? fmt::format("Index by instructions executed, counted from the block counters "
+                              "(self: the function's own; inclusive: with its callees, from the "
+                              "call graph's linear system; at least {}% of {:.0f} instructions; "
+                              "+: blocks the counters do not determine may add {})",
+                              FormatPercent(options_.cutoff), costs.total,
+                              costs.unbounded ? "any number (a loop without a counter)"
+                                              : fmt::format("up to {}", costs.uncounted))
+                : fmt::format("Index by cost = executions × instructions (self: the "
+                              "function's own lines; inclusive: with its callees, from the "
+                              "call graph's linear system; at least {}% of {:.0f} instructions)",
+                              FormatPercent(options_.cutoff), costs.total));
     w.header({"self", "percent", "inclusive", "percent", "calls", "function"});
     for (const model::FunctionCost& c : costs.functions) {
       if (costPercent(c.implicit_cost) < options_.cutoff) continue;
       std::string cycle = c.cycle >= 0 ? fmt::format(" <cycle {}>", c.cycle + 1) : "";
-      w.row({fmt::format("{:.0f}", c.explicit_cost), FormatPercent(costPercent(c.explicit_cost)),
-             fmt::format("{:.0f}", c.implicit_cost), FormatPercent(costPercent(c.implicit_cost)),
-             fmt::format("{}", c.calls),
+      w.row({fmt::format("{:.0f}{}", c.explicit_cost, c.uncounted ? "+" : ""),
+             FormatPercent(costPercent(c.explicit_cost)), fmt::format("{:.0f}", c.implicit_cost),
+             FormatPercent(costPercent(c.implicit_cost)), fmt::format("{}", c.calls),
              (options_.full_names ? c.name : ShortName(c.name, false)) + cycle});
     }
   }

@@ -27,7 +27,15 @@ struct AnnotateOptions {
   bool machine = false;  // one row per executable line: file, line, count, time_ns
   // Counts without timing: Knuth's costs (instructions executed) stand in for time.
   const model::CostModel* costs = nullptr;
-  std::map<std::pair<std::string, uint32_t>, uint32_t> weights;  // instructions per line
+  // Each line's cost: its instructions executed, counted (a --coverage build's block counters)
+  // or weighed (executions × the instructions it compiles to); and, where counted, the most that
+  // blocks the counters do not determine could add (kUnbounded: an uncounted loop).
+  struct LineCost {
+    double cost = 0;
+    uint64_t uncounted = 0;
+  };
+  static constexpr uint64_t kUnbounded = UINT64_MAX;
+  std::map<std::pair<std::string, uint32_t>, LineCost> line_costs;
 };
 
 // What the listing has to tell besides itself, for the CLI to print on stderr.

@@ -12,52 +12,10 @@
 #include <map>
 #include <memory>
 
+#include "symbolize/line_table.h"
+
 namespace hotline::symbolize {
 namespace {
-
-struct Row {
-  uint64_t address;
-  const char* file;
-  uint32_t line;
-};
-
-// Every line-table row of every unit, sorted by address: row i covers [address_i, address_i+1).
-std::vector<Row> LineRows(Dwarf* dwarf) {
-  std::vector<Row> rows;
-  Dwarf_Off offset = 0, next;
-  size_t header;
-  while (dwarf_nextcu(dwarf, offset, &next, &header, nullptr, nullptr, nullptr) == 0) {
-    Dwarf_Die cu;
-    if (dwarf_offdie(dwarf, offset + header, &cu)) {
-      Dwarf_Lines* lines;
-      size_t count;
-      if (dwarf_getsrclines(&cu, &lines, &count) == 0) {
-        for (size_t i = 0; i < count; ++i) {
-          Dwarf_Line* l = dwarf_onesrcline(lines, i);
-          Dwarf_Addr address;
-          int number = 0;
-          bool end = false;
-          if (!l || dwarf_lineaddr(l, &address) != 0 || dwarf_lineno(l, &number) != 0) continue;
-          dwarf_lineendsequence(l, &end);
-          const char* file = end ? nullptr : dwarf_linesrc(l, nullptr, nullptr);
-          rows.push_back(Row{address, file, uint32_t(number)});
-        }
-      }
-    }
-    offset = next;
-  }
-  std::stable_sort(rows.begin(), rows.end(),
-                   [](const Row& a, const Row& b) { return a.address < b.address; });
-  return rows;
-}
-
-const Row* RowAt(const std::vector<Row>& rows, uint64_t address) {
-  auto it = std::upper_bound(rows.begin(), rows.end(), address,
-                             [](uint64_t a, const Row& r) { return a < r.address; });
-  if (it == rows.begin()) return nullptr;
-  --it;
-  return it->file ? &*it : nullptr;  // an end-of-sequence row: no code here
-}
 
 struct Symbol {
   uint64_t start, size;
@@ -90,7 +48,7 @@ Expected<CodeMap> BuildCodeMap(const std::string& path) {
   Dwarf* dwarf = dwarf_begin_elf(elf, DWARF_C_READ, nullptr);
   if (!dwarf) return Status::Error(path + ": no debug info (build with -g)");
   std::unique_ptr<Dwarf, int (*)(Dwarf*)> dwarf_owner(dwarf, dwarf_end);
-  std::vector<Row> rows = LineRows(dwarf);
+  std::vector<LineRow> rows = LineRows(dwarf);
   if (rows.empty()) return Status::Error(path + ": no line table");
 
   // Function symbols, for the ranges to disassemble and the names of call targets.
@@ -126,6 +84,7 @@ Expected<CodeMap> BuildCodeMap(const std::string& path) {
   cs_option(handle, CS_OPT_DETAIL, CS_OPT_ON);
 
   CodeMap map;
+  FileNames files;
   scn = nullptr;
   while ((scn = elf_nextscn(elf, scn))) {
     GElf_Shdr sh;
@@ -144,16 +103,17 @@ Expected<CodeMap> BuildCodeMap(const std::string& path) {
       std::map<std::tuple<std::string, uint32_t, std::string>, uint32_t> calls;
       cs_insn* insn = cs_malloc(handle);
       while (cs_disasm_iter(handle, &code, &size, &address, insn)) {
-        const Row* row = RowAt(rows, insn->address);
+        const LineRow* row = RowAt(rows, insn->address);
         if (!row) continue;
-        ++lines[{row->file, row->line}];
+        const std::string& file = files.of(row->file);
+        ++lines[{file, row->line}];
         bool is_call = false;
         for (uint8_t g = 0; g < insn->detail->groups_count; ++g)
           is_call |= insn->detail->groups[g] == CS_GRP_CALL;
         const cs_x86& x86 = insn->detail->x86;
         if (is_call && x86.op_count == 1 && x86.operands[0].type == X86_OP_IMM) {
           if (const Symbol* target = symbol_at(uint64_t(x86.operands[0].imm)))
-            ++calls[{row->file, row->line, target->name}];
+            ++calls[{file, row->line, target->name}];
         }
       }
       cs_free(insn, 1);

@@ -1,0 +1,48 @@
+// Callgrind's cost, instructions executed (Ir), per source line and per function, from a gcc
+// `--coverage` run: the machine code's basic blocks (capstone), the values of the arc counters
+// the run left in its .gcda files at the places the code increments them, and flow conservation
+// (what enters a block leaves it) for the blocks that hold no counter. A block whose count the
+// counters and the flow do not determine is not guessed: its instructions are "uncounted", with
+// the most they can have run. docs/coverage.md states the model and its limits.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+
+namespace hotline::coverage {
+
+struct LineInstructions {
+  std::string function;  // whose machine code this is (demangled)
+  std::string file;      // as the line table names it, made absolute and normal
+  uint32_t line = 0;
+  uint64_t executed = 0;   // instructions of the line's code executed, counted exactly
+  uint64_t uncounted = 0;  // at most this many more, in blocks whose count is not determined
+  bool unbounded = false;  // and an uncounted loop, which may have run any number of times
+};
+
+struct FunctionInstructions {
+  std::string file, name;  // name demangled (as gcov names it); file: of its first instruction
+  uint64_t executed = 0, uncounted = 0;
+  bool unbounded = false;
+};
+
+struct InstructionCounts {
+  std::vector<LineInstructions> lines;  // by function, file, then line
+  std::vector<FunctionInstructions> functions;
+  uint64_t counter_increments = 0;  // executions of the counters' own increments (in `executed`)
+  // Functions with counters whose code could not be followed: counters kept in registers (a
+  // build without -fprofile-update=atomic), a jump table not found, counts that contradict the
+  // flow (an exception or longjmp out of a call). Their instructions are in no figure.
+  std::vector<std::string> not_counted;
+};
+
+// `gcda_file` gives where this run's counters of an object file are, from the .gcda name the
+// object was compiled with (gcov_info's filename); "" when the run left none.
+Expected<InstructionCounts> CountInstructions(
+    const std::string& binary, const std::function<std::string(const std::string&)>& gcda_file);
+
+}  // namespace hotline::coverage
