@@ -38,17 +38,11 @@ static long walk(int depth) {
   return walk(depth - 1) + walk(depth - 2 < 0 ? 0 : depth - 2) / 2;
 }
 
+// clang-format off
 static long mix(long n) {
-  long s = 0;
-  for (long i = 0; i < n; i++) {
-    if (i % 3 == 0)
-      s += i * 7;
-    else
-      s ^= i;
-    while (s > 100000) s /= 3;
-  }
-  return s;
+  long s = 0; for (long i = 0; i < n; i++) { if (i % 3 == 0) s += i * 7; else s ^= i; while (s > 100000) s /= 3; } return s;
 }
+// clang-format on
 
 int main(int argc, char** argv) {
   int n = argc > 1 ? atoi(argv[1]) : 3000;
