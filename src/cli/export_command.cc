@@ -60,11 +60,15 @@ void WarnAboutDamage(const std::string& file, const format::ReadStats& stats,
 }
 
 Expected<std::string> Encode(exporter::Format format, const ExportCommandOptions& o,
-                             const model::Profile& profile, const model::HeapProfile* heap) {
+                             const model::Profile& profile, const model::HeapProfile* heap,
+                             const format::RawProfile* raw) {
   switch (format) {
     case exporter::Format::kFolded:
       return exporter::ExportFolded(profile, o.exporter);
     case exporter::Format::kCallgrind:
+      // A counts-only profile of a --coverage build: the instructions it executed, as callgrind.
+      if (raw && profile.summary.samples == 0 && !raw->line_instructions.empty())
+        return exporter::ExportCallgrindInstructions(profile, *raw);
       return exporter::ExportCallgrind(profile);
     case exporter::Format::kPprof:
       return heap ? exporter::ExportHeapPprof(profile, *heap) : exporter::ExportPprof(profile);
@@ -110,8 +114,9 @@ int RunExport(ExportCommandOptions& o) {
   // heap's, which the heap is built from as they are read). JSON carries the heap summary
   // whenever the profile has allocations.
   bool json = *format == exporter::Format::kJson;
+  bool callgrind = *format == exporter::Format::kCallgrind;
   std::optional<format::RawProfile> raw;
-  if (o.heap || json) {
+  if (o.heap || json || callgrind) {
     Expected<format::RawProfile> loaded = format::LoadRawProfile(*file, &stats, false);
     if (!loaded) return Fail(loaded.status().message());
     raw = std::move(*loaded);
@@ -138,7 +143,8 @@ int RunExport(ExportCommandOptions& o) {
         });
     return written.ok() ? 0 : Fail(written.message());
   }
-  Expected<std::string> bytes = Encode(*format, o, *profile, heap ? &*heap : nullptr);
+  Expected<std::string> bytes =
+      Encode(*format, o, *profile, heap ? &*heap : nullptr, raw ? &*raw : nullptr);
   if (!bytes) return Fail(fmt::format("{}: {}", *file, bytes.status().message()));
   Status written = exporter::WriteFileAtomically(o.out, *bytes);
   if (!written.ok()) return Fail(written.message());

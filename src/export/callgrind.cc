@@ -150,6 +150,49 @@ class CallgrindWriter {
 
 }  // namespace
 
+Expected<std::string> ExportCallgrindInstructions(const model::Profile& profile,
+                                                  const format::RawProfile& raw) {
+  if (raw.line_instructions.empty())
+    return Status::Error(
+        "the profile has no instruction counts (a --counts-only run of a "
+        "--coverage build has them)");
+  std::map<std::string, const format::RawFunctionInstructions*> functions;
+  for (const format::RawFunctionInstructions& f : raw.function_instructions) functions[f.name] = &f;
+  NameTable objects, files, names;
+  std::string out = "# callgrind format\nversion: 1\ncreator: hotline\n";
+  std::string cmd = profile.summary.exe;
+  for (size_t i = 1; i < profile.summary.argv.size(); ++i) cmd += " " + profile.summary.argv[i];
+  if (!cmd.empty()) out += fmt::format("cmd: {}\n", cmd);
+  out += "positions: line\nevents: Ir\n";
+  uint64_t total = 0;
+  // A record per (function, file): the function's own file first, fi= for the others.
+  std::string function;
+  std::string home, current;
+  for (const format::RawLineInstructions& r : raw.line_instructions) {
+    if (r.function != function) {
+      if (!function.empty() && current != home) out += fmt::format("fe={}\n", files(home));
+      function = r.function;
+      auto f = functions.find(function);
+      home = f != functions.end() && !f->second->file.empty() ? f->second->file : r.file;
+      current = home;
+      out +=
+          fmt::format("\nob={}\nfl={}\nfn={}\n", objects(r.module), files(home), names(function));
+    }
+    if (r.file != current) {
+      out += fmt::format("fi={}\n", files(r.file));
+      current = r.file;
+    }
+    for (const format::RawLineInstructions::Row& row : r.lines) {
+      if (row.executed == 0) continue;
+      out += fmt::format("{} {}\n", row.line, row.executed);
+      total += row.executed;
+    }
+  }
+  if (!function.empty() && current != home) out += fmt::format("fe={}\n", files(home));
+  out += fmt::format("\nsummary: {}\n", total);
+  return out;
+}
+
 Expected<std::string> ExportCallgrind(const model::Profile& profile) {
   bool counts = profile.summary.exact_line_counts;
   LineCosts costs = SelfTimeByLine(profile);

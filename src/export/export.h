@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "format/raw_profile.h"
 #include "model/heap.h"
 #include "model/profile.h"
 
@@ -44,6 +45,12 @@ Expected<std::string> ExportFolded(const model::Profile& profile, const ExportOp
 // The callgrind format, version 1: per-line self time of each function, calls with their
 // inclusive time, exact line counts as a second event when the profile has them.
 Expected<std::string> ExportCallgrind(const model::Profile& profile);
+// The callgrind format for a --counts-only profile of a --coverage build: instructions executed
+// (Ir) per line of each function, counted from the block counters, as callgrind itself counts
+// them; callgrind_annotate shows the same numbers for both files. `raw` holds the profile's
+// LINE_INSTRUCTIONS and FUNCTION_INSTRUCTIONS.
+Expected<std::string> ExportCallgrindInstructions(const model::Profile& profile,
+                                                  const format::RawProfile& raw);
 
 // pprof's profile.proto, gzipped: samples/count and cpu/nanoseconds per distinct stack.
 Expected<std::string> ExportPprof(const model::Profile& profile);
@@ -59,8 +66,7 @@ Expected<std::string> ExportJson(const model::Profile& profile, const model::Hea
 // samples in time order (Profile::samples: BuildOptions::keep_samples), marks as instants.
 // WriteChrome hands the document to `out` piece by piece as it makes it (memory: the samples'
 // pointers and one stack, not the document); ExportChrome gathers the pieces.
-Status WriteChrome(const model::Profile& profile,
-                   const std::function<void(std::string_view)>& out);
+Status WriteChrome(const model::Profile& profile, const std::function<void(std::string_view)>& out);
 Expected<std::string> ExportChrome(const model::Profile& profile);
 
 // speedscope's JSON: a sampled profile per thread, from the kept samples in time order (or the

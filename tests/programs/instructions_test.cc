@@ -7,10 +7,12 @@
 // after the counters were placed share them), callgrind's count lies in hotline's range.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <sstream>
 #include <string>
 
 #include "harness.h"
@@ -166,6 +168,61 @@ void ExpectCallgrindsCounts(const std::string& name, std::vector<std::string> bu
   ASSERT_EQ(grind.exit_code, 0) << grind.err;
   EXPECT_EQ(grind.out, recorded.out);
   Compare(name, "/" + name, dir + "/p.hotline", dir + "/cg.out", exact);
+}
+
+// callgrind_annotate's table of functions (file:function [object]), summed over recursion levels.
+std::map<std::string, uint64_t> AnnotatedFunctions(const std::string& file,
+                                                   const std::string& dir) {
+  RunResult r = Execute({"/usr/bin/env", "callgrind_annotate", "--threshold=100", file}, dir);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  std::map<std::string, uint64_t> functions;
+  std::istringstream lines(r.out);
+  for (std::string line; std::getline(lines, line);) {
+    size_t open = line.find(" ("), colon = line.find(':'), bracket = line.find(" [");
+    if (open == std::string::npos || colon == std::string::npos || bracket == std::string::npos ||
+        colon > bracket)
+      continue;
+    std::string number = line.substr(0, open);
+    number.erase(
+        std::remove_if(number.begin(), number.end(), [](char c) { return c == ',' || c == ' '; }),
+        number.end());
+    std::string name = line.substr(colon + 1, bracket - colon - 1);
+    if (size_t tick = name.rfind('\''); tick != std::string::npos) name.resize(tick);
+    if (!number.empty() && number.find_first_not_of("0123456789") == std::string::npos)
+      functions[name] += std::stoull(number);
+  }
+  return functions;
+}
+
+// The export is read by callgrind_annotate, which shows callgrind's own numbers for it.
+TEST(Instructions, CallgrindAnnotateReadsTheExportAsCallgrindsOwn) {
+  if (!Installed("valgrind")) GTEST_SKIP() << "valgrind (Debian's) is not installed";
+  std::string dir = ScratchDir("instructions-export");
+  std::string program = dir + "/prog";
+  ASSERT_EQ(Execute({"/usr/bin/env", "gcc", "-O1", "-fno-tree-ch", "-g", "--coverage",
+                     "-fprofile-update=atomic", "-o", program, SOURCE_instructions_c},
+                    dir)
+                .exit_code,
+            0);
+  ASSERT_EQ(Hotline({"record", "-q", "--counts-only", "-o", dir + "/p.hotline", "--", program}, dir)
+                .exit_code,
+            0);
+  ASSERT_EQ(Hotline({"export", "-f", "callgrind", "-o", dir + "/ours.out", dir + "/p.hotline"}, dir)
+                .exit_code,
+            0);
+  ASSERT_EQ(Execute({"/usr/bin/env", "valgrind", "--tool=callgrind",
+                     "--callgrind-out-file=" + dir + "/theirs.out", program},
+                    dir)
+                .exit_code,
+            0);
+  std::map<std::string, uint64_t> ours = AnnotatedFunctions(dir + "/ours.out", dir);
+  std::map<std::string, uint64_t> theirs = AnnotatedFunctions(dir + "/theirs.out", dir);
+  ASSERT_FALSE(theirs.empty());
+  for (const char* fn : {"main", "insertion_sort", "collatz", "walk", "mix"}) {
+    if (!theirs.count(fn)) continue;  // inlined into main
+    EXPECT_NEAR(double(ours[fn]), double(theirs[fn]), kSlack) << fn;
+  }
+  EXPECT_NEAR(double(ours["main"]), double(theirs["main"]), kSlack);
 }
 
 TEST(Instructions, CEqualsCallgrind) {

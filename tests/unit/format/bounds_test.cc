@@ -163,6 +163,20 @@ std::vector<BoundCase> Cases() {
       w.add(r);
     };
   };
+  auto line_instructions = [](int field) {
+    return [field](Writer& w, uint64_t v) {
+      uint64_t row[4] = {7, 100, 3, 0};
+      row[field] = v;
+      w.add(format::LineInstructionsRecord{"a.c", "/bin/a", "f", 1, row});
+    };
+  };
+  auto function_instructions = [](bool uncounted) {
+    return [uncounted](Writer& w, uint64_t v) {
+      format::FunctionInstructionsRecord r{"a.c", "f", "/bin/a", 100, 3, false};
+      (uncounted ? r.uncounted : r.executed) = v;
+      w.add(r);
+    };
+  };
   auto frame = [](bool def_line) {
     return [def_line](Writer& w, uint64_t v) {
       format::FrameRecord r;
@@ -347,6 +361,16 @@ std::vector<BoundCase> Cases() {
        count(&format::RawProfile::function_counts)},
       {"FUNCTION_COUNT executions", format::kMaxCount, "executions", function_count(2),
        count(&format::RawProfile::function_counts)},
+      {"LINE_INSTRUCTIONS line", format::kMaxLine, "line", line_instructions(0),
+       count(&format::RawProfile::line_instructions)},
+      {"LINE_INSTRUCTIONS executed", format::kMaxCount, "executed", line_instructions(1),
+       count(&format::RawProfile::line_instructions)},
+      {"LINE_INSTRUCTIONS uncounted", format::kMaxCount, "uncounted", line_instructions(2),
+       count(&format::RawProfile::line_instructions)},
+      {"FUNCTION_INSTRUCTIONS executed", format::kMaxCount, "executed",
+       function_instructions(false), count(&format::RawProfile::function_instructions)},
+      {"FUNCTION_INSTRUCTIONS uncounted", format::kMaxCount, "uncounted",
+       function_instructions(true), count(&format::RawProfile::function_instructions)},
       {"FRAME line", format::kMaxLine, "line", frame(false), count(&format::RawProfile::frames)},
       {"FRAME def_line", format::kMaxLine, "def_line", frame(true),
        count(&format::RawProfile::frames)},

@@ -188,6 +188,18 @@ TEST_F(FormatTest, EveryRecordKindRoundTrips) {
   EXPECT_EQ(p.line_counts[0].lines, (std::vector<std::pair<uint64_t, uint64_t>>{{10, 5}, {12, 0}}));
   ASSERT_EQ(p.function_counts.size(), 1u);
   EXPECT_EQ(p.function_counts[0].name, "main");
+  ASSERT_EQ(p.line_instructions.size(), 1u);
+  EXPECT_EQ(p.line_instructions[0].function, "main");
+  ASSERT_EQ(p.line_instructions[0].lines.size(), 2u);
+  EXPECT_EQ(p.line_instructions[0].lines[1].line, 12u);
+  EXPECT_EQ(p.line_instructions[0].lines[1].executed, 3u);
+  EXPECT_EQ(p.line_instructions[0].lines[1].uncounted, 4u);
+  EXPECT_TRUE(p.line_instructions[0].lines[1].unbounded);
+  EXPECT_FALSE(p.line_instructions[0].lines[0].unbounded);
+  ASSERT_EQ(p.function_instructions.size(), 1u);
+  EXPECT_EQ(p.function_instructions[0].executed, 28u);
+  EXPECT_EQ(p.function_instructions[0].uncounted, 4u);
+  EXPECT_TRUE(p.function_instructions[0].unbounded);
   EXPECT_EQ(p.dangling_references, 0u);
 }
 

@@ -101,6 +101,9 @@ bool WriteSampleProfile(const std::string& path, int chunks) {
   append.beginAppend(fd);
   append.add(format::LineCountsRecord{"prog.c", "/usr/bin/prog", 2, pairs});
   append.add(format::FunctionCountRecord{"prog.c", "main", 9, 14, 1});
+  uint64_t rows[8] = {10, 25, 0, 0, 12, 3, 4, 1};
+  append.add(format::LineInstructionsRecord{"prog.c", "/usr/bin/prog", "main", 2, rows});
+  append.add(format::FunctionInstructionsRecord{"prog.c", "main", "/usr/bin/prog", 28, 4, true});
   ok = append.flush() && ok;
   close(fd);
   return ok && !w.failed() && !append.failed();
