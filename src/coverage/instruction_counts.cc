@@ -423,7 +423,7 @@ class Counter {
       for (size_t k = f.first[size_t(b)]; k <= f.last(b); ++k) {
         const Insn& i = f.code[k];
         const symbolize::LineRow* row = symbolize::RowAt(rows_, i.address);
-        const std::string* file = row ? &files_.of(row->file) : nullptr;
+        const std::string* file = row ? &files_.of(*row) : nullptr;
         if (fn.file.empty() && file) fn.file = *file;
         LineInstructions* line = nullptr;
         if (row) {

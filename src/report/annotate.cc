@@ -173,6 +173,13 @@ class Listing {
         if (hot(l->second))
           show(l->first > kContext ? l->first - kContext : 1, l->first + kContext);
     }
+    // With costs, a line that costs at least the cutoff is shown wherever it is: code inlined
+    // into another function is charged to that function, not to the one it was written in.
+    if (options_.costs)
+      for (const auto& [number, l] : lines)
+        if (const AnnotateOptions::LineCost* c = costOf(*l);
+            c && costPercent(c->cost) >= options_.cutoff)
+          show(number > kContext ? number - kContext : 1, number + kContext);
     // A gap of one line is shown rather than folded.
     for (size_t n = 2; n + 1 <= size; ++n)
       if (!shown[n] && shown[n - 1] && shown[n + 1]) shown[n] = true;

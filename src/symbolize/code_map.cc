@@ -105,7 +105,7 @@ Expected<CodeMap> BuildCodeMap(const std::string& path) {
       while (cs_disasm_iter(handle, &code, &size, &address, insn)) {
         const LineRow* row = RowAt(rows, insn->address);
         if (!row) continue;
-        const std::string& file = files.of(row->file);
+        const std::string& file = files.of(*row);
         ++lines[{file, row->line}];
         bool is_call = false;
         for (uint8_t g = 0; g < insn->detail->groups_count; ++g)

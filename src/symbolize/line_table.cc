@@ -1,5 +1,7 @@
 #include "symbolize/line_table.h"
 
+#include <dwarf.h>
+
 #include <algorithm>
 #include <filesystem>
 
@@ -12,6 +14,9 @@ std::vector<LineRow> LineRows(Dwarf* dwarf) {
   while (dwarf_nextcu(dwarf, offset, &next, &header, nullptr, nullptr, nullptr) == 0) {
     Dwarf_Die cu;
     if (dwarf_offdie(dwarf, offset + header, &cu)) {
+      Dwarf_Attribute attr;
+      const char* directory =
+          dwarf_attr(&cu, DW_AT_comp_dir, &attr) ? dwarf_formstring(&attr) : nullptr;
       Dwarf_Lines* lines;
       size_t count;
       if (dwarf_getsrclines(&cu, &lines, &count) == 0) {
@@ -23,7 +28,7 @@ std::vector<LineRow> LineRows(Dwarf* dwarf) {
           if (!l || dwarf_lineaddr(l, &address) != 0 || dwarf_lineno(l, &number) != 0) continue;
           dwarf_lineendsequence(l, &end);
           const char* file = end ? nullptr : dwarf_linesrc(l, nullptr, nullptr);
-          rows.push_back(LineRow{address, file, uint32_t(number)});
+          rows.push_back(LineRow{address, file, uint32_t(number), directory});
         }
       }
     }
@@ -42,9 +47,13 @@ const LineRow* RowAt(const std::vector<LineRow>& rows, uint64_t address) {
   return it->file ? &*it : nullptr;
 }
 
-const std::string& FileNames::of(const char* name) {
-  auto [it, added] = names_.try_emplace(name);
-  if (added) it->second = std::filesystem::path(name).lexically_normal().string();
+const std::string& FileNames::of(const LineRow& row) {
+  auto [it, added] = names_.try_emplace(row.file);
+  if (added) {
+    std::filesystem::path path(row.file);
+    if (path.is_relative() && row.directory) path = std::filesystem::path(row.directory) / path;
+    it->second = path.lexically_normal().string();
+  }
   return it->second;
 }
 

@@ -15,6 +15,7 @@ struct LineRow {
   uint64_t address;
   const char* file;  // null: an end of sequence, no code from here
   uint32_t line;
+  const char* directory;  // the unit's compilation directory, which a relative `file` is under
 };
 
 // Row i covers [address_i, address_i+1). The file names live as long as `dwarf`.
@@ -23,12 +24,11 @@ std::vector<LineRow> LineRows(Dwarf* dwarf);
 // The row covering `address`, or null where no code of a line is.
 const LineRow* RowAt(const std::vector<LineRow>& rows, uint64_t address);
 
-// A line table's file name as a path without `..` (dwarf_linesrc joins the compilation
-// directory and the name as the compiler wrote it), as gcov's counts name files. Each name is
-// made once.
+// A row's file as an absolute path without `..` (`gcc ../x.c` leaves the name relative to the
+// compilation directory), as gcov's counts name files. Each name is made once.
 class FileNames {
  public:
-  const std::string& of(const char* name);
+  const std::string& of(const LineRow& row);
 
  private:
   std::unordered_map<const char*, std::string> names_;

@@ -225,6 +225,42 @@ TEST(Instructions, CallgrindAnnotateReadsTheExportAsCallgrindsOwn) {
   EXPECT_NEAR(double(ours["main"]), double(theirs["main"]), kSlack);
 }
 
+// `gcc ../src/x.c`: the line table names the source relative to where gcc ran; its counts are
+// filed under the source's absolute path, the one gcov's line counts have, so that the
+// listing puts them on its lines.
+TEST(Instructions, ASourceNamedRelativeToTheBuildKeepsItsCounts) {
+  std::string dir = ScratchDir("instructions-relative");
+  std::filesystem::create_directories(dir + "/src");
+  std::filesystem::create_directories(dir + "/build");
+  std::filesystem::copy_file(SOURCE_instructions_c, dir + "/src/x.c");
+  ASSERT_EQ(Execute({"/usr/bin/env", "gcc", "-O1", "-g", "--coverage", "-fprofile-update=atomic",
+                     "-o", "prog", "../src/x.c"},
+                    dir + "/build")
+                .exit_code,
+            0);
+  ASSERT_EQ(Hotline({"record", "-q", "--counts-only", "-o", dir + "/p.hotline", "--", "./prog"},
+                    dir + "/build")
+                .exit_code,
+            0);
+  format::RawProfile raw = Load(dir + "/p.hotline");
+  std::string source = std::filesystem::path(dir + "/src/x.c").lexically_normal().string();
+  bool found = false;
+  for (const format::RawLineInstructions& f : raw.line_instructions) found |= f.file == source;
+  EXPECT_TRUE(found) << source;
+  RunResult listing = Hotline({"annotate", "--no-color", dir + "/p.hotline"}, dir + "/build");
+  ASSERT_EQ(listing.exit_code, 0) << listing.err;
+  // The Collatz loop's test, with its count and its instructions.
+  std::istringstream rows(listing.out);
+  bool costed = false;
+  for (std::string row; std::getline(rows, row);)
+    if (row.find("while (x != 1)") != std::string::npos) {
+      std::istringstream fields(row);
+      uint64_t number = 0, count = 0, cost = 0;
+      costed = bool(fields >> number >> count >> cost) && cost > count;
+    }
+  EXPECT_TRUE(costed) << listing.out;
+}
+
 TEST(Instructions, CEqualsCallgrind) {
   ExpectCallgrindsCounts("instructions_c", {"gcc", "-O1", "-fno-tree-ch", SOURCE_instructions_c},
                          true);
