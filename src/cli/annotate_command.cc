@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/count_costs.h"
 #include "cli/profile_path.h"
 #include "cli/terminal.h"
 #include "format/raw_profile.h"
@@ -112,43 +113,16 @@ int RunAnnotate(AnnotateCommandOptions& o) {
     }
   }
   if (unknown_source) return 1;
-  // Counts but no timing (a counts-only run): Knuth's costs from the binary's instructions.
-  std::optional<model::CostModel> costs;
+  // Counts but no timing (a counts-only run): the instructions executed stand in for time.
+  std::optional<CountCosts> costs;
   if (profile->summary.exact_line_counts && profile->summary.samples == 0) {
-    format::ReadStats again;
-    Expected<format::RawProfile> raw = format::LoadRawProfile(*path, &again);
-    std::string binary =
-        raw.ok() && !raw->line_counts.empty() ? raw->line_counts.front().module : "";
-    Expected<symbolize::CodeMap> code =
-        binary.empty() ? Expected<symbolize::CodeMap>(Status::Error("no binary named"))
-                       : symbolize::BuildCodeMap(binary);
-    Expected<model::CostModel> model =
-        code.ok() ? model::CostsFromCounts(*raw, *code) : code.status();
-    if (model.ok()) {
-      costs = std::move(*model);
-      o.annotate.costs = &*costs;
-      if (!raw->line_instructions.empty()) {
-        for (const format::RawLineInstructions& f : raw->line_instructions)
-          for (const format::RawLineInstructions::Row& l : f.lines) {
-            report::AnnotateOptions::LineCost& c = o.annotate.line_costs[{f.file, l.line}];
-            c.cost += double(l.executed);
-            c.uncounted = l.unbounded || c.uncounted == report::AnnotateOptions::kUnbounded
-                              ? report::AnnotateOptions::kUnbounded
-                              : c.uncounted + l.uncounted;
-          }
-      } else {
-        std::map<std::pair<std::string, uint32_t>, uint64_t> executions;
-        for (const format::RawLineCounts& f : raw->line_counts)
-          for (const auto& [line, count] : f.lines) executions[{f.file, uint32_t(line)}] += count;
-        for (const symbolize::CodeFunction& f : code->functions)
-          for (const symbolize::CodeLine& l : f.lines) {
-            auto e = executions.find({l.file, l.line});
-            if (e != executions.end())
-              o.annotate.line_costs[{l.file, l.line}].cost += double(e->second) * l.instructions;
-          }
-      }
+    Expected<CountCosts> counted = CostsOfCounts(*path);
+    if (counted.ok()) {
+      costs = std::move(*counted);
+      o.annotate.costs = &costs->model;
+      o.annotate.line_costs = costs->lines;
     } else {
-      fmt::print(stderr, "hotline: note: no costs from counts: {}\n", model.status().message());
+      fmt::print(stderr, "hotline: note: no costs from counts: {}\n", counted.status().message());
     }
   }
   std::string out;

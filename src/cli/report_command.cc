@@ -9,6 +9,7 @@
 
 #include "analysis/complexity.h"
 #include "cli/commands.h"
+#include "cli/count_costs.h"
 #include "cli/load_profile.h"
 #include "cli/profile_path.h"
 #include "cli/terminal.h"
@@ -191,7 +192,8 @@ int RunReport(ReportCommandOptions& o) {
     if (!asked.machine && o.cutoff_option->count() == 0) asked.flat_limit = 20;
   }
   bool named = !o.files.empty();
-  if (Status resolved = ResolveProfileArguments(o.files, /*folders=*/o.complexity); !resolved.ok()) {
+  if (Status resolved = ResolveProfileArguments(o.files, /*folders=*/o.complexity);
+      !resolved.ok()) {
     fmt::print(stderr, "hotline: {}\n", resolved.message());
     return 1;
   }
@@ -301,6 +303,18 @@ int RunReport(ReportCommandOptions& o) {
     report::PrintHeap(heap.value(), o.report, out);
     fmt::print("{}", out);
     return 0;
+  }
+  // -P of a counts-only profile: SOKRAT's costs, the instructions each procedure executed.
+  std::optional<CountCosts> costs;
+  if (o.report.procedures && profile->summary.exact_line_counts && profile->summary.samples == 0 &&
+      o.files.size() <= 1) {
+    Expected<CountCosts> counted = CostsOfCounts(o.file);
+    if (counted.ok()) {
+      costs = std::move(*counted);
+      o.report.costs = &costs->model;
+    } else {
+      fmt::print(stderr, "hotline: note: no costs from counts: {}\n", counted.status().message());
+    }
   }
   if (!o.threads) {
     report::PrintReport(*profile, o.report, out);

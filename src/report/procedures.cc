@@ -4,12 +4,15 @@
 // exact when the program was traced in timed mode, and are then elapsed (wall-clock) time, where
 // every other table shows sampled CPU time: the title says which. Otherwise (and with
 // --sampled-times) total and self come from samples, the average is total / calls, and
-// shortest and longest are unknown ("-", empty with -m).
+// shortest and longest are unknown ("-", empty with -m). A counts-only profile shows the
+// instructions each procedure executed instead (docs/coverage.md).
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
 #include <vector>
 
+#include "report/names.h"
 #include "report/report.h"
 #include "report/text.h"
 
@@ -35,7 +38,59 @@ std::string ModuleColumn(const model::Profile& p, const model::Function& f) {
 
 }  // namespace
 
+namespace {
+
+// A counts-only profile's procedures: the instructions each executed (counted from the block
+// counters, or weighed), with its callees from the call graph's linear system, per call, and
+// its share; no time was measured, so no shortest or longest call.
+void PrintProcedureCosts(const model::Profile& p, const ReportOptions& options, std::string& out) {
+  const model::CostModel& costs = *options.costs;
+  std::map<std::string, const model::Function*> by_name;
+  for (const model::Function& f : p.functions) by_name.emplace(f.name, &f);
+  std::vector<const model::FunctionCost*> rows;
+  for (const model::FunctionCost& c : costs.functions) {
+    double share = costs.total > 0 ? 100.0 * c.explicit_cost / costs.total : 0;
+    if ((c.calls || c.implicit_cost > 0) && share >= options.otherCutoff()) rows.push_back(&c);
+  }
+  std::stable_sort(rows.begin(), rows.end(), [](const auto* a, const auto* b) {
+    return a->explicit_cost > b->explicit_cost;
+  });
+  TableWriter w(p, options, out);
+  w.title("procedures",
+          costs.counted
+              ? "Procedures (instructions executed, counted from the block counters; total: with "
+                "the callees, from the call graph's linear system; +: blocks the counters do not "
+                "determine may add some)"
+              : "Procedures (cost = executions × instructions; total: with the callees, from "
+                "the call graph's linear system)");
+  w.header({"calls", "total", "self", "average", "self %", "module", "function"});
+  auto share = [&](double cost) { return costs.total > 0 ? 100.0 * cost / costs.total : 0.0; };
+  for (const model::FunctionCost* c : rows) {
+    auto f = by_name.find(c->name);
+    std::string cycle = c->cycle >= 0 ? fmt::format(" <cycle {}>", c->cycle + 1) : "";
+    w.row({fmt::format("{}", c->calls), fmt::format("{:.0f}", c->implicit_cost),
+           fmt::format("{:.0f}{}", c->explicit_cost, c->uncounted ? "+" : ""),
+           c->calls ? fmt::format("{:.1f}", c->implicit_cost / double(c->calls)) : "",
+           FormatPercent(share(c->explicit_cost)),
+           f != by_name.end() ? ModuleColumn(p, *f->second) : "",
+           (options.full_names ? c->name : ShortName(c->name, false)) + cycle});
+  }
+  if (w.machine()) return;
+  w.flush();
+  w.title("bars", "Instructions per procedure (one # is 1%; ! is less than 1%)");
+  for (const model::FunctionCost* c : rows) {
+    if (c->explicit_cost <= 0) continue;
+    size_t hashes = size_t(std::min(share(c->explicit_cost), 100.0));
+    w.row({hashes ? std::string(hashes, '#') : "!",
+           options.full_names ? c->name : ShortName(c->name, false)});
+  }
+  w.flush();
+}
+
+}  // namespace
+
 void PrintProcedures(const model::Profile& p, const ReportOptions& options, std::string& out) {
+  if (options.costs) return PrintProcedureCosts(p, options, out);
   // Timed tracing measures each call's elapsed time; the samples measure the profile's clock
   // (CPU time unless --clock wall). --sampled-times asks for the samples' times here too.
   bool timed = p.summary.trace_timed && !options.sampled_times;

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "model/costs.h"
 #include "model/profile.h"
 
 namespace hotline::report {
@@ -40,6 +41,8 @@ struct ReportOptions {
   std::string profile_path;    // the file read, the summary's first row (none when empty)
   // The names the tables show, by FunctionId (set by PrintReport; the full names when empty).
   std::shared_ptr<const std::vector<std::string>> names;
+  // -P of a counts-only profile: the instructions executed instead of time (SOKRAT's costs).
+  const model::CostModel* costs = nullptr;
   // -pN: rows below N percent are left out. Unset: 1 for -F, -L and -G, 0 for the others.
   std::optional<double> cutoff;
 

@@ -14,6 +14,7 @@
 #include <map>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "harness.h"
 
@@ -259,6 +260,45 @@ TEST(Instructions, ASourceNamedRelativeToTheBuildKeepsItsCounts) {
       costed = bool(fields >> number >> count >> cost) && cost > count;
     }
   EXPECT_TRUE(costed) << listing.out;
+}
+
+// SOKRAT's procedure table of a counts-only profile: each function's instructions, its own
+// (the profile's count) and with its callees (main: everything counted).
+TEST(Instructions, ProceduresShowTheInstructionsEachExecuted) {
+  std::string dir = ScratchDir("instructions-procedures");
+  std::string program = dir + "/prog";
+  ASSERT_EQ(Execute({"/usr/bin/env", "gcc", "-O1", "-fno-tree-ch", "-fno-inline", "-g",
+                     "--coverage", "-fprofile-update=atomic", "-o", program, SOURCE_instructions_c},
+                    dir)
+                .exit_code,
+            0);
+  ASSERT_EQ(Hotline({"record", "-q", "--counts-only", "-o", dir + "/p.hotline", "--", program}, dir)
+                .exit_code,
+            0);
+  format::RawProfile raw = Load(dir + "/p.hotline");
+  std::map<std::string, uint64_t> counted;
+  uint64_t total = 0;
+  for (const format::RawFunctionInstructions& f : raw.function_instructions) {
+    counted[f.name] += f.executed;
+    total += f.executed;
+  }
+  RunResult r = Hotline({"report", "-P", "-m", dir + "/p.hotline"}, dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::map<std::string, std::pair<uint64_t, uint64_t>> rows;  // name → (total, self)
+  std::istringstream lines(r.out);
+  for (std::string line; std::getline(lines, line);) {
+    std::vector<std::string> cells;
+    std::istringstream fields(line);
+    for (std::string cell; std::getline(fields, cell, '\t');) cells.push_back(cell);
+    if (cells.size() == 7) rows[cells[6]] = {std::stoull(cells[1]), std::stoull(cells[2])};
+  }
+  for (const char* fn : {"insertion_sort", "collatz", "walk", "mix", "main"}) {
+    ASSERT_TRUE(rows.count(fn)) << fn << "\n" << r.out;
+    EXPECT_EQ(rows[fn].second, counted[fn]) << fn;
+  }
+  EXPECT_EQ(rows["main"].first, total);
+  // A recursion is charged once, not once per level: walk calls only itself.
+  EXPECT_NEAR(double(rows["walk"].first), double(rows["walk"].second), 1.0);
 }
 
 TEST(Instructions, CEqualsCallgrind) {
