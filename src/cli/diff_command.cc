@@ -1,5 +1,6 @@
 // `hotline diff BASE NEW` and `hotline diff BASE... -- NEW...`: what got slower or faster, and
-// how sure that is (docs/diff.md).
+// how sure that is (docs/diff.md); of two counts-only profiles, the instructions each function
+// and line executed, which are exact.
 #include <fmt/core.h>
 
 #include <memory>
@@ -7,8 +8,10 @@
 #include <vector>
 
 #include "analysis/diff.h"
+#include "analysis/instruction_diff.h"
 #include "cli/commands.h"
 #include "cli/load_profile.h"
+#include "format/raw_profile.h"
 #include "report/diff.h"
 
 namespace hotline::cli {
@@ -61,6 +64,19 @@ int RunDiff(DiffCommandOptions& o) {
   }
   o.report.name_tables = o.report.machine;
   o.diff.threshold = o.threshold / 100;
+  // Two counts-only profiles of --coverage builds: their instructions executed, exact.
+  if (o.base.size() == 1 && o.next.size() == 1) {
+    format::ReadStats base_stats, new_stats;
+    Expected<format::RawProfile> base = format::LoadRawProfile(o.base[0], &base_stats);
+    Expected<format::RawProfile> next = format::LoadRawProfile(o.next[0], &new_stats);
+    if (base && next && analysis::HasCountedInstructions(*base) &&
+        analysis::HasCountedInstructions(*next)) {
+      std::string out;
+      report::PrintInstructionDiff(analysis::CompareInstructions(*base, *next), o.report, out);
+      fmt::print("{}", out);
+      return 0;
+    }
+  }
   symbolize::Symbolizer symbolizer;
   model::SymbolizerResolver resolver(symbolizer);
   // A merged file's runs are runs: each is one draw of the program's time.

@@ -3,6 +3,9 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <span>
+#include <string_view>
+#include <vector>
 
 #include "report/names.h"
 #include "report/text.h"
@@ -59,7 +62,69 @@ void PrintTable(const analysis::Diff& d, const analysis::DiffTable& table, std::
   }
 }
 
+std::string SignedCount(uint64_t base, uint64_t next) {
+  return next >= base ? fmt::format("+{}", next - base) : fmt::format("-{}", base - next);
+}
+
+std::string Relative(uint64_t base, uint64_t next, bool machine) {
+  if (base == 0) return "";
+  double r = double(next) / double(base) - 1;
+  return machine ? fmt::format("{:.6f}", r) : FormatChange(r);
+}
+
+void PrintInstructionTable(const std::vector<analysis::InstructionChange>& rows,
+                           std::string_view id, std::string_view what, bool lines,
+                           const ReportOptions& options, std::string& out) {
+  if (rows.empty()) return;
+  TableWriter w(options, out);
+  w.title(id, what);
+  // Machine-readable: whether undetermined blocks may add to the row is a column of its own.
+  if (options.machine)
+    w.header({"base", "new", "change", "change %", "uncounted", "name"});
+  else
+    w.header({"base", "new", "change", "change %", "name"});
+  uint32_t shown = 0;
+  for (const analysis::InstructionChange& c : rows) {
+    if (shown++ == options.top_count) break;
+    std::string name = options.full_names || options.machine ? c.name : ShortName(c.name, false);
+    if (lines) name = fmt::format("{}:{} ({})", c.file, c.line, name);
+    std::vector<std::string> cells = {fmt::format("{}", c.base), fmt::format("{}", c.next),
+                                      SignedCount(c.base, c.next),
+                                      Relative(c.base, c.next, options.machine)};
+    if (options.machine)
+      cells.push_back(c.uncounted ? "1" : "0");
+    else if (c.uncounted)
+      name += " +";
+    cells.push_back(name);
+    std::vector<std::string_view> views(cells.begin(), cells.end());
+    w.row(std::span<const std::string_view>(views));
+  }
+}
+
 }  // namespace
+
+void PrintInstructionDiff(const analysis::InstructionDiff& d, const ReportOptions& options,
+                          std::string& out) {
+  if (!options.machine) {
+    out += fmt::format(
+        "Total: {} → {} instructions ({}, {}); counted exactly from the block counters, so "
+        "every change below is real{}\n",
+        d.base_total, d.new_total, SignedCount(d.base_total, d.new_total),
+        Relative(d.base_total, d.new_total, false),
+        d.uncounted ? " (+: blocks the counters do not determine may add to a row)" : "");
+    if (d.functions.empty() && d.lines.empty())
+      out += "No change: every function and line executed as many instructions.\n";
+  } else {
+    analysis::InstructionChange total;
+    total.name = "[total]";
+    total.base = d.base_total;
+    total.next = d.new_total;
+    PrintInstructionTable({total}, "total", "Total", false, options, out);
+  }
+  PrintInstructionTable(d.functions, "self", "Functions by instructions executed", false, options,
+                        out);
+  PrintInstructionTable(d.lines, "lines", "Lines by instructions executed", true, options, out);
+}
 
 void PrintDiff(const analysis::Diff& d, const ReportOptions& options, std::string& out) {
   if (d.self.rows.empty() && d.inclusive.rows.empty() && d.lines.rows.empty()) {
@@ -74,20 +139,19 @@ void PrintDiff(const analysis::Diff& d, const ReportOptions& options, std::strin
     // The program as a whole, judged on its own at the confidence (as `hotline check` does).
     const analysis::DiffRow& t = d.total;
     double relative = t.base_ns > 0 ? t.new_ns / t.base_ns - 1 : 0;
-    out += fmt::format(
-        "Total: {} → {} ({}, {}{}), mean per run of {} against {}{}\n",
-        FormatTime(static_cast<uint64_t>(std::llround(t.base_ns)), false),
-        FormatTime(static_cast<uint64_t>(std::llround(t.new_ns)), false),
-        Signed(t.new_ns - t.base_ns), FormatChange(relative),
-        t.judged ? fmt::format(", {:g}% interval {} … {}", 100 * d.confidence,
-                               FormatChange(t.low), FormatChange(t.high))
-                 : "",
-        d.new_runs, d.base_runs,
-        t.judged ? fmt::format(": {}", t.verdict == analysis::Verdict::kNoChange
-                                           ? fmt::format("no change beyond ±{:g}%",
-                                                         100 * d.threshold)
-                                           : analysis::VerdictName(t.verdict))
-                 : "");
+    out += fmt::format("Total: {} → {} ({}, {}{}), mean per run of {} against {}{}\n",
+                       FormatTime(static_cast<uint64_t>(std::llround(t.base_ns)), false),
+                       FormatTime(static_cast<uint64_t>(std::llround(t.new_ns)), false),
+                       Signed(t.new_ns - t.base_ns), FormatChange(relative),
+                       t.judged ? fmt::format(", {:g}% interval {} … {}", 100 * d.confidence,
+                                              FormatChange(t.low), FormatChange(t.high))
+                                : "",
+                       d.new_runs, d.base_runs,
+                       t.judged ? fmt::format(": {}", t.verdict == analysis::Verdict::kNoChange
+                                                          ? fmt::format("no change beyond ±{:g}%",
+                                                                        100 * d.threshold)
+                                                          : analysis::VerdictName(t.verdict))
+                                : "");
     out += d.from_runs
                ? "Intervals: from the runs' spread (Welch's t), each table's rows corrected "
                  "together (Bonferroni).\n"

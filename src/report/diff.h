@@ -6,10 +6,16 @@
 #include <string>
 
 #include "analysis/diff.h"
+#include "analysis/instruction_diff.h"
 #include "report/report.h"
 
 namespace hotline::report {
 
 void PrintDiff(const analysis::Diff& diff, const ReportOptions& options, std::string& out);
+
+// Two counts-only profiles: the instructions each function and line executed, before and after.
+// Exact counts have no noise, so there are no intervals or verdicts: every row is a change.
+void PrintInstructionDiff(const analysis::InstructionDiff& diff, const ReportOptions& options,
+                          std::string& out);
 
 }  // namespace hotline::report

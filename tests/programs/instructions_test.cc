@@ -301,6 +301,52 @@ TEST(Instructions, ProceduresShowTheInstructionsEachExecuted) {
   EXPECT_NEAR(double(rows["walk"].first), double(rows["walk"].second), 1.0);
 }
 
+// diff of two counts-only profiles: exact instruction counts, so the rows are the changes and
+// their numbers the profiles' own; a function that ran alike in both is not a row.
+TEST(Instructions, DiffShowsExactlyWhatChanged) {
+  std::string dir = ScratchDir("instructions-diff");
+  std::string program = dir + "/prog";
+  ASSERT_EQ(Execute({"/usr/bin/env", "gcc", "-O1", "-fno-inline", "-g", "--coverage",
+                     "-fprofile-update=atomic", "-o", program, SOURCE_instructions_c},
+                    dir)
+                .exit_code,
+            0);
+  for (const char* n : {"2000", "3000"})
+    ASSERT_EQ(Hotline({"record", "-q", "--counts-only", "-o", dir + "/" + n + ".hotline", "--",
+                       program, n},
+                      dir)
+                  .exit_code,
+              0);
+  auto counted = [&](const std::string& n) {
+    std::map<std::string, uint64_t> by_name;
+    for (const format::RawFunctionInstructions& f :
+         Load(dir + "/" + n + ".hotline").function_instructions)
+      by_name[f.name] += f.executed;
+    return by_name;
+  };
+  std::map<std::string, uint64_t> before = counted("2000"), after = counted("3000");
+  RunResult r = Hotline({"diff", "-m", dir + "/2000.hotline", dir + "/3000.hotline"}, dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::map<std::string, std::pair<uint64_t, uint64_t>> rows;
+  std::istringstream lines(r.out);
+  bool in_functions = false;
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("# ", 0) == 0) in_functions = line == "# self";
+    std::vector<std::string> cells;
+    std::istringstream fields(line);
+    for (std::string cell; std::getline(fields, cell, '\t');) cells.push_back(cell);
+    if (in_functions && cells.size() == 6)
+      rows[cells[5]] = {std::stoull(cells[0]), std::stoull(cells[1])};
+  }
+  // The sort's work grows with n; the other functions' does not.
+  ASSERT_TRUE(rows.count("insertion_sort")) << r.out;
+  EXPECT_EQ(rows["insertion_sort"],
+            std::make_pair(before["insertion_sort"], after["insertion_sort"]));
+  EXPECT_GT(after["insertion_sort"], before["insertion_sort"]);
+  EXPECT_EQ(rows.count("collatz"), 0u) << r.out;
+  EXPECT_EQ(before["collatz"], after["collatz"]);
+}
+
 TEST(Instructions, CEqualsCallgrind) {
   ExpectCallgrindsCounts("instructions_c", {"gcc", "-O1", "-fno-tree-ch", SOURCE_instructions_c},
                          true);
