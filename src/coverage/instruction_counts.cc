@@ -1,7 +1,6 @@
 #include "coverage/instruction_counts.h"
 
 #include <capstone/capstone.h>
-#include <cxxabi.h>
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <fcntl.h>
@@ -22,19 +21,10 @@
 #include "coverage/block_flow.h"
 #include "coverage/gcda.h"
 #include "symbolize/line_table.h"
+#include "symbolize/symbol_index.h"
 
 namespace hotline::coverage {
 namespace {
-
-std::string Demangle(const std::string& name) {
-  int status = 0;
-  char* plain = name.rfind("_Z", 0) == 0
-                    ? abi::__cxa_demangle(name.c_str(), nullptr, nullptr, &status)
-                    : nullptr;
-  std::string result = plain && status == 0 ? plain : name;
-  std::free(plain);
-  return result;
-}
 
 // Functions that never return to their caller: a call to one ends its block with no successor.
 // The program's own are known from DWARF (DW_AT_noreturn, on definitions and on the declarations
@@ -404,7 +394,7 @@ class Counter {
       for (size_t m = 0; m < members.size(); ++m) {
         const Function& f = functions[members[m]];
         if (!counts.consistent) {
-          out.not_counted.push_back(Demangle(f.name));
+          out.not_counted.push_back(symbolize::demangle(f.name.c_str()));
           continue;
         }
         add(f, counts, offset[m], out, lines);
@@ -416,7 +406,7 @@ class Counter {
   void add(const Function& f, const FlowCounts& counts, int offset, InstructionCounts& out,
            LineMap& lines) {
     FunctionInstructions fn;
-    fn.name = Demangle(f.name);
+    fn.name = symbolize::demangle(f.name.c_str());
     for (int b = 0; b < f.graph.blocks; ++b) {
       const std::optional<uint64_t>& exact = counts.exact[size_t(b + offset)];
       uint64_t most = counts.most[size_t(b + offset)];
@@ -716,7 +706,7 @@ Expected<InstructionCounts> CountInstructions(
         built.push_back(std::move(f));
         break;
       case Counter::Built::kNotFollowed:
-        out.not_counted.push_back(Demangle(name));
+        out.not_counted.push_back(symbolize::demangle(name.c_str()));
         break;
       case Counter::Built::kNoCounters:
         break;

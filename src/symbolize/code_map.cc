@@ -1,7 +1,6 @@
 #include "symbolize/code_map.h"
 
 #include <capstone/capstone.h>
-#include <cxxabi.h>
 #include <elfutils/libdw.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -13,6 +12,7 @@
 #include <memory>
 
 #include "symbolize/line_table.h"
+#include "symbolize/symbol_index.h"
 
 namespace hotline::symbolize {
 namespace {
@@ -21,16 +21,6 @@ struct Symbol {
   uint64_t start, size;
   std::string name;  // demangled, as gcov names functions
 };
-
-std::string Demangle(const char* name) {
-  int status = 0;
-  char* plain = name[0] == '_' && name[1] == 'Z'
-                    ? abi::__cxa_demangle(name, nullptr, nullptr, &status)
-                    : nullptr;
-  std::string result = plain && status == 0 ? plain : name;
-  std::free(plain);
-  return result;
-}
 
 }  // namespace
 
@@ -64,7 +54,7 @@ Expected<CodeMap> BuildCodeMap(const std::string& path) {
           sym.st_shndx == SHN_UNDEF || sym.st_size == 0)
         continue;
       const char* name = elf_strptr(elf, sh.sh_link, sym.st_name);
-      if (name) symbols.push_back(Symbol{sym.st_value, sym.st_size, Demangle(name)});
+      if (name) symbols.push_back(Symbol{sym.st_value, sym.st_size, demangle(name)});
     }
   }
   std::sort(symbols.begin(), symbols.end(),
