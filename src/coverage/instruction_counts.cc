@@ -3,9 +3,7 @@
 #include <capstone/capstone.h>
 #include <dwarf.h>
 #include <elfutils/libdw.h>
-#include <fcntl.h>
 #include <gelf.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -20,6 +18,7 @@
 
 #include "coverage/block_flow.h"
 #include "coverage/gcda.h"
+#include "symbolize/debug_binary.h"
 #include "symbolize/line_table.h"
 #include "symbolize/symbol_index.h"
 
@@ -607,19 +606,11 @@ class Counter {
 
 Expected<InstructionCounts> CountInstructions(
     const std::string& binary, const std::function<std::string(const std::string&)>& gcda_file) {
-  int fd = open(binary.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return Status::Error(binary + ": cannot open");
-  std::unique_ptr<int, void (*)(int*)> fd_owner(&fd, [](int* f) { close(*f); });
-  elf_version(EV_CURRENT);
-  Elf* elf = elf_begin(fd, ELF_C_READ, nullptr);
-  if (!elf || elf_kind(elf) != ELF_K_ELF) return Status::Error(binary + ": not an ELF file");
-  std::unique_ptr<Elf, int (*)(Elf*)> elf_owner(elf, elf_end);
-  GElf_Ehdr eh;
-  if (!gelf_getehdr(elf, &eh) || eh.e_machine != EM_X86_64)
-    return Status::Error(binary + ": only x86-64 code is counted");
-  Dwarf* dwarf = dwarf_begin_elf(elf, DWARF_C_READ, nullptr);
-  if (!dwarf) return Status::Error(binary + ": no debug info (build with -g)");
-  std::unique_ptr<Dwarf, int (*)(Dwarf*)> dwarf_owner(dwarf, dwarf_end);
+  Expected<std::unique_ptr<symbolize::DebugBinary>> opened =
+      symbolize::OpenDebugBinary(binary, "counted");
+  if (!opened) return opened.status();
+  Elf* elf = (*opened)->elf;
+  Dwarf* dwarf = (*opened)->dwarf;
   Image image(elf);
 
   std::vector<Symbol> functions, fn_infos;

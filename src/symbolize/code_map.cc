@@ -2,15 +2,14 @@
 
 #include <capstone/capstone.h>
 #include <elfutils/libdw.h>
-#include <fcntl.h>
 #include <gelf.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
 #include <map>
 #include <memory>
 
+#include "symbolize/debug_binary.h"
 #include "symbolize/line_table.h"
 #include "symbolize/symbol_index.h"
 
@@ -25,20 +24,10 @@ struct Symbol {
 }  // namespace
 
 Expected<CodeMap> BuildCodeMap(const std::string& path) {
-  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return Status::Error(path + ": cannot open");
-  std::unique_ptr<int, void (*)(int*)> fd_owner(&fd, [](int* f) { close(*f); });
-  elf_version(EV_CURRENT);
-  Elf* elf = elf_begin(fd, ELF_C_READ, nullptr);
-  if (!elf || elf_kind(elf) != ELF_K_ELF) return Status::Error(path + ": not an ELF file");
-  std::unique_ptr<Elf, int (*)(Elf*)> elf_owner(elf, elf_end);
-  GElf_Ehdr eh;
-  if (!gelf_getehdr(elf, &eh) || eh.e_machine != EM_X86_64)
-    return Status::Error(path + ": only x86-64 code can be weighed");
-  Dwarf* dwarf = dwarf_begin_elf(elf, DWARF_C_READ, nullptr);
-  if (!dwarf) return Status::Error(path + ": no debug info (build with -g)");
-  std::unique_ptr<Dwarf, int (*)(Dwarf*)> dwarf_owner(dwarf, dwarf_end);
-  std::vector<LineRow> rows = LineRows(dwarf);
+  Expected<std::unique_ptr<DebugBinary>> binary = OpenDebugBinary(path, "weighed");
+  if (!binary) return binary.status();
+  Elf* elf = (*binary)->elf;
+  std::vector<LineRow> rows = LineRows((*binary)->dwarf);
   if (rows.empty()) return Status::Error(path + ": no line table");
 
   // Function symbols, for the ranges to disassemble and the names of call targets.

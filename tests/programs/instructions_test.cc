@@ -87,6 +87,25 @@ struct Counted {
 // resolver path that callgrind charges to the calling function (4 on this machine).
 constexpr uint64_t kSlack = 64;
 
+// Compiles `source` with the compiler and flags in `compile` and the coverage flags into
+// `program`, run in `dir`.
+void BuildCounted(const std::string& dir, std::vector<std::string> compile,
+                  const std::string& program, const std::string& source) {
+  compile.insert(compile.begin(), "/usr/bin/env");
+  compile.insert(compile.end(),
+                 {"-g", "--coverage", "-fprofile-update=atomic", "-o", program, source});
+  RunResult built = Execute(compile, dir);
+  ASSERT_EQ(built.exit_code, 0) << built.err;
+}
+
+// `hotline record -q --counts-only -o PROFILE -- COMMAND...` in `dir`.
+RunResult RecordCounts(const std::string& dir, const std::string& profile,
+                       const std::vector<std::string>& command) {
+  std::vector<std::string> args = {"record", "-q", "--counts-only", "-o", profile, "--"};
+  args.insert(args.end(), command.begin(), command.end());
+  return Hotline(args, dir);
+}
+
 // Compares the profile's instruction counts with callgrind's and prints the table the closing
 // note quotes. Callgrind's count of every function and line above 1% lies in hotline's range;
 // `exact`: that range is within 1% of it.
@@ -149,18 +168,15 @@ void Compare(const std::string& name, const std::string& object, const std::stri
   EXPECT_GT(shown, 0u);
 }
 
-// Builds with `build` (compiler and flags; the coverage flags are added), records it with
-// --counts-only, runs it under callgrind, and compares.
-void ExpectCallgrindsCounts(const std::string& name, std::vector<std::string> build, bool exact) {
+// Builds `source` with `compile` (compiler and flags; the coverage flags are added), records it
+// with --counts-only, runs it under callgrind, and compares.
+void ExpectCallgrindsCounts(const std::string& name, const std::vector<std::string>& compile,
+                            const std::string& source, bool exact) {
   if (!Installed("valgrind")) GTEST_SKIP() << "valgrind (Debian's) is not installed";
   std::string dir = ScratchDir("instructions-" + name);
   std::string program = dir + "/" + name;
-  build.insert(build.begin(), "/usr/bin/env");
-  build.insert(build.end(), {"-g", "--coverage", "-fprofile-update=atomic", "-o", program});
-  RunResult built = Execute(build, dir);
-  ASSERT_EQ(built.exit_code, 0) << built.err;
-  RunResult recorded =
-      Hotline({"record", "-q", "--counts-only", "-o", dir + "/p.hotline", "--", program}, dir);
+  BuildCounted(dir, compile, program, source);
+  RunResult recorded = RecordCounts(dir, dir + "/p.hotline", {program});
   ASSERT_EQ(recorded.exit_code, 0) << recorded.err;
   RunResult grind =
       Execute({"/usr/bin/env", "valgrind", "--tool=callgrind", "--compress-strings=no",
@@ -200,14 +216,8 @@ TEST(Instructions, CallgrindAnnotateReadsTheExportAsCallgrindsOwn) {
   if (!Installed("valgrind")) GTEST_SKIP() << "valgrind (Debian's) is not installed";
   std::string dir = ScratchDir("instructions-export");
   std::string program = dir + "/prog";
-  ASSERT_EQ(Execute({"/usr/bin/env", "gcc", "-O1", "-fno-tree-ch", "-g", "--coverage",
-                     "-fprofile-update=atomic", "-o", program, SOURCE_instructions_c},
-                    dir)
-                .exit_code,
-            0);
-  ASSERT_EQ(Hotline({"record", "-q", "--counts-only", "-o", dir + "/p.hotline", "--", program}, dir)
-                .exit_code,
-            0);
+  BuildCounted(dir, {"gcc", "-O1", "-fno-tree-ch"}, program, SOURCE_instructions_c);
+  ASSERT_EQ(RecordCounts(dir, dir + "/p.hotline", {program}).exit_code, 0);
   ASSERT_EQ(Hotline({"export", "-f", "callgrind", "-o", dir + "/ours.out", dir + "/p.hotline"}, dir)
                 .exit_code,
             0);
@@ -234,15 +244,8 @@ TEST(Instructions, ASourceNamedRelativeToTheBuildKeepsItsCounts) {
   std::filesystem::create_directories(dir + "/src");
   std::filesystem::create_directories(dir + "/build");
   std::filesystem::copy_file(SOURCE_instructions_c, dir + "/src/x.c");
-  ASSERT_EQ(Execute({"/usr/bin/env", "gcc", "-O1", "-g", "--coverage", "-fprofile-update=atomic",
-                     "-o", "prog", "../src/x.c"},
-                    dir + "/build")
-                .exit_code,
-            0);
-  ASSERT_EQ(Hotline({"record", "-q", "--counts-only", "-o", dir + "/p.hotline", "--", "./prog"},
-                    dir + "/build")
-                .exit_code,
-            0);
+  BuildCounted(dir + "/build", {"gcc", "-O1"}, "prog", "../src/x.c");
+  ASSERT_EQ(RecordCounts(dir + "/build", dir + "/p.hotline", {"./prog"}).exit_code, 0);
   format::RawProfile raw = Load(dir + "/p.hotline");
   std::string source = std::filesystem::path(dir + "/src/x.c").lexically_normal().string();
   bool found = false;
@@ -267,14 +270,8 @@ TEST(Instructions, ASourceNamedRelativeToTheBuildKeepsItsCounts) {
 TEST(Instructions, ProceduresShowTheInstructionsEachExecuted) {
   std::string dir = ScratchDir("instructions-procedures");
   std::string program = dir + "/prog";
-  ASSERT_EQ(Execute({"/usr/bin/env", "gcc", "-O1", "-fno-tree-ch", "-fno-inline", "-g",
-                     "--coverage", "-fprofile-update=atomic", "-o", program, SOURCE_instructions_c},
-                    dir)
-                .exit_code,
-            0);
-  ASSERT_EQ(Hotline({"record", "-q", "--counts-only", "-o", dir + "/p.hotline", "--", program}, dir)
-                .exit_code,
-            0);
+  BuildCounted(dir, {"gcc", "-O1", "-fno-tree-ch", "-fno-inline"}, program, SOURCE_instructions_c);
+  ASSERT_EQ(RecordCounts(dir, dir + "/p.hotline", {program}).exit_code, 0);
   format::RawProfile raw = Load(dir + "/p.hotline");
   std::map<std::string, uint64_t> counted;
   uint64_t total = 0;
@@ -306,17 +303,9 @@ TEST(Instructions, ProceduresShowTheInstructionsEachExecuted) {
 TEST(Instructions, DiffShowsExactlyWhatChanged) {
   std::string dir = ScratchDir("instructions-diff");
   std::string program = dir + "/prog";
-  ASSERT_EQ(Execute({"/usr/bin/env", "gcc", "-O1", "-fno-inline", "-g", "--coverage",
-                     "-fprofile-update=atomic", "-o", program, SOURCE_instructions_c},
-                    dir)
-                .exit_code,
-            0);
+  BuildCounted(dir, {"gcc", "-O1", "-fno-inline"}, program, SOURCE_instructions_c);
   for (const char* n : {"2000", "3000"})
-    ASSERT_EQ(Hotline({"record", "-q", "--counts-only", "-o", dir + "/" + n + ".hotline", "--",
-                       program, n},
-                      dir)
-                  .exit_code,
-              0);
+    ASSERT_EQ(RecordCounts(dir, dir + "/" + n + ".hotline", {program, n}).exit_code, 0);
   auto counted = [&](const std::string& n) {
     std::map<std::string, uint64_t> by_name;
     for (const format::RawFunctionInstructions& f :
@@ -348,25 +337,25 @@ TEST(Instructions, DiffShowsExactlyWhatChanged) {
 }
 
 TEST(Instructions, CEqualsCallgrind) {
-  ExpectCallgrindsCounts("instructions_c", {"gcc", "-O1", "-fno-tree-ch", SOURCE_instructions_c},
+  ExpectCallgrindsCounts("instructions_c", {"gcc", "-O1", "-fno-tree-ch"}, SOURCE_instructions_c,
                          true);
 }
 
 TEST(Instructions, RecursionEqualsCallgrind) {
-  ExpectCallgrindsCounts("instructions_recursive",
-                         {"gcc", "-O1", "-fno-tree-ch", SOURCE_instructions_recursive}, true);
+  ExpectCallgrindsCounts("instructions_recursive", {"gcc", "-O1", "-fno-tree-ch"},
+                         SOURCE_instructions_recursive, true);
 }
 
 TEST(Instructions, FortranEqualsCallgrind) {
   if (!Installed("gfortran")) GTEST_SKIP() << "gfortran is not installed";
-  ExpectCallgrindsCounts("instructions_f90",
-                         {"gfortran", "-O1", "-fno-tree-ch", SOURCE_instructions_f90}, true);
+  ExpectCallgrindsCounts("instructions_f90", {"gfortran", "-O1", "-fno-tree-ch"},
+                         SOURCE_instructions_f90, true);
 }
 
 // -O2 C++: the standard library's templates inlined after the counters were placed share them
 // between their copies, so some blocks are known only within a range; callgrind's count is in it.
 TEST(Instructions, CxxAtO2IsWithinItsRange) {
-  ExpectCallgrindsCounts("instructions_cpp", {"g++", "-O2", SOURCE_instructions_cpp}, false);
+  ExpectCallgrindsCounts("instructions_cpp", {"g++", "-O2"}, SOURCE_instructions_cpp, false);
 }
 
 // Lua 5.4 from Debian's source package, at -O2 (bench/lua-source.sh), running a script of table
@@ -398,8 +387,7 @@ local words = 0
 for w in text:gmatch("%d+") do words = words + 1 end
 print(s, fib(20), words, #text)
 )";
-  RunResult recorded =
-      Hotline({"record", "-q", "--counts-only", "-o", dir + "/p.hotline", "--", lua, script}, dir);
+  RunResult recorded = RecordCounts(dir, dir + "/p.hotline", {lua, script});
   ASSERT_EQ(recorded.exit_code, 0) << recorded.err;
   RunResult grind =
       Execute({"/usr/bin/env", "valgrind", "--tool=callgrind", "--compress-strings=no",
