@@ -614,23 +614,12 @@ Expected<InstructionCounts> CountInstructions(
   Image image(elf);
 
   std::vector<Symbol> functions, fn_infos;
-  std::map<std::string, uint64_t> arrays_by_name;
-  Elf_Scn* scn = nullptr;
-  while ((scn = elf_nextscn(elf, scn))) {
-    GElf_Shdr sh;
-    if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB || sh.sh_entsize == 0) continue;
-    Elf_Data* data = elf_getdata(scn, nullptr);
-    for (size_t i = 0; data && i < sh.sh_size / sh.sh_entsize; ++i) {
-      GElf_Sym sym;
-      if (!gelf_getsym(data, int(i), &sym) || sym.st_shndx == SHN_UNDEF) continue;
-      const char* name = elf_strptr(elf, sh.sh_link, sym.st_name);
-      if (!name) continue;
-      if (GELF_ST_TYPE(sym.st_info) == STT_FUNC && sym.st_size)
-        functions.push_back(Symbol{sym.st_value, sym.st_size, name});
-      if (std::strncmp(name, "__gcov_.", 8) == 0)
-        fn_infos.push_back(Symbol{sym.st_value, sym.st_size, name});
-    }
-  }
+  symbolize::ForEachSymbol(elf, [&](const GElf_Sym& sym, const char* name) {
+    if (GELF_ST_TYPE(sym.st_info) == STT_FUNC && sym.st_size)
+      functions.push_back(Symbol{sym.st_value, sym.st_size, name});
+    if (std::strncmp(name, "__gcov_.", 8) == 0)
+      fn_infos.push_back(Symbol{sym.st_value, sym.st_size, name});
+  });
   std::sort(functions.begin(), functions.end(),
             [](const Symbol& a, const Symbol& b) { return a.start < b.start; });
   functions.erase(std::unique(functions.begin(), functions.end(),

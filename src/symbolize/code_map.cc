@@ -32,20 +32,10 @@ Expected<CodeMap> BuildCodeMap(const std::string& path) {
 
   // Function symbols, for the ranges to disassemble and the names of call targets.
   std::vector<Symbol> symbols;
-  Elf_Scn* scn = nullptr;
-  while ((scn = elf_nextscn(elf, scn))) {
-    GElf_Shdr sh;
-    if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB || sh.sh_entsize == 0) continue;
-    Elf_Data* data = elf_getdata(scn, nullptr);
-    for (size_t i = 0; data && i < sh.sh_size / sh.sh_entsize; ++i) {
-      GElf_Sym sym;
-      if (!gelf_getsym(data, int(i), &sym) || GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
-          sym.st_shndx == SHN_UNDEF || sym.st_size == 0)
-        continue;
-      const char* name = elf_strptr(elf, sh.sh_link, sym.st_name);
-      if (name) symbols.push_back(Symbol{sym.st_value, sym.st_size, demangle(name)});
-    }
-  }
+  ForEachSymbol(elf, [&](const GElf_Sym& sym, const char* name) {
+    if (GELF_ST_TYPE(sym.st_info) == STT_FUNC && sym.st_size)
+      symbols.push_back(Symbol{sym.st_value, sym.st_size, demangle(name)});
+  });
   std::sort(symbols.begin(), symbols.end(),
             [](const Symbol& a, const Symbol& b) { return a.start < b.start; });
   auto symbol_at = [&](uint64_t address) -> const Symbol* {
@@ -64,7 +54,7 @@ Expected<CodeMap> BuildCodeMap(const std::string& path) {
 
   CodeMap map;
   FileNames files;
-  scn = nullptr;
+  Elf_Scn* scn = nullptr;
   while ((scn = elf_nextscn(elf, scn))) {
     GElf_Shdr sh;
     if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS || !(sh.sh_flags & SHF_EXECINSTR))

@@ -12,6 +12,20 @@ DebugBinary::~DebugBinary() {
   if (fd >= 0) close(fd);
 }
 
+void ForEachSymbol(Elf* elf, const std::function<void(const GElf_Sym&, const char* name)>& use) {
+  Elf_Scn* scn = nullptr;
+  while ((scn = elf_nextscn(elf, scn))) {
+    GElf_Shdr sh;
+    if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB || sh.sh_entsize == 0) continue;
+    Elf_Data* data = elf_getdata(scn, nullptr);
+    for (size_t i = 0; data && i < sh.sh_size / sh.sh_entsize; ++i) {
+      GElf_Sym sym;
+      if (!gelf_getsym(data, int(i), &sym) || sym.st_shndx == SHN_UNDEF) continue;
+      if (const char* name = elf_strptr(elf, sh.sh_link, sym.st_name)) use(sym, name);
+    }
+  }
+}
+
 Expected<std::unique_ptr<DebugBinary>> OpenDebugBinary(const std::string& path,
                                                        const std::string& use) {
   auto binary = std::make_unique<DebugBinary>();

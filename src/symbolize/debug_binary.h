@@ -3,8 +3,10 @@
 #pragma once
 
 #include <elfutils/libdw.h>
+#include <gelf.h>
 #include <libelf.h>
 
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -21,6 +23,9 @@ struct DebugBinary {
   DebugBinary& operator=(const DebugBinary&) = delete;
   ~DebugBinary();
 };
+
+// Every defined symbol of the file's symbol table (.symtab), with its name.
+void ForEachSymbol(Elf* elf, const std::function<void(const GElf_Sym&, const char* name)>& use);
 
 // Fails, naming the file, when it cannot be read, is not x86-64 ELF or has no debug info;
 // `use` says what it was opened for ("weighed", "counted").
