@@ -67,7 +67,8 @@ Expected<std::string> Encode(exporter::Format format, const ExportCommandOptions
       return exporter::ExportFolded(profile, o.exporter);
     case exporter::Format::kCallgrind:
       // A counts-only profile of a --coverage build: the instructions it executed, as callgrind.
-      if (raw && profile.summary.samples == 0 && !raw->line_instructions.empty())
+      if (raw && profile.summary.sampler == format::Sampler::kNone &&
+          !raw->line_instructions.empty())
         return exporter::ExportCallgrindInstructions(profile, *raw);
       return exporter::ExportCallgrind(profile);
     case exporter::Format::kPprof:

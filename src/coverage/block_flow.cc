@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 #include <map>
+#include <memory>
 #include <numeric>
 
 namespace hotline::coverage {
@@ -69,6 +70,21 @@ class Solver {
       if (block_[b]) result.exact[b] = uint64_t(*block_[b]);
     bound(result);
     return result;
+  }
+
+  // Σ weight × count of the blocks, if the equations fix it: the form −Σ w·(in-edges) reduced
+  // by the equations keeps its value; with no unknown left, the sum is its right-hand side.
+  std::optional<uint64_t> sum(const std::vector<std::pair<int, uint64_t>>& weighted) const {
+    Row form;
+    form[kRhs] = Q{};
+    for (const auto& [b, w] : weighted) addBlock(form, b, -Int(w));
+    for (size_t p = 0; p < basis_.size(); ++p) reduce(form, basis_[p], pivots_[p]);
+    bool fixed = std::all_of(form.begin(), form.end(),
+                             [](const auto& kv) { return kv.first == kRhs || kv.second.zero(); });
+    auto rhs = form.find(kRhs);
+    Q value = rhs == form.end() ? Q{} : rhs->second;
+    if (!fixed || value.d != 1 || value.n < 0 || value.n > Int(kMostCount)) return std::nullopt;
+    return uint64_t(value.n);
   }
 
  private:
@@ -354,7 +370,7 @@ class Solver {
       if (!block_[b]) result.most[b] = block[b] >= kMostCount ? FlowCounts::kUnbounded : block[b];
   }
 
-  const FlowGraph& g_;
+  const FlowGraph g_;  // a copy: sum() may be asked after the caller's graph is gone
   std::vector<std::vector<int>> in_, out_;
   std::vector<std::optional<Int>> edge_, block_;
   std::vector<Row> basis_;  // the last elimination's rows, reduced
@@ -365,6 +381,14 @@ class Solver {
 
 }  // namespace
 
-FlowCounts SolveFlow(const FlowGraph& graph) { return Solver(graph).solve(); }
+FlowCounts SolveFlow(const FlowGraph& graph) {
+  auto solver = std::make_shared<Solver>(graph);
+  FlowCounts counts = solver->solve();
+  if (counts.consistent)
+    counts.sum = [solver](const std::vector<std::pair<int, uint64_t>>& weighted) {
+      return solver->sum(weighted);
+    };
+  return counts;
+}
 
 }  // namespace hotline::coverage

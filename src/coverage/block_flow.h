@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -33,6 +34,9 @@ struct FlowCounts {
   bool consistent = true;
   std::vector<std::optional<uint64_t>> exact;  // per block: its count, where determined
   std::vector<uint64_t> most;  // per block without one: the most it can be, or kUnbounded
+  // Σ weight × count over the blocks given, where the equations fix it though not each count
+  // (two copies of code sharing a counter: their sum is known, each alone is not).
+  std::function<std::optional<uint64_t>(const std::vector<std::pair<int, uint64_t>>&)> sum;
 };
 
 FlowCounts SolveFlow(const FlowGraph& graph);

@@ -406,9 +406,13 @@ class Counter {
            LineMap& lines) {
     FunctionInstructions fn;
     fn.name = symbolize::demangle(f.name.c_str());
+    // The blocks whose count is not determined, weighed by their instructions: for the whole
+    // function and for each line. Their sum may still be (copies sharing a counter).
+    using Form = std::map<int, uint64_t>;
+    Form function_form;
+    std::map<LineInstructions*, Form> line_forms;
     for (int b = 0; b < f.graph.blocks; ++b) {
       const std::optional<uint64_t>& exact = counts.exact[size_t(b + offset)];
-      uint64_t most = counts.most[size_t(b + offset)];
       for (size_t k = f.first[size_t(b)]; k <= f.last(b); ++k) {
         const Insn& i = f.code[k];
         const symbolize::LineRow* row = symbolize::RowAt(rows_, i.address);
@@ -426,15 +430,30 @@ class Counter {
           fn.executed += *exact * instructions;
           if (line) line->executed += *exact * instructions;
           if (i.use == Insn::kIncrement || i.use == Insn::kStore) out.counter_increments += *exact;
-        } else if (most == FlowCounts::kUnbounded) {
-          fn.unbounded = true;
-          if (line) line->unbounded = true;
         } else {
-          fn.uncounted += most * instructions;
-          if (line) line->uncounted += most * instructions;
+          function_form[b + offset] += instructions;
+          if (line) line_forms[line][b + offset] += instructions;
         }
       }
     }
+    // A sum the equations fix is counted; else its blocks are uncounted, with their bound.
+    auto settle = [&](const Form& form, uint64_t& executed, uint64_t& uncounted, bool& unbounded) {
+      if (form.empty()) return;
+      if (auto fixed = counts.sum({form.begin(), form.end()})) {
+        executed += *fixed;
+        return;
+      }
+      for (const auto& [b, weight] : form) {
+        uint64_t most = counts.most[size_t(b)];
+        if (most == FlowCounts::kUnbounded)
+          unbounded = true;
+        else
+          uncounted += most * weight;
+      }
+    };
+    settle(function_form, fn.executed, fn.uncounted, fn.unbounded);
+    for (auto& [line, form] : line_forms)
+      settle(form, line->executed, line->uncounted, line->unbounded);
     out.functions.push_back(std::move(fn));
   }
 
