@@ -49,6 +49,10 @@ TEST(BlockFlow, CopiesSharingACounterAreARange) {
   EXPECT_EQ(c.most[1], 8u);
   EXPECT_EQ(c.most[2], 8u);
   EXPECT_EQ(c.exact[3], 8u);  // the sum of the copies is fixed
+  ASSERT_TRUE(c.sum);
+  EXPECT_EQ(c.sum({{1, 3}, {2, 3}}), 24u);  // three instructions in each copy
+  EXPECT_EQ(c.sum({{1, 3}}), std::nullopt);
+  EXPECT_EQ(c.sum({{0, 2}, {1, 1}, {2, 1}}), 24u);
 }
 
 // A loop no counter is in, in a function that ran: any number of iterations fits.
