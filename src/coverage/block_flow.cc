@@ -1,10 +1,14 @@
 #include "coverage/block_flow.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <map>
 #include <memory>
 #include <numeric>
+#include <set>
+
+#include "coverage/linear_program.h"
 
 namespace hotline::coverage {
 namespace {
@@ -75,16 +79,38 @@ class Solver {
   // Σ weight × count of the blocks, if the equations fix it: the form −Σ w·(in-edges) reduced
   // by the equations keeps its value; with no unknown left, the sum is its right-hand side.
   std::optional<uint64_t> sum(const std::vector<std::pair<int, uint64_t>>& weighted) const {
-    Row form;
-    form[kRhs] = Q{};
-    for (const auto& [b, w] : weighted) addBlock(form, b, -Int(w));
-    for (size_t p = 0; p < basis_.size(); ++p) reduce(form, basis_[p], pivots_[p]);
+    Row form = reduced(weighted);
     bool fixed = std::all_of(form.begin(), form.end(),
                              [](const auto& kv) { return kv.first == kRhs || kv.second.zero(); });
     auto rhs = form.find(kRhs);
     Q value = rhs == form.end() ? Q{} : rhs->second;
     if (!fixed || value.d != 1 || value.n < 0 || value.n > Int(kMostCount)) return std::nullopt;
     return uint64_t(value.n);
+  }
+
+  // The most Σ weight × count can be, over every count the equations allow (each edge's ≥ 0):
+  // a linear program in the unknowns the equations leave free. None when it is unbounded or
+  // too large to solve here (the per-block bounds stand then).
+  std::optional<uint64_t> most(const std::vector<std::pair<int, uint64_t>>& weighted) const {
+    if (!program()) return std::nullopt;
+    Row form = reduced(weighted);  // F = rhs − Σ form[j] · f_j over the free unknowns
+    std::vector<double> objective(columns_.size(), 0);
+    for (const auto& [k, q] : form)
+      if (k != kRhs && !q.zero()) {
+        auto column = columns_.find(k);
+        if (column == columns_.end()) return std::nullopt;
+        objective[column->second] = -double(q.n) / double(q.d);
+      }
+    std::optional<double> best = program_->maximize(objective);
+    auto rhs = form.find(kRhs);
+    double constant = rhs == form.end() ? 0 : double(rhs->second.n) / double(rhs->second.d);
+    if (!best) return std::nullopt;
+    double value = constant + *best;
+    // Counts are whole: the most is the program's best rounded down, less the doubles' error
+    // (a best a hair above a whole number is that number).
+    double most = std::floor(value + 1e-6 * std::max(1.0, std::fabs(value)));
+    if (most < 0 || most >= double(kMostCount)) return std::nullopt;
+    return uint64_t(most);
   }
 
  private:
@@ -320,6 +346,39 @@ class Solver {
     }
   }
 
+  // The form −Σ w·(the blocks' in-edges) reduced by the equations: its value is kept, and only
+  // unknowns no equation fixes are left in it.
+  Row reduced(const std::vector<std::pair<int, uint64_t>>& weighted) const {
+    Row form;
+    form[kRhs] = Q{};
+    for (const auto& [b, w] : weighted) addBlock(form, b, -Int(w));
+    for (size_t p = 0; p < basis_.size(); ++p) reduce(form, basis_[p], pivots_[p]);
+    return form;
+  }
+
+  // The linear program over the free unknowns, made once: each equation's pivot unknown is its
+  // right-hand side less its free unknowns, and must stay ≥ 0.
+  const LinearProgram* program() const {
+    if (program_made_) return program_ ? &*program_ : nullptr;
+    program_made_ = true;
+    std::set<int> pivots(pivots_.begin(), pivots_.end());
+    for (size_t e = 0; e < edge_.size(); ++e)
+      if (!edge_[e] && !pivots.count(int(e))) columns_.emplace(int(e), columns_.size());
+    if (basis_.size() * (columns_.size() + 1) > 400'000) return nullptr;
+    std::vector<std::vector<double>> a(basis_.size(), std::vector<double>(columns_.size(), 0));
+    std::vector<double> b(basis_.size(), 0);
+    for (size_t p = 0; p < basis_.size(); ++p)
+      for (const auto& [k, q] : basis_[p]) {
+        double v = double(q.n) / double(q.d);
+        if (k == kRhs)
+          b[p] = v;
+        else if (k != pivots_[p])
+          a[p][columns_.at(k)] = v;
+      }
+    program_.emplace(a, b);
+    return program_->feasible() ? &*program_ : nullptr;
+  }
+
   static void reduce(Row& row, const Row& by, int pivot) {
     auto it = row.find(pivot);
     if (it == row.end() || it->second.zero()) return;
@@ -374,6 +433,9 @@ class Solver {
   std::vector<std::vector<int>> in_, out_;
   std::vector<std::optional<Int>> edge_, block_;
   std::vector<Row> basis_;  // the last elimination's rows, reduced
+  mutable bool program_made_ = false;
+  mutable std::optional<LinearProgram> program_;
+  mutable std::map<int, size_t> columns_;  // free unknown edge → the program's column
   std::vector<int> pivots_;
   bool consistent_ = true;
   bool changed_ = false;
@@ -387,6 +449,10 @@ FlowCounts SolveFlow(const FlowGraph& graph) {
   if (counts.consistent)
     counts.sum = [solver](const std::vector<std::pair<int, uint64_t>>& weighted) {
       return solver->sum(weighted);
+    };
+  if (counts.consistent)
+    counts.most_of = [solver](const std::vector<std::pair<int, uint64_t>>& weighted) {
+      return solver->most(weighted);
     };
   return counts;
 }

@@ -443,13 +443,23 @@ class Counter {
         executed += *fixed;
         return;
       }
+      uint64_t added = 0;
+      bool open = false;
       for (const auto& [b, weight] : form) {
         uint64_t most = counts.most[size_t(b)];
         if (most == FlowCounts::kUnbounded)
-          unbounded = true;
+          open = true;
         else
-          uncounted += most * weight;
+          added += most * weight;
       }
+      // The linear program's bound where it has one, which knows blocks sharing a counter.
+      std::optional<uint64_t> program = counts.most_of({form.begin(), form.end()});
+      if (program && (open || *program < added)) {
+        uncounted += *program;
+        return;
+      }
+      unbounded |= open;
+      uncounted += added;
     };
     settle(function_form, fn.executed, fn.uncounted, fn.unbounded);
     for (auto& [line, form] : line_forms)

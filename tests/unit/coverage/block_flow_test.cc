@@ -53,6 +53,10 @@ TEST(BlockFlow, CopiesSharingACounterAreARange) {
   EXPECT_EQ(c.sum({{1, 3}, {2, 3}}), 24u);  // three instructions in each copy
   EXPECT_EQ(c.sum({{1, 3}}), std::nullopt);
   EXPECT_EQ(c.sum({{0, 2}, {1, 1}, {2, 1}}), 24u);
+  // Each copy alone runs at most what the counter says, and so do both together: not twice.
+  ASSERT_TRUE(c.most_of);
+  EXPECT_EQ(c.most_of({{1, 3}}), 24u);
+  EXPECT_EQ(c.most_of({{1, 3}, {2, 1}}), 24u);
 }
 
 // A loop no counter is in, in a function that ran: any number of iterations fits.
