@@ -88,10 +88,11 @@ class Solver {
     return uint64_t(value.n);
   }
 
-  // The most Σ weight × count can be, over every count the equations allow (each edge's ≥ 0):
-  // a linear program in the unknowns the equations leave free. None when it is unbounded or
-  // too large to solve here (the per-block bounds stand then).
-  std::optional<uint64_t> most(const std::vector<std::pair<int, uint64_t>>& weighted) const {
+  // The least and the most Σ weight × count can be, over every count the equations allow (each
+  // edge's ≥ 0): a linear program in the unknowns the equations leave free. None when it is
+  // unbounded or too large to solve here (the per-block bounds stand then).
+  std::optional<std::pair<uint64_t, uint64_t>> range(
+      const std::vector<std::pair<int, uint64_t>>& weighted) const {
     if (!program()) return std::nullopt;
     Row form = reduced(weighted);  // F = rhs − Σ form[j] · f_j over the free unknowns
     std::vector<double> objective(columns_.size(), 0);
@@ -102,15 +103,18 @@ class Solver {
         objective[column->second] = -double(q.n) / double(q.d);
       }
     std::optional<double> best = program_->maximize(objective);
+    for (double& c : objective) c = -c;
+    std::optional<double> worst = program_->maximize(objective);  // −(the least)
+    if (!best || !worst) return std::nullopt;
     auto rhs = form.find(kRhs);
     double constant = rhs == form.end() ? 0 : double(rhs->second.n) / double(rhs->second.d);
-    if (!best) return std::nullopt;
-    double value = constant + *best;
-    // Counts are whole: the most is the program's best rounded down, less the doubles' error
-    // (a best a hair above a whole number is that number).
-    double most = std::floor(value + 1e-6 * std::max(1.0, std::fabs(value)));
-    if (most < 0 || most >= double(kMostCount)) return std::nullopt;
-    return uint64_t(most);
+    // Counts are whole: the most is the program's best rounded down and the least its worst
+    // rounded up, each with room for the doubles' error.
+    auto slack = [](double v) { return 1e-6 * std::max(1.0, std::fabs(v)); };
+    double most = std::floor(constant + *best + slack(constant + *best));
+    double least = std::max(0.0, std::ceil(constant - *worst - slack(constant - *worst)));
+    if (most < least || most >= double(kMostCount)) return std::nullopt;
+    return std::pair{uint64_t(least), uint64_t(most)};
   }
 
  private:
@@ -451,8 +455,8 @@ FlowCounts SolveFlow(const FlowGraph& graph) {
       return solver->sum(weighted);
     };
   if (counts.consistent)
-    counts.most_of = [solver](const std::vector<std::pair<int, uint64_t>>& weighted) {
-      return solver->most(weighted);
+    counts.range_of = [solver](const std::vector<std::pair<int, uint64_t>>& weighted) {
+      return solver->range(weighted);
     };
   return counts;
 }

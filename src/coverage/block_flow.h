@@ -37,9 +37,12 @@ struct FlowCounts {
   // Σ weight × count over the blocks given, where the equations fix it though not each count
   // (two copies of code sharing a counter: their sum is known, each alone is not).
   std::function<std::optional<uint64_t>(const std::vector<std::pair<int, uint64_t>>&)> sum;
-  // The most such a sum can be over every count the equations allow (a linear program): far
-  // less than the blocks' bounds added up where blocks share a counter. None: unknown, use those.
-  std::function<std::optional<uint64_t>(const std::vector<std::pair<int, uint64_t>>&)> most_of;
+  // The least and the most such a sum can be over every count the equations allow (a linear
+  // program): far tighter than the blocks' bounds added up where blocks share a counter. None:
+  // not known, use those.
+  std::function<std::optional<std::pair<uint64_t, uint64_t>>(
+      const std::vector<std::pair<int, uint64_t>>&)>
+      range_of;
 };
 
 FlowCounts SolveFlow(const FlowGraph& graph);

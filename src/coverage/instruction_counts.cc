@@ -452,10 +452,12 @@ class Counter {
         else
           added += most * weight;
       }
-      // The linear program's bound where it has one, which knows blocks sharing a counter.
-      std::optional<uint64_t> program = counts.most_of({form.begin(), form.end()});
-      if (program && (open || *program < added)) {
-        uncounted += *program;
+      // The linear program's range where it has one, which knows blocks sharing a counter: the
+      // least is counted (at least that ran), the rest is uncounted.
+      auto range = counts.range_of({form.begin(), form.end()});
+      if (range && (open || range->second < added)) {
+        executed += range->first;
+        uncounted += range->second - range->first;
         return;
       }
       unbounded |= open;

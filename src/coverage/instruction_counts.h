@@ -1,9 +1,10 @@
 // Callgrind's cost, instructions executed (Ir), per source line and per function, from a gcc
 // `--coverage` run: the machine code's basic blocks (capstone), the values of the arc counters
 // the run left in its .gcda files at the places the code increments them, and flow conservation
-// (what enters a block leaves it) for the blocks that hold no counter. A block whose count the
-// counters and the flow do not determine is not guessed: its instructions are "uncounted", with
-// the most they can have run. docs/coverage.md states the model and its limits.
+// (what enters a block leaves it) for the blocks that hold no counter. Blocks whose counts the
+// counters and the flow do not determine are not guessed: of a function's or line's sum over
+// them, the least every solution gives is counted and the rest is "uncounted" (a linear
+// program's range). docs/coverage.md states the model and its limits.
 #pragma once
 
 #include <cstdint>
@@ -19,8 +20,10 @@ struct LineInstructions {
   std::string function;  // whose machine code this is (demangled)
   std::string file;      // as the line table names it, made absolute and normal
   uint32_t line = 0;
-  uint64_t executed = 0;   // instructions of the line's code executed, counted exactly
-  uint64_t uncounted = 0;  // at most this many more, in blocks whose count is not determined
+  // Instructions of the line's code executed: exactly, or at least this many where blocks the
+  // counters do not determine could have run `uncounted` more.
+  uint64_t executed = 0;
+  uint64_t uncounted = 0;
   bool unbounded = false;  // and an uncounted loop, which may have run any number of times
 };
 

@@ -54,9 +54,9 @@ TEST(BlockFlow, CopiesSharingACounterAreARange) {
   EXPECT_EQ(c.sum({{1, 3}}), std::nullopt);
   EXPECT_EQ(c.sum({{0, 2}, {1, 1}, {2, 1}}), 24u);
   // Each copy alone runs at most what the counter says, and so do both together: not twice.
-  ASSERT_TRUE(c.most_of);
-  EXPECT_EQ(c.most_of({{1, 3}}), 24u);
-  EXPECT_EQ(c.most_of({{1, 3}, {2, 1}}), 24u);
+  ASSERT_TRUE(c.range_of);
+  EXPECT_EQ(c.range_of({{1, 3}}), std::make_pair(uint64_t{0}, uint64_t{24}));
+  EXPECT_EQ(c.range_of({{1, 3}, {2, 1}}), std::make_pair(uint64_t{8}, uint64_t{24}));
 }
 
 // A loop no counter is in, in a function that ran: any number of iterations fits.

@@ -18,7 +18,7 @@ void Word(std::string& out, uint32_t w) { out.append(reinterpret_cast<const char
 std::string Gcda() {
   std::string b;
   for (uint32_t w : {0x67636461u, 0x4232322au, 1u, 2u}) Word(b, w);  // magic, version, stamp, sum
-  Word(b, 0xa1000000u);  // the object summary
+  Word(b, 0xa1000000u);                                              // the object summary
   Word(b, 8);
   Word(b, 1);
   Word(b, 5);
