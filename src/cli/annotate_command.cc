@@ -116,7 +116,7 @@ int RunAnnotate(AnnotateCommandOptions& o) {
   // Counts but no timing (a counts-only run): the instructions executed stand in for time.
   std::optional<CountCosts> costs;
   if (profile->summary.exact_line_counts && profile->summary.samples == 0) {
-    Expected<CountCosts> counted = CostsOfCounts(*path);
+    Expected<CountCosts> counted = CostsOfCounts(*path, *profile);
     if (counted.ok()) {
       costs = std::move(*counted);
       o.annotate.costs = &costs->model;

@@ -5,7 +5,7 @@
 
 namespace hotline::cli {
 
-Expected<CountCosts> CostsOfCounts(const std::string& path) {
+Expected<CountCosts> CostsOfCounts(const std::string& path, const model::Profile& profile) {
   format::ReadStats stats;
   Expected<format::RawProfile> raw = format::LoadRawProfile(path, &stats);
   if (!raw) return raw.status();
@@ -13,7 +13,8 @@ Expected<CountCosts> CostsOfCounts(const std::string& path) {
   if (binary.empty()) return Status::Error("no binary named");
   Expected<symbolize::CodeMap> code = symbolize::BuildCodeMap(binary);
   if (!code) return code.status();
-  Expected<model::CostModel> model = model::CostsFromCounts(*raw, *code);
+  Expected<model::CostModel> model =
+      model::CostsFromCounts(*raw, *code, profile.summary.traced ? &profile : nullptr);
   if (!model) return model.status();
   CountCosts costs{std::move(*model), {}};
   if (!raw->line_instructions.empty()) {

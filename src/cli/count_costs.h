@@ -20,7 +20,8 @@ struct CountCosts {
   std::map<std::pair<std::string, uint32_t>, report::AnnotateOptions::LineCost> lines;
 };
 
-// Reads the profile at `path` again for its counts and the binary they came from.
-Expected<CountCosts> CostsOfCounts(const std::string& path);
+// Reads the profile at `path` again for its counts and the binary they came from; `profile` is
+// its model, whose calls are exact where the program was also traced.
+Expected<CountCosts> CostsOfCounts(const std::string& path, const model::Profile& profile);
 
 }  // namespace hotline::cli

@@ -308,7 +308,7 @@ int RunReport(ReportCommandOptions& o) {
   std::optional<CountCosts> costs;
   if (o.report.procedures && profile->summary.exact_line_counts && profile->summary.samples == 0 &&
       o.files.size() <= 1) {
-    Expected<CountCosts> counted = CostsOfCounts(o.file);
+    Expected<CountCosts> counted = CostsOfCounts(o.file, *profile);
     if (counted.ok()) {
       costs = std::move(*counted);
       o.report.costs = &costs->model;

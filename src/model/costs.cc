@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <set>
 #include <unordered_map>
 
 namespace hotline::model {
@@ -81,7 +82,8 @@ bool Solve(std::vector<std::vector<double>> a, std::vector<double> b, std::vecto
 
 }  // namespace
 
-Expected<CostModel> CostsFromCounts(const format::RawProfile& raw, const symbolize::CodeMap& code) {
+Expected<CostModel> CostsFromCounts(const format::RawProfile& raw, const symbolize::CodeMap& code,
+                                    const Profile* traced) {
   if (raw.line_counts.empty()) return Status::Error("the profile has no exact line counts");
   std::map<std::pair<std::string, uint32_t>, uint64_t> executions;
   for (const auto& file : raw.line_counts)
@@ -127,16 +129,33 @@ Expected<CostModel> CostsFromCounts(const format::RawProfile& raw, const symboli
     }
   }
 
+  // Traced calls are exact: between two traced functions, the trace's count replaces the
+  // estimate.
+  std::set<std::pair<int, int>> exact_edges;
+  if (traced && traced->summary.traced) {
+    for (uint32_t f = 0; f < traced->functions.size(); ++f) {
+      auto caller = index.find(traced->functions[f].name);
+      if (caller == index.end() || !traced->functions[f].calls_exact) continue;
+      for (const CallEdge& e : traced->callees[f]) {
+        const Function& child = traced->function(e.child);
+        auto callee = index.find(child.name);
+        if (callee == index.end() || !child.calls_exact) continue;
+        calls[caller->second][callee->second] = double(e.calls);
+        exact_edges.insert({caller->second, callee->second});
+      }
+    }
+  }
   // A call on a line that also holds a condition is charged every execution of the line; where
-  // that makes more calls into g than gcov counted executions of g, the estimates are scaled
-  // down to gcov's exact total.
-  std::vector<double> into(n, 0);
+  // that makes more calls into g than gcov counted executions of g (less the exact ones), the
+  // estimates are scaled down to that total.
+  std::vector<double> estimated(n, 0), known(n, 0);
   for (int f = 0; f < n; ++f)
-    for (const auto& [g, k] : calls[f]) into[g] += k;
+    for (const auto& [g, k] : calls[f]) (exact_edges.count({f, g}) ? known : estimated)[g] += k;
   for (int f = 0; f < n; ++f)
     for (auto& [g, k] : calls[f]) {
-      double exact = double(model.functions[g].calls);
-      if (into[g] > exact && into[g] > 0) k *= exact / into[g];
+      if (exact_edges.count({f, g})) continue;
+      double left = std::max(0.0, double(model.functions[g].calls) - known[g]);
+      if (estimated[g] > left && estimated[g] > 0) k *= left / estimated[g];
     }
 
   // x_f, the implicit cost of one call of f: x = c + P x, P[f][g] = calls(f→g) / calls(f).

@@ -11,6 +11,7 @@
 
 #include "base/status.h"
 #include "format/raw_profile.h"
+#include "model/profile.h"
 #include "symbolize/code_map.h"
 
 namespace hotline::model {
@@ -36,7 +37,10 @@ struct CostModel {
 
 // Needs the profile's LINE_COUNTS and FUNCTION_COUNT records and the code map of the binary
 // they came from; a function's explicit cost is its FUNCTION_INSTRUCTIONS count where the
-// profile has one.
-Expected<CostModel> CostsFromCounts(const format::RawProfile& raw, const symbolize::CodeMap& code);
+// profile has one. `traced`: the profile's model when the program was also traced
+// (-finstrument-functions): the calls between traced functions are then its exact ones, not
+// estimates from the lines holding calls.
+Expected<CostModel> CostsFromCounts(const format::RawProfile& raw, const symbolize::CodeMap& code,
+                                    const Profile* traced = nullptr);
 
 }  // namespace hotline::model

@@ -336,6 +336,32 @@ TEST(Instructions, DiffShowsExactlyWhatChanged) {
   EXPECT_EQ(before["collatz"], after["collatz"]);
 }
 
+// A program also built with -finstrument-functions: its calls are counted, so each caller's
+// total holds exactly the calls it made (100 and 500 of 600), not what its lines suggest.
+TEST(Instructions, TracedCallsChargeEachCallerItsOwnCalls) {
+  std::string dir = ScratchDir("instructions-calls");
+  std::string program = dir + "/prog";
+  BuildCounted(dir, {"gcc", "-O1", "-fno-tree-ch", "-finstrument-functions"}, program,
+               SOURCE_instructions_calls);
+  ASSERT_EQ(RecordCounts(dir, dir + "/p.hotline", {program}).exit_code, 0);
+  RunResult r = Hotline({"report", "-P", "-m", dir + "/p.hotline"}, dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::map<std::string, std::vector<uint64_t>> rows;  // name → calls, total, self
+  std::istringstream lines(r.out);
+  for (std::string line; std::getline(lines, line);) {
+    std::vector<std::string> cells;
+    std::istringstream fields(line);
+    for (std::string cell; std::getline(fields, cell, '\t');) cells.push_back(cell);
+    if (cells.size() == 7)
+      rows[cells[6]] = {std::stoull(cells[0]), std::stoull(cells[1]), std::stoull(cells[2])};
+  }
+  ASSERT_TRUE(rows.count("heavy") && rows.count("rare") && rows.count("often")) << r.out;
+  ASSERT_EQ(rows["heavy"][0], 600u);
+  double per_call = double(rows["heavy"][2]) / 600;
+  EXPECT_NEAR(double(rows["rare"][1]), double(rows["rare"][2]) + 100 * per_call, 1.0);
+  EXPECT_NEAR(double(rows["often"][1]), double(rows["often"][2]) + 500 * per_call, 1.0);
+}
+
 TEST(Instructions, CEqualsCallgrind) {
   ExpectCallgrindsCounts("instructions_c", {"gcc", "-O1", "-fno-tree-ch"}, SOURCE_instructions_c,
                          true);
