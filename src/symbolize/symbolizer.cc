@@ -16,6 +16,7 @@
 #include <string_view>
 #include <utility>
 
+#include "symbolize/symbol_cache.h"
 #include "symbolize/symbolizer_impl.h"
 
 namespace hotline::symbolize {
@@ -90,6 +91,18 @@ Symbolizer::Impl::Impl(SymbolizerOptions opts) : options(std::move(opts)) {
   callbacks.debuginfo_path = &debuginfo_path_ptr;
 }
 
+Symbolizer::Impl::~Impl() {
+  for (auto& [key, m] : modules)
+    if (m->cache_grew && m->dwarf != nullptr && !m->cache_path.empty())
+      SaveSymbolCache(m->cache_path, m->cache[0], m->cache[1]);
+}
+
+void Symbolizer::Impl::openOnce(Module& m, const ModuleInfo& info) {
+  if (m.opened) return;
+  m.opened = true;
+  open(m, info);
+}
+
 void Symbolizer::Impl::warn(std::string message) {
   if (warned.insert(message).second) warnings.push_back(std::move(message));
 }
@@ -104,7 +117,11 @@ Symbolizer::Impl::Module& Symbolizer::Impl::moduleFor(const ModuleInfo& info) {
   auto [it, inserted] = modules.try_emplace(std::move(key));
   if (inserted) {
     it->second = std::make_unique<Module>();
-    open(*it->second, info);
+    Module& m = *it->second;
+    m.path = info.path;
+    m.cache_path = isSpecialModule(info.path) ? "" : SymbolCachePath(info, options.debug_dirs);
+    if (m.cache_path.empty() || !LoadSymbolCache(m.cache_path, info.path, m.cache[0], m.cache[1]))
+      openOnce(m, info);
   }
   last_module = it->second.get();
   last_path = info.path;
@@ -113,7 +130,6 @@ Symbolizer::Impl::Module& Symbolizer::Impl::moduleFor(const ModuleInfo& info) {
 }
 
 void Symbolizer::Impl::open(Module& m, const ModuleInfo& info) {
-  m.path = info.path;
   if (isSpecialModule(info.path)) return;
   const std::string& path = info.path;
   // Opened here only to say precisely why a file cannot be used; libdwfl opens it again.
@@ -160,6 +176,7 @@ void Symbolizer::Impl::open(Module& m, const ModuleInfo& info) {
     if (length <= 0 || std::string(reinterpret_cast<const char*>(bits), length) != info.build_id) {
       warn(path + ": build-id differs from the profiled binary (rebuilt since the run?); its " +
            "symbols may be wrong");
+      m.cache_path.clear();  // answers that may be wrong are not kept
     }
   }
 
@@ -284,9 +301,11 @@ const ResolvedAddress& Symbolizer::resolve(const ModuleInfo& module, uint64_t ad
   if (!inserted) return result;
   result.module = module.path;
   result.module_address = vaddr;
+  impl_->openOnce(m, module);  // an address the kept answers lack
   if (m.mod != nullptr) {
     // A return address points after the call; one byte back is inside the call instruction.
     impl_->symbolize(m, is_return_address && vaddr > 0 ? vaddr - 1 : vaddr, result.frames);
+    m.cache_grew = true;
   }
   return result;
 }

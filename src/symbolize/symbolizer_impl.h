@@ -52,15 +52,21 @@ struct Symbolizer::Impl {
     std::unordered_map<const char*, std::string> file_names;
     // Keyed by ELF virtual address; [1] holds return addresses, looked up one byte earlier.
     std::unordered_map<uint64_t, ResolvedAddress> cache[2];
+    // Opened (libdwfl, DWARF) on the first address the kept answers (symbol_cache.h) lack.
+    bool opened = false;
+    std::string cache_path;  // where its answers are kept between commands ("" : not kept)
+    bool cache_grew = false;
   };
 
   explicit Impl(SymbolizerOptions opts);
+  ~Impl();  // keeps what was learned about modules with DWARF
 
   void warn(std::string message);
 
   Module& moduleFor(const ModuleInfo& info);
 
   void open(Module& m, const ModuleInfo& info);
+  void openOnce(Module& m, const ModuleInfo& info);
 
   // One pass over the unit headers: which unit covers which addresses. The DIEs inside a unit
   // are read only when an address first falls into it.
