@@ -21,20 +21,8 @@ fixed="-Dluai_makeseed(L)=0 -Dl_randomizePivot()=0"  # the same work every run
 bash "$here/lua-source.sh" "$work/plain" "$fixed"
 bash "$here/lua-source.sh" "$work/coverage" "$fixed --coverage -fprofile-update=atomic"
 bash "$here/lua-source.sh" "$work/single" "$fixed --coverage"
-script=$work/work.lua
-cat >"$script" <<'LUA'
-local t = {}
-for i = 1, 500000 do t[i] = (i * 7919) % 100003 end
-table.sort(t)
-local function fib(n) if n < 2 then return n end return fib(n - 1) + fib(n - 2) end
-local parts = {}
-for i = 1, 50000 do parts[#parts + 1] = string.format("%d:%s", i, tostring(i * 3)) end
-local text = table.concat(parts, ",")
-local words = 0
-for w in text:gmatch("%d+") do words = words + 1 end
-print(t[1000], fib(30), words)
-LUA
-run() { for _ in $(seq "$reps"); do cpu "$work" "$@"; done | median; }
+script=$here/programs/sorts_formats.lua
+run() { for _ in $(seq "$reps"); do cpu "$work" "$@" 500000 30; done | median; }
 plain=$(run "$work/plain/lua" "$script")
 coverage=$(run "$work/coverage/lua" "$script")
 single=$(run "$work/single/lua" "$script")

@@ -384,8 +384,8 @@ TEST(Instructions, CxxAtO2IsWithinItsRange) {
   ExpectCallgrindsCounts("instructions_cpp", {"g++", "-O2"}, SOURCE_instructions_cpp, false);
 }
 
-// Lua 5.4 from Debian's source package, at -O2 (bench/lua-source.sh), running a script of table
-// sorts, string formatting and pattern matching.
+// Lua 5.4 from Debian's source package, at -O2 (bench/lua-source.sh), running
+// bench/programs/sorts_formats.lua of table sorts, string formatting and pattern matching.
 TEST(Instructions, LuaEqualsCallgrind) {
   if (!Installed("valgrind")) GTEST_SKIP() << "valgrind (Debian's) is not installed";
   std::string dir = ScratchDir("instructions-lua");
@@ -399,26 +399,13 @@ TEST(Instructions, LuaEqualsCallgrind) {
               dir);
   if (built.exit_code != 0) GTEST_SKIP() << "Lua's source package cannot be had: " << built.err;
   std::string lua = dir + "/build/lua";
-  std::string script = dir + "/work.lua";
-  std::ofstream(script) << R"(local t = {}
-for i = 1, 20000 do t[i] = (i * 7919) % 1000 end
-table.sort(t)
-local s = 0
-for i = 1, #t do s = s + t[i] end
-local function fib(n) if n < 2 then return n end return fib(n - 1) + fib(n - 2) end
-local parts = {}
-for i = 1, 2000 do parts[#parts + 1] = string.format("%d:%s", i, tostring(i * 3)) end
-local text = table.concat(parts, ",")
-local words = 0
-for w in text:gmatch("%d+") do words = words + 1 end
-print(s, fib(20), words, #text)
-)";
-  RunResult recorded = RecordCounts(dir, dir + "/p.hotline", {lua, script});
+  std::string script = std::string(HOTLINE_SOURCE_DIR) + "/bench/programs/sorts_formats.lua";
+  RunResult recorded = RecordCounts(dir, dir + "/p.hotline", {lua, script, "20000", "20"});
   ASSERT_EQ(recorded.exit_code, 0) << recorded.err;
-  RunResult grind =
-      Execute({"/usr/bin/env", "valgrind", "--tool=callgrind", "--compress-strings=no",
-               "--compress-pos=no", "--callgrind-out-file=" + dir + "/cg.out", lua, script},
-              dir);
+  RunResult grind = Execute(
+      {"/usr/bin/env", "valgrind", "--tool=callgrind", "--compress-strings=no", "--compress-pos=no",
+       "--callgrind-out-file=" + dir + "/cg.out", lua, script, "20000", "20"},
+      dir);
   ASSERT_EQ(grind.exit_code, 0) << grind.err;
   EXPECT_EQ(grind.out, recorded.out);
   Compare("lua", "/lua", dir + "/p.hotline", dir + "/cg.out", true);
