@@ -91,7 +91,7 @@ class Image {
     while ((scn = elf_nextscn(elf, scn))) {
       GElf_Shdr sh;
       if (!gelf_getshdr(scn, &sh)) continue;
-      const char* name = elf_strptr(elf, elf_ndxptr(), sh.sh_name);
+      const char* name = elf_strptr(elf, section_names(), sh.sh_name);
       Elf_Data* data = sh.sh_type == SHT_NOBITS ? nullptr : elf_getdata(scn, nullptr);
       if (sh.sh_addr && (sh.sh_flags & SHF_ALLOC))
         sections_.push_back(Section{sh.sh_addr, sh.sh_size,
@@ -166,7 +166,8 @@ class Image {
   }
 
  private:
-  size_t elf_ndxptr() const {
+  // The section holding the sections' names.
+  size_t section_names() const {
     size_t index = 0;
     elf_getshdrstrndx(elf_, &index);
     return index;
