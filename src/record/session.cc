@@ -576,6 +576,8 @@ Expected<Outcome> RecordProgram(const Request& r, const Listener& listen, int* e
     Status appended = data.ok() ? coverage::AppendCoverage(output, Absolute(program->path), *data)
                                 : data.status();
     if (!appended.ok()) listen({Message::kWarning, "no exact line counts: " + appended.message()});
+    if (appended.ok() && !data->instructions_note.empty())
+      listen({Message::kNote, data->instructions_note});
     coverage::RemoveCoverageDirectory(counts);
   }
   if (!write_error.ok()) {
