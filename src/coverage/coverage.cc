@@ -144,10 +144,11 @@ Expected<CoverageData> CollectLlvm(const CoveragePlan& plan) {
 std::string InstructionsNote(const InstructionCounts& counts) {
   uint64_t executed = 0;
   for (const FunctionInstructions& f : counts.functions) executed += f.executed;
-  std::string note = "instruction counts from the block counters of " +
-                     std::to_string(counts.functions.size()) +
-                     " functions: " + std::to_string(executed) + " instructions, of which " +
-                     std::to_string(counts.counter_increments) + " are the counters' own";
+  size_t n = counts.functions.size();
+  std::string note = "instruction counts from the block counters of " + std::to_string(n) +
+                     (n == 1 ? " function: " : " functions: ") + std::to_string(executed) +
+                     " instructions, of which " + std::to_string(counts.counter_increments) +
+                     " are the counters' own";
   if (!counts.not_counted.empty()) {
     note += "; not counted, their code could not be followed (" +
             std::to_string(counts.not_counted.size()) + " functions: ";
