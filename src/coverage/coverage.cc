@@ -86,6 +86,28 @@ Expected<CoveragePlan> PrepareCoverageRun(const std::string& program_path) {
 namespace {
 
 // clang: llvm-profdata merges the raw profiles, llvm-cov exports them as lcov text.
+// What a reader of the instruction counts should know: the counters' own share, and the
+// functions whose code could not be followed, with the remedy.
+std::string InstructionsNote(const InstructionCounts& counts) {
+  uint64_t executed = 0;
+  for (const FunctionInstructions& f : counts.functions) executed += f.executed;
+  size_t n = counts.functions.size();
+  std::string note = "instruction counts from the block counters of " + std::to_string(n) +
+                     (n == 1 ? " function: " : " functions: ") + std::to_string(executed) +
+                     " instructions, of which " + std::to_string(counts.counter_increments) +
+                     " are the counters' own";
+  if (!counts.not_counted.empty()) {
+    size_t missed = counts.not_counted.size();
+    note += "; not counted, their code could not be followed (" + std::to_string(missed) +
+            (missed == 1 ? " function: " : " functions: ");
+    for (size_t i = 0; i < counts.not_counted.size() && i < 5; ++i)
+      note += (i ? ", " : "") + counts.not_counted[i];
+    if (counts.not_counted.size() > 5) note += ", ...";
+    note += "); build with -fprofile-update=atomic so that counters stay in memory";
+  }
+  return note;
+}
+
 Expected<CoverageData> CollectLlvm(const CoveragePlan& plan) {
   CoverageData data;
   std::vector<std::string> merge = {"llvm-profdata", "merge", "-o",
@@ -136,28 +158,15 @@ Expected<CoverageData> CollectLlvm(const CoveragePlan& plan) {
     }
   }
   for (FileCounts& f : data.files) std::sort(f.lines.begin(), f.lines.end());
-  return data;
-}
-
-// What a reader of the instruction counts should know: the counters' own share, and the
-// functions whose code could not be followed, with the remedy.
-std::string InstructionsNote(const InstructionCounts& counts) {
-  uint64_t executed = 0;
-  for (const FunctionInstructions& f : counts.functions) executed += f.executed;
-  size_t n = counts.functions.size();
-  std::string note = "instruction counts from the block counters of " + std::to_string(n) +
-                     (n == 1 ? " function: " : " functions: ") + std::to_string(executed) +
-                     " instructions, of which " + std::to_string(counts.counter_increments) +
-                     " are the counters' own";
-  if (!counts.not_counted.empty()) {
-    note += "; not counted, their code could not be followed (" +
-            std::to_string(counts.not_counted.size()) + " functions: ";
-    for (size_t i = 0; i < counts.not_counted.size() && i < 5; ++i)
-      note += (i ? ", " : "") + counts.not_counted[i];
-    if (counts.not_counted.size() > 5) note += ", ...";
-    note += "); build with -fprofile-update=atomic so that counters stay in memory";
+  std::vector<std::string> profraws(merge.begin() + 4, merge.end());
+  Expected<InstructionCounts> instructions = CountInstructionsClang(plan.program, profraws);
+  if (instructions.ok()) {
+    data.instructions = std::move(*instructions);
+    data.instructions_note = InstructionsNote(data.instructions);
+  } else {
+    data.instructions_note = "no instruction counts: " + instructions.status().message();
   }
-  return note;
+  return data;
 }
 
 }  // namespace

@@ -18,6 +18,7 @@
 
 #include "coverage/block_flow.h"
 #include "coverage/gcda.h"
+#include "coverage/profraw.h"
 #include "symbolize/debug_binary.h"
 #include "symbolize/line_table.h"
 #include "symbolize/symbol_index.h"
@@ -136,6 +137,12 @@ class Image {
     for (const uint8_t* p; (p = at(address, 1)) && *p && s.size() < 4096; ++address)
       s.push_back(char(*p));
     return s;
+  }
+  // A section's address and size.
+  std::optional<std::pair<uint64_t, uint64_t>> section(const std::string& name) const {
+    for (const Section& s : sections_)
+      if (s.name == name) return std::pair{s.address, s.size};
+    return std::nullopt;
   }
   bool readOnlyData(uint64_t address) const {
     for (const Section& s : sections_)
@@ -266,8 +273,11 @@ class Counter {
       return std::any_of(ranges.begin(), ranges.end(),
                          [&](const auto& r) { return a >= r.first && a < r.second; });
     };
-    if (!std::any_of(code.begin(), code.end(), [](const Insn& i) { return i.counter != 0; }))
-      return Built::kNoCounters;  // code the run did not count (crt, the gcov runtime)
+    // Code the run did not count (crt, the coverage runtimes, which only take the counters'
+    // addresses).
+    if (!std::any_of(code.begin(), code.end(),
+                     [](const Insn& i) { return i.counter != 0 && i.use != Insn::kOther; }))
+      return Built::kNoCounters;
     for (Insn& i : code)
       if (i.flow == Flow::kIndirect && !jumpTable(code, i, inside)) return Built::kNotFollowed;
 
@@ -634,35 +644,14 @@ class Counter {
   csh cs_ = 0;
 };
 
-}  // namespace
-
-Expected<InstructionCounts> CountInstructions(
-    const std::string& binary, const std::function<std::string(const std::string&)>& gcda_file) {
-  Expected<std::unique_ptr<symbolize::DebugBinary>> opened =
-      symbolize::OpenDebugBinary(binary, "counted");
-  if (!opened) return opened.status();
-  Elf* elf = (*opened)->elf;
-  Dwarf* dwarf = (*opened)->dwarf;
-  Image image(elf);
-
-  std::vector<Symbol> functions, fn_infos;
-  symbolize::ForEachSymbol(elf, [&](const GElf_Sym& sym, const char* name) {
-    if (GELF_ST_TYPE(sym.st_info) == STT_FUNC && sym.st_size)
-      functions.push_back(Symbol{sym.st_value, sym.st_size, name});
-    if (std::strncmp(name, "__gcov_.", 8) == 0)
-      fn_infos.push_back(Symbol{sym.st_value, sym.st_size, name});
-  });
-  std::sort(functions.begin(), functions.end(),
-            [](const Symbol& a, const Symbol& b) { return a.start < b.start; });
-  functions.erase(std::unique(functions.begin(), functions.end(),
-                              [](const Symbol& a, const Symbol& b) { return a.start == b.start; }),
-                  functions.end());
-
-  // gcov's per-function records (struct gcov_fn_info): the object's gcov_info (whose filename
-  // names the .gcda), the function's ident, and its counters' number and address.
-  std::map<std::string, ArcCounters> gcdas;
+// gcc's counters: each function's `__gcov_.<fn>` record (struct gcov_fn_info) names its
+// object's gcov_info (whose filename names the .gcda), the function's ident, and its counters'
+// number and address.
+CounterArrays GccCounters(const Image& image, const std::vector<Symbol>& records,
+                          const std::function<std::string(const std::string&)>& gcda_file,
+                          std::map<std::string, ArcCounters>& gcdas) {
   CounterArrays arrays;
-  for (const Symbol& info : fn_infos) {
+  for (const Symbol& info : records) {
     auto key = image.pointer(info.start);
     auto ident = image.u32(info.start + 8);
     auto number = image.u32(info.start + 24);
@@ -680,9 +669,17 @@ Expected<InstructionCounts> CountInstructions(
     if (counters == it->second.end() || counters->second.size() != *number) continue;
     arrays.by_start[*values] = {*values, &counters->second};
   }
-  if (arrays.by_start.empty())
-    return Status::Error(binary + ": no counters of this run match the binary's");
+  return arrays;
+}
 
+// The counting itself, once the run's counters are placed in the binary.
+Expected<InstructionCounts> Count(Elf* elf, Dwarf* dwarf, const Image& image,
+                                  std::vector<Symbol> functions, const CounterArrays& arrays) {
+  std::sort(functions.begin(), functions.end(),
+            [](const Symbol& a, const Symbol& b) { return a.start < b.start; });
+  functions.erase(std::unique(functions.begin(), functions.end(),
+                              [](const Symbol& a, const Symbol& b) { return a.start == b.start; }),
+                  functions.end());
   std::set<std::string> noreturn;
   Dwarf_Off offset = 0, next;
   size_t header;
@@ -727,6 +724,60 @@ Expected<InstructionCounts> CountInstructions(
   counter.solve(built, out, lines);
   for (auto& [key, line] : lines) out.lines.push_back(std::move(line));
   return out;
+}
+
+// The program's symbols: its functions, and the records of `prefix` (gcc's `__gcov_.`).
+std::vector<Symbol> Symbols(Elf* elf, std::vector<Symbol>* records, const char* prefix) {
+  std::vector<Symbol> functions;
+  size_t length = std::strlen(prefix);
+  symbolize::ForEachSymbol(elf, [&](const GElf_Sym& sym, const char* name) {
+    if (GELF_ST_TYPE(sym.st_info) == STT_FUNC && sym.st_size)
+      functions.push_back(Symbol{sym.st_value, sym.st_size, name});
+    if (records && std::strncmp(name, prefix, length) == 0)
+      records->push_back(Symbol{sym.st_value, sym.st_size, name});
+  });
+  return functions;
+}
+
+}  // namespace
+
+Expected<InstructionCounts> CountInstructions(
+    const std::string& binary, const std::function<std::string(const std::string&)>& gcda_file) {
+  Expected<std::unique_ptr<symbolize::DebugBinary>> opened =
+      symbolize::OpenDebugBinary(binary, "counted");
+  if (!opened) return opened.status();
+  Image image((*opened)->elf);
+  std::vector<Symbol> records;
+  std::vector<Symbol> functions = Symbols((*opened)->elf, &records, "__gcov_.");
+  std::map<std::string, ArcCounters> gcdas;
+  CounterArrays arrays = GccCounters(image, records, gcda_file, gcdas);
+  if (arrays.by_start.empty())
+    return Status::Error(binary + ": no counters of this run match the binary's");
+  return Count((*opened)->elf, (*opened)->dwarf, image, std::move(functions), arrays);
+}
+
+Expected<InstructionCounts> CountInstructionsClang(const std::string& binary,
+                                                   const std::vector<std::string>& profraws) {
+  Expected<std::unique_ptr<symbolize::DebugBinary>> opened =
+      symbolize::OpenDebugBinary(binary, "counted");
+  if (!opened) return opened.status();
+  Image image((*opened)->elf);
+  std::optional<std::pair<uint64_t, uint64_t>> section = image.section("__llvm_prf_cnts");
+  if (!section) return Status::Error(binary + ": no clang counters (__llvm_prf_cnts)");
+  // Every process's counters of this binary, added up.
+  std::vector<uint64_t> values(section->second / 8, 0);
+  bool found = false;
+  for (const std::string& path : profraws) {
+    Expected<std::vector<uint64_t>> read = ReadProfrawCounters(path);
+    if (!read.ok() || read->size() != values.size()) continue;
+    for (size_t i = 0; i < values.size(); ++i) values[i] += (*read)[i];
+    found = true;
+  }
+  if (!found) return Status::Error(binary + ": no counters of this run match the binary's");
+  CounterArrays arrays;
+  arrays.by_start[section->first] = {section->first, &values};
+  return Count((*opened)->elf, (*opened)->dwarf, image, Symbols((*opened)->elf, nullptr, ""),
+               arrays);
 }
 
 }  // namespace hotline::coverage

@@ -43,9 +43,13 @@ struct InstructionCounts {
   std::vector<std::string> not_counted;
 };
 
-// `gcda_file` gives where this run's counters of an object file are, from the .gcda name the
-// object was compiled with (gcov_info's filename); "" when the run left none.
+// gcc: `gcda_file` gives where this run's counters of an object file are, from the .gcda name
+// the object was compiled with (gcov_info's filename); "" when the run left none.
 Expected<InstructionCounts> CountInstructions(
     const std::string& binary, const std::function<std::string(const std::string&)>& gcda_file);
+
+// clang (-fprofile-instr-generate): the raw profiles the run's processes wrote.
+Expected<InstructionCounts> CountInstructionsClang(const std::string& binary,
+                                                   const std::vector<std::string>& profraws);
 
 }  // namespace hotline::coverage
