@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "base/subprocess.h"
 #include "format/writer.h"
@@ -178,6 +179,8 @@ Expected<CoverageData> CollectCoverage(const CoveragePlan& plan) {
   std::map<std::string, std::map<uint64_t, uint64_t>> lines;
   std::map<std::pair<std::string, std::string>, FunctionCounts> functions;
   std::error_code ec;
+  // The .gcda files by directory: gcov reads each directory's in one run.
+  std::map<std::string, std::vector<std::string>> by_directory;
   for (auto it = fs::recursive_directory_iterator(plan.directory, ec);
        !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
     if (!it->is_regular_file() || it->path().extension() != ".gcda") continue;
@@ -187,31 +190,40 @@ Expected<CoverageData> CollectCoverage(const CoveragePlan& plan) {
     fs::path beside = fs::path(it->path()).replace_extension(".gcno");
     if (!fs::exists(gcno, ec)) continue;  // no notes: gcov could not read it either
     fs::copy_file(gcno, beside, fs::copy_options::overwrite_existing, ec);
+    by_directory[it->path().parent_path().string()].push_back(it->path().filename().string());
+  }
+  for (const auto& [directory, gcdas] : by_directory) {
+    std::vector<std::string> command = {"gcov", "--json-format", "--stdout"};
+    command.insert(command.end(), gcdas.begin(), gcdas.end());
     std::string json;
-    int status =
-        base::Capture({"gcov", "--json-format", "--stdout", it->path().filename().string()},
-                      it->path().parent_path().string(), &json);
-    if (status != 0) return Status::Error("gcov failed on " + original);
+    std::string where = directory.substr(plan.directory.size());
+    if (base::Capture(command, directory, &json) != 0)
+      return Status::Error("gcov failed on " + where);
     try {
-      auto doc = nlohmann::json::parse(json);
-      std::string cwd = doc.value("current_working_directory", std::string());
-      for (const auto& file : doc.at("files")) {
-        std::string path = Absolute(file.at("file").get<std::string>(), cwd);
-        auto& file_lines = lines[path];
-        for (const auto& line : file.at("lines"))
-          file_lines[line.at("line_number").get<uint64_t>()] += line.at("count").get<uint64_t>();
-        for (const auto& fn : file.value("functions", nlohmann::json::array())) {
-          std::string name = fn.value("demangled_name", fn.value("name", std::string()));
-          FunctionCounts& f = functions[{path, name}];
-          f.file = path;
-          f.name = name;
-          f.start_line = fn.value("start_line", uint64_t{0});
-          f.end_line = fn.value("end_line", uint64_t{0});
-          f.executions += fn.value("execution_count", uint64_t{0});
+      // One document per .gcda, one after the other.
+      std::istringstream documents(json);
+      while (documents >> std::ws && documents.peek() != EOF) {
+        nlohmann::json doc;
+        documents >> doc;
+        std::string cwd = doc.value("current_working_directory", std::string());
+        for (const auto& file : doc.at("files")) {
+          std::string path = Absolute(file.at("file").get<std::string>(), cwd);
+          auto& file_lines = lines[path];
+          for (const auto& line : file.at("lines"))
+            file_lines[line.at("line_number").get<uint64_t>()] += line.at("count").get<uint64_t>();
+          for (const auto& fn : file.value("functions", nlohmann::json::array())) {
+            std::string name = fn.value("demangled_name", fn.value("name", std::string()));
+            FunctionCounts& f = functions[{path, name}];
+            f.file = path;
+            f.name = name;
+            f.start_line = fn.value("start_line", uint64_t{0});
+            f.end_line = fn.value("end_line", uint64_t{0});
+            f.executions += fn.value("execution_count", uint64_t{0});
+          }
         }
       }
     } catch (const nlohmann::json::exception& e) {
-      return Status::Error("cannot read gcov's output for " + original + ": " + e.what());
+      return Status::Error("cannot read gcov's output for " + where + ": " + e.what());
     }
   }
   for (auto& [path, counts] : lines)
