@@ -86,7 +86,6 @@ Expected<CoveragePlan> PrepareCoverageRun(const std::string& program_path) {
 
 namespace {
 
-// clang: llvm-profdata merges the raw profiles, llvm-cov exports them as lcov text.
 // What a reader of the instruction counts should know: the counters' own share, and the
 // functions whose code could not be followed, with the remedy.
 std::string InstructionsNote(const InstructionCounts& counts) {
@@ -109,6 +108,8 @@ std::string InstructionsNote(const InstructionCounts& counts) {
   return note;
 }
 
+// clang: llvm-profdata merges the raw profiles, llvm-cov exports them as lcov text; the
+// instruction counts come from the raw profiles themselves.
 Expected<CoverageData> CollectLlvm(const CoveragePlan& plan) {
   CoverageData data;
   std::vector<std::string> merge = {"llvm-profdata", "merge", "-o",
