@@ -17,10 +17,8 @@
 #include "cli/terminal.h"
 #include "format/raw_profile.h"
 #include "model/build.h"
-#include "model/costs.h"
 #include "report/annotate.h"
 #include "report/sources.h"
-#include "symbolize/code_map.h"
 #include "symbolize/symbolizer.h"
 
 namespace hotline::cli {
