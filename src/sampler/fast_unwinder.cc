@@ -144,9 +144,18 @@ const unwind::StepRule& FastUnwinder::ruleFor(const File& file, uint64_t pc_here
   unwind::StepRule& slot =
       recent_rules_[(pc_here * 0x9E3779B97F4A7C15ull) >> (64 - kRecentRuleBits)];
   if (slot.pc == pc_here && slot.kind != unwind::StepRule::kEmpty) return slot;
-  auto [it, fresh] = rules_.try_emplace(pc_here);
-  if (fresh) it->second = unwind::RuleFromEhFrame(file.image, pc_here);
-  slot = it->second;
+  // By the table row that holds the address: the interrupted instructions of a big function
+  // (an interpreter's loop) are thousands of addresses under a few rows.
+  auto row = rules_.upper_bound(pc_here);
+  if (row != rules_.begin() && pc_here < std::prev(row)->second.end) {
+    slot = std::prev(row)->second.rule;
+  } else {
+    std::pair<uint64_t, uint64_t> holds{pc_here, pc_here + 1};
+    unwind::StepRule rule = unwind::RuleFromEhFrame(file.image, pc_here, &holds);
+    rules_.insert_or_assign(holds.first, CachedRule{holds.second, rule});
+    slot = rule;
+  }
+  slot.pc = pc_here;
   return slot;
 }
 

@@ -60,7 +60,13 @@ class FastUnwinder {
 
   std::map<std::string, std::unique_ptr<File>> files_;
   std::map<uint32_t, Process> processes_;
-  std::unordered_map<uint64_t, unwind::StepRule> rules_;  // by lookup address here
+  // The rules found, by the first address of the table row each holds for (here); no two rows
+  // overlap (one image's FDEs do not).
+  struct CachedRule {
+    uint64_t end;
+    unwind::StepRule rule;
+  };
+  std::map<uint64_t, CachedRule> rules_;
   // The rules last used, by a hash of their address: one cache line to read where the map's
   // lookup is a division and a chain of nodes (a deep stack asks for a rule per frame).
   static constexpr int kRecentRuleBits = 13;

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <utility>
 
 #include "unwind/dwarf_bytes.h"
 
@@ -200,9 +201,11 @@ Run Execute(DwarfBytes r, const Cie& cie, uint64_t bias, const State& initial, S
 
 // The state that holds `target` in the FDE whose instructions are `fde_insns` for the function
 // at [start, start + range): the CIE's instructions run first. False when an instruction is not
-// known or the tables are damaged.
+// known or the tables are damaged. `row`, when given, receives the addresses the state holds for
+// ([row->first, row->second); the second is the function's end when the instructions run out).
 inline bool StateAt(const Cie& cie, DwarfBytes fde_insns, uint64_t start, uint64_t target,
-                    uint64_t bias, State* out) {
+                    uint64_t bias, State* out, std::pair<uint64_t, uint64_t>* row = nullptr,
+                    uint64_t end = 0) {
   State initial;
   uint64_t loc = start;
   auto never = [](uint64_t) { return true; };
@@ -211,8 +214,14 @@ inline bool StateAt(const Cie& cie, DwarfBytes fde_insns, uint64_t start, uint64
     return false;
   *out = initial;
   loc = start;
-  return Execute(fde_insns, cie, bias, initial, out, &loc,
-                 [target](uint64_t next) { return next <= target; }) != Run::kFailed;
+  uint64_t row_end = end;
+  Run run = Execute(fde_insns, cie, bias, initial, out, &loc, [&](uint64_t next) {
+    if (next <= target) return true;
+    row_end = next;
+    return false;
+  });
+  if (row) *row = {loc, row_end};
+  return run != Run::kFailed;
 }
 
 }  // namespace hotline::unwind

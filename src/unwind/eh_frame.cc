@@ -142,7 +142,7 @@ bool ParseCie(const ImageInMemory& m, uint64_t at, Cie* cie) {
 
 }  // namespace
 
-StepRule RuleFromEhFrame(const ImageInMemory& m, uint64_t pc) {
+StepRule RuleFromEhFrame(const ImageInMemory& m, uint64_t pc, std::pair<uint64_t, uint64_t>* row) {
   StepRule rule;
   rule.pc = pc;
   rule.kind = StepRule::kUnknown;
@@ -162,21 +162,23 @@ StepRule RuleFromEhFrame(const ImageInMemory& m, uint64_t pc) {
   if (!r.ok || pc < start || pc - start >= range) return rule;
   if (cie.has_augmentation_data) r.p += r.uleb();
   if (!r.ok || r.p > r.end) return rule;
-  State row;
-  if (!StateAt(cie, r, start, pc, 0, &row)) return rule;
-  if (row.ra.kind == Rule::kUndefined) {
+  State state;
+  std::pair<uint64_t, uint64_t> holds;
+  if (!StateAt(cie, r, start, pc, 0, &state, &holds, start + range)) return rule;
+  if (row && holds.first <= pc && pc < holds.second) *row = holds;
+  if (state.ra.kind == Rule::kUndefined) {
     rule.kind = StepRule::kOutermost;
     return rule;
   }
-  if (!row.cfa_known || row.ra.kind != Rule::kAtCfa || row.ra.offset != -8) return rule;
-  rule.cfa_offset = int32_t(row.cfa_offset);
-  rule.cfa_from_rbp = row.cfa_reg == kDwarfRbp;
-  if (row.rbp.kind == Rule::kSame) {
+  if (!state.cfa_known || state.ra.kind != Rule::kAtCfa || state.ra.offset != -8) return rule;
+  rule.cfa_offset = int32_t(state.cfa_offset);
+  rule.cfa_from_rbp = state.cfa_reg == kDwarfRbp;
+  if (state.rbp.kind == Rule::kSame) {
     rule.kind = StepRule::kStep;
-  } else if (row.rbp.kind == Rule::kAtCfa && row.rbp.offset >= INT16_MIN &&
-             row.rbp.offset <= INT16_MAX) {
+  } else if (state.rbp.kind == Rule::kAtCfa && state.rbp.offset >= INT16_MIN &&
+             state.rbp.offset <= INT16_MAX) {
     rule.kind = StepRule::kStepSavedRbp;
-    rule.rbp_offset = int16_t(row.rbp.offset);
+    rule.rbp_offset = int16_t(state.rbp.offset);
   }
   return rule;
 }

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <utility>
 
 namespace hotline::unwind {
 
@@ -42,7 +43,10 @@ struct StepRule {
 };
 
 // The rule for `pc` (an address of the image as it lies here; a return address minus 1 for
-// every frame but the innermost) from the image's .eh_frame.
-StepRule RuleFromEhFrame(const ImageInMemory& image, uint64_t pc);
+// every frame but the innermost) from the image's .eh_frame. `row`, when given and the rule
+// comes from a table row, receives the addresses the same rule holds for: a cache can then
+// answer every address of a big function's body from one lookup.
+StepRule RuleFromEhFrame(const ImageInMemory& image, uint64_t pc,
+                         std::pair<uint64_t, uint64_t>* row = nullptr);
 
 }  // namespace hotline::unwind
