@@ -185,9 +185,10 @@ int RunReport(ReportCommandOptions& o) {
   if (!asked.machine) asked.width = o.width_option->count() > 0 ? o.width : TerminalWidth();
   // No table asked for: the top lines, the 20 functions with the most self time (as perf's and
   // pprof's top do; a line says how many more, and -C shows them) and the summary.
-  if (!(asked.top || asked.graph || asked.files || asked.lines || asked.flat || asked.functions ||
-        asked.procedures || asked.raw || asked.stack_changes || o.heap || o.watch ||
-        o.complexity)) {
+  bool defaulted =
+      !(asked.top || asked.graph || asked.files || asked.lines || asked.flat || asked.functions ||
+        asked.procedures || asked.raw || asked.stack_changes || o.heap || o.watch || o.complexity);
+  if (defaulted) {
     asked.top = asked.flat = true;
     if (!asked.machine && o.cutoff_option->count() == 0) asked.flat_limit = 20;
   }
@@ -265,10 +266,18 @@ int RunReport(ReportCommandOptions& o) {
   }
   if (raw || heap_load) WarnAboutFile(o.file, stats, *profile);
   for (const std::string& w : profile->warnings) Warn(w);
+  // A counts-only profile (no sampler ran): its exact counts and costs are what it has, so the
+  // report without table flags is SOKRAT's procedures with their instructions.
+  bool counts_only =
+      profile->summary.sampler == format::Sampler::kNone && profile->summary.exact_line_counts;
+  if (defaulted && counts_only) {
+    o.report.top = o.report.flat = false;
+    o.report.procedures = true;
+  }
   const report::ReportOptions& r = o.report;
   bool sample_tables = r.top || r.graph || r.files || r.lines || r.flat || r.functions ||
                        r.procedures || r.raw || r.stack_changes || !(o.heap || o.watch);
-  if (profile->summary.samples == 0 && sample_tables)
+  if (profile->summary.samples == 0 && sample_tables && !counts_only)
     Warn(o.files.size() == 1
              ? fmt::format("{}: the profile holds no samples", o.file)
              : fmt::format("{}: the profiles hold no samples", fmt::join(o.files, ", ")));
