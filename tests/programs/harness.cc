@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include "../symbol_cache_off.h"
 
 namespace hotline::testing {
 

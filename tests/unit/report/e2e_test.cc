@@ -12,6 +12,7 @@
 #include "model/invariants.h"
 #include "symbolize/symbolizer.h"
 #include "test_util.h"
+#include "../../symbol_cache_off.h"
 
 namespace hotline {
 namespace {

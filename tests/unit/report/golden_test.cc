@@ -13,6 +13,7 @@
 #include "report/report.h"
 #include "symbolize/symbolizer.h"
 #include "test_util.h"
+#include "../../symbol_cache_off.h"
 
 namespace hotline {
 namespace {

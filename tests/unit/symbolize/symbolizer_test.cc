@@ -24,6 +24,7 @@
 #include <sstream>
 #include <string>
 #include <vector>
+#include "../../symbol_cache_off.h"
 
 namespace hotline::symbolize {
 namespace {

@@ -11,6 +11,7 @@
 #include "model/build.h"
 #include "model/invariants.h"
 #include "symbolize/symbolizer.h"
+#include "../../symbol_cache_off.h"
 
 namespace hotline {
 namespace {
