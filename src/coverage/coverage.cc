@@ -95,7 +95,8 @@ std::string InstructionsNote(const InstructionCounts& counts) {
   std::string note = "instruction counts from the block counters of " + std::to_string(n) +
                      (n == 1 ? " function: " : " functions: ") + std::to_string(executed) +
                      " instructions, of which " + std::to_string(counts.counter_increments) +
-                     " are the counters' own";
+                     " are the counters' own; code without counters (the libraries, the dynamic "
+                     "loader, the coverage runtime) is not counted";
   if (!counts.not_counted.empty()) {
     size_t missed = counts.not_counted.size();
     note += "; not counted, their code could not be followed (" + std::to_string(missed) +

@@ -120,7 +120,7 @@ void Compare(const std::string& name, const std::string& object, const std::stri
              const std::string& callgrind, bool exact) {
   format::RawProfile raw = Load(profile);
   for (const std::string& note : raw.notes)
-    EXPECT_EQ(note.find("not counted"), std::string::npos) << note;
+    EXPECT_EQ(note.find("could not be followed"), std::string::npos) << note;
   std::map<std::string, Counted> functions;
   for (const format::RawFunctionInstructions& f : raw.function_instructions) {
     Counted& c = functions[f.name];
