@@ -196,20 +196,21 @@ struct Symbol {
   std::string name;  // raw
 };
 
-// One counter slot of one function's `__gcov0` array: its value this run.
+// The run's counters, by the address of their array in the binary.
 struct CounterArrays {
   struct Array {
     uint64_t start;
     const std::vector<uint64_t>* values;
   };
   std::map<uint64_t, Array> by_start;
-  std::optional<std::pair<uint64_t, uint64_t>> slot(uint64_t address) const {  // (id, value)
+  // The value this run left in the counter slot at `address`; none if no slot is there.
+  std::optional<uint64_t> slot(uint64_t address) const {
     auto it = by_start.upper_bound(address);
     if (it == by_start.begin()) return std::nullopt;
     --it;
     uint64_t index = (address - it->first) / 8;
     if ((address - it->first) % 8 || index >= it->second.values->size()) return std::nullopt;
-    return std::pair{address, (*it->second.values)[index]};
+    return (*it->second.values)[index];
   }
 };
 
@@ -395,7 +396,7 @@ class Counter {
         }
         for (const auto& [slot, site] : f.sites) {
           auto [it, added] = counter_of.try_emplace(slot, graph.counters.size());
-          if (added) graph.counters.push_back({arrays_.slot(slot)->second, {}});
+          if (added) graph.counters.push_back({*arrays_.slot(slot), {}});
           graph.counters[it->second].sites.push_back({site.first + graph.blocks, site.second});
         }
         graph.blocks += f.graph.blocks;

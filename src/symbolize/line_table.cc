@@ -3,7 +3,7 @@
 #include <dwarf.h>
 
 #include <algorithm>
-#include <filesystem>
+#include <string_view>
 
 namespace hotline::symbolize {
 
@@ -47,13 +47,42 @@ const LineRow* RowAt(const std::vector<LineRow>& rows, uint64_t address) {
   return it->file ? &*it : nullptr;
 }
 
+std::string NormalPath(const char* name, const std::string& comp_dir) {
+  std::string joined;
+  std::string_view view(name);
+  if (name[0] != '/' && !comp_dir.empty() &&
+      !(view.size() > comp_dir.size() && view.starts_with(comp_dir) &&
+        view[comp_dir.size()] == '/')) {
+    joined = comp_dir;
+    joined += '/';
+  }
+  joined += name;
+  const bool absolute = joined[0] == '/';
+  std::vector<std::string_view> parts;
+  std::string_view rest(joined);
+  while (!rest.empty()) {
+    size_t slash = rest.find('/');
+    std::string_view part = rest.substr(0, slash);
+    rest = slash == std::string_view::npos ? std::string_view() : rest.substr(slash + 1);
+    if (part.empty() || part == ".") continue;
+    if (part == ".." && !parts.empty() && parts.back() != "..") {
+      parts.pop_back();
+      continue;
+    }
+    if (part == ".." && absolute) continue;  // "/.." is "/"
+    parts.push_back(part);
+  }
+  std::string result = absolute ? "/" : "";
+  for (size_t i = 0; i < parts.size(); ++i) {
+    if (i > 0) result += '/';
+    result += parts[i];
+  }
+  return result.empty() ? std::string(".") : result;
+}
+
 const std::string& FileNames::of(const LineRow& row) {
   auto [it, added] = names_.try_emplace(row.file);
-  if (added) {
-    std::filesystem::path path(row.file);
-    if (path.is_relative() && row.directory) path = std::filesystem::path(row.directory) / path;
-    it->second = path.lexically_normal().string();
-  }
+  if (added) it->second = NormalPath(row.file, row.directory ? row.directory : "");
   return it->second;
 }
 

@@ -24,8 +24,15 @@ std::vector<LineRow> LineRows(Dwarf* dwarf);
 // The row covering `address`, or null where no code of a line is.
 const LineRow* RowAt(const std::vector<LineRow>& rows, uint64_t address);
 
-// A row's file as an absolute path without `..` (`gcc ../x.c` leaves the name relative to the
-// compilation directory), as gcov's counts name files. Each name is made once.
+// One spelling per file: relative names are taken against the compilation directory and `.`,
+// `..` and doubled slashes are folded lexically, so that the same header reached from two
+// compilation units (`/src/a/../inc/x.h`, `/src/inc/x.h`) is one file to the model. libdw
+// already prefixes entries of directory 0, which is the compilation directory itself; when that
+// is relative (glibc's `./stdlib`) the name starts with it and must not get it twice.
+std::string NormalPath(const char* name, const std::string& comp_dir);
+
+// A row's file as NormalPath spells it (`gcc ../x.c` leaves the name relative to the
+// compilation directory), as the symbolizer and gcov's counts name files. Each name is made once.
 class FileNames {
  public:
   const std::string& of(const LineRow& row);

@@ -16,49 +16,12 @@
 #include <string_view>
 #include <utility>
 
+#include "symbolize/line_table.h"
 #include "symbolize/symbol_cache.h"
 #include "symbolize/symbolizer_impl.h"
 
 namespace hotline::symbolize {
 namespace {
-
-// One spelling per file: relative names are taken against the compilation directory and `.`,
-// `..` and doubled slashes are folded lexically, so that the same header reached from two
-// compilation units (`/src/a/../inc/x.h`, `/src/inc/x.h`) is one file to the model.
-// libdw already prefixes entries of directory 0, which is the compilation directory itself; when
-// that is relative (glibc's `./stdlib`) the name starts with it and must not get it twice.
-std::string normalizePath(const char* name, const std::string& comp_dir) {
-  std::string joined;
-  std::string_view view(name);
-  if (name[0] != '/' && !comp_dir.empty() &&
-      !(view.size() > comp_dir.size() && view.starts_with(comp_dir) &&
-        view[comp_dir.size()] == '/')) {
-    joined = comp_dir;
-    joined += '/';
-  }
-  joined += name;
-  const bool absolute = joined[0] == '/';
-  std::vector<std::string_view> parts;
-  std::string_view rest(joined);
-  while (!rest.empty()) {
-    size_t slash = rest.find('/');
-    std::string_view part = rest.substr(0, slash);
-    rest = slash == std::string_view::npos ? std::string_view() : rest.substr(slash + 1);
-    if (part.empty() || part == ".") continue;
-    if (part == ".." && !parts.empty() && parts.back() != "..") {
-      parts.pop_back();
-      continue;
-    }
-    if (part == ".." && absolute) continue;  // "/.." is "/"
-    parts.push_back(part);
-  }
-  std::string result = absolute ? "/" : "";
-  for (size_t i = 0; i < parts.size(); ++i) {
-    if (i > 0) result += '/';
-    result += parts[i];
-  }
-  return result.empty() ? std::string(".") : result;
-}
 
 std::optional<uint64_t> unsignedAttribute(Dwarf_Die* die, unsigned int name) {
   Dwarf_Attribute attr;
@@ -198,7 +161,7 @@ void Symbolizer::Impl::open(Module& m, const ModuleInfo& info) {
 std::string Symbolizer::Impl::filePath(Module& m, const char* name, const std::string& comp_dir) {
   if (name == nullptr) return {};
   auto [it, inserted] = m.file_names.try_emplace(name);
-  if (inserted) it->second = normalizePath(name, comp_dir);
+  if (inserted) it->second = NormalPath(name, comp_dir);
   return it->second;
 }
 

@@ -25,6 +25,7 @@ namespace {
 
 using testing::Execute;
 using testing::Hotline;
+using testing::Installed;
 using testing::RecordAndCompare;
 using testing::Recorded;
 using testing::RunResult;
@@ -34,10 +35,6 @@ using testing::ScratchDir;
 const Recorded& CpuBurn() {
   static const Recorded recorded = RecordAndCompare("export_cpu_burn", {PROGRAM_cpu_burn});
   return recorded;
-}
-
-bool Installed(const std::string& program) {
-  return system(("command -v " + program + " >/dev/null 2>&1").c_str()) == 0;
 }
 
 std::string ReadFile(const std::string& path) {
@@ -174,9 +171,8 @@ TEST(Export, FoldedStacksAddUpToTheFunctionsSelfTimes) {
   ASSERT_EQ(raw.exit_code, 0) << raw.err;
   EXPECT_EQ(folded_samples, uint64_t(std::count(raw.out.begin(), raw.out.end(), '\n')));
   EXPECT_GT(folded_samples, 0u);
-  RunResult wrong = Hotline({"export", "--format", "pprof", "--unit", "ns", r.profile, "-o",
-                             r.dir + "/x.pb.gz"},
-                            r.dir);
+  RunResult wrong = Hotline(
+      {"export", "--format", "pprof", "--unit", "ns", r.profile, "-o", r.dir + "/x.pb.gz"}, r.dir);
   EXPECT_EQ(wrong.exit_code, 1);
   EXPECT_EQ(LastLine(wrong.err), "hotline: export: --unit is for --format folded, not pprof");
   EXPECT_NE(ReadFile(out).find(";main;burn_cpu;"), std::string::npos);

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+
 #include "../symbol_cache_off.h"
 
 namespace hotline::testing {
@@ -134,6 +135,10 @@ Recorded RecordAndCompare(const std::string& name, const std::vector<std::string
   EXPECT_EQ(r.profiled.err, r.plain.err);
   EXPECT_EQ(r.profiled.exit_code, r.plain.exit_code);
   return r;
+}
+
+bool Installed(const std::string& program) {
+  return system(("command -v " + program + " >/dev/null 2>&1").c_str()) == 0;
 }
 
 }  // namespace hotline::testing

@@ -26,6 +26,8 @@ format::RawProfile Load(const std::string& path);
 size_t ProgramThreads(const format::RawProfile& profile);
 // Runs `hotline ARGS...` in `dir`.
 RunResult Hotline(const std::vector<std::string>& args, const std::string& dir);
+// Whether `program` is on PATH (a peer or a toolchain a test compares with or builds with).
+bool Installed(const std::string& program);
 
 struct Recorded {
   RunResult plain, profiled;

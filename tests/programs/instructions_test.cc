@@ -23,13 +23,10 @@ namespace {
 
 using testing::Execute;
 using testing::Hotline;
+using testing::Installed;
 using testing::Load;
 using testing::RunResult;
 using testing::ScratchDir;
-
-bool Installed(const std::string& tool) {
-  return Execute({"/usr/bin/env", "sh", "-c", "command -v " + tool}, "/").exit_code == 0;
-}
 
 // A callgrind file written with --compress-strings=no --compress-pos=no: the self cost of each
 // function and of each (file name, line), in the object whose path ends with `object`. Lines
