@@ -519,8 +519,10 @@ class Counter {
                insn.id == X86_INS_UD2) {
       i.flow = Flow::kExit;
     } else if (in_group(CS_GRP_CALL) && x86.op_count == 1 && x86.operands[0].type == X86_OP_IMM) {
-      if (noReturn(uint64_t(x86.operands[0].imm))) i.flow = Flow::kExit;
-      i.via_plt = !image_.pltName(uint64_t(x86.operands[0].imm)).empty();
+      uint64_t target = uint64_t(x86.operands[0].imm);
+      std::string stub = image_.pltName(target);  // what a PLT stub stands for, once
+      i.via_plt = !stub.empty();
+      if (noReturn(target, stub)) i.flow = Flow::kExit;
     }
     i.padding =
         insn.id == X86_INS_NOP || insn.id == X86_INS_INT3 ||
@@ -550,14 +552,12 @@ class Counter {
     }
   }
 
-  bool noReturn(uint64_t target) {
+  // Whether a call to `target` (`stub`: the PLT stub's function, if it is one) never returns.
+  bool noReturn(uint64_t target, std::string name) {
     auto it = std::upper_bound(functions_.begin(), functions_.end(), target,
                                [](uint64_t a, const Symbol& s) { return a < s.start; });
-    std::string name;
     if (it != functions_.begin() && target < std::prev(it)->start + std::prev(it)->size)
       name = std::prev(it)->name;
-    else
-      name = image_.pltName(target);
     if (name.empty()) return false;
     if (size_t at = name.find('@'); at != std::string::npos) name.resize(at);
     return noreturn_.count(name) || KnownNoReturn().count(name);
